@@ -1,0 +1,3 @@
+"""schemaops: structured-output and schema reliability for LLM serving."""
+
+__version__ = "0.1.0"

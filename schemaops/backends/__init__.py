@@ -1,0 +1,1 @@
+"""schemaops.backends"""

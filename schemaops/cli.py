@@ -1,0 +1,55 @@
+"""The ``schemaops`` command: a thin typer app.
+
+Each area registers its commands from ``schemaops/commands/<area>.py``; every command only
+parses options and calls one library function that a Python user can call too.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from schemaops import __version__
+from schemaops.commands import audit, compare, devserver, registry, warm
+
+app = typer.Typer(
+    name="schemaops",
+    help="Structured-output and schema reliability for LLM serving.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"schemaops {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Registry, grammar warm-up, output audit and backend comparison for constrained decoding."""
+
+
+for _area in (registry, audit, warm, compare, devserver):
+    _area.register(app)
+
+
+def main() -> None:
+    """Console entry point. Usage errors exit 2 (click's convention matches ours)."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()
