@@ -1,4 +1,14 @@
-"""Load a registry folder. (Minimal first version: the registry issue extends validation.)"""
+"""Load a registry folder (or one schema) and report every problem at once.
+
+Checks, in order, for every file: readable, JSON, a schema object, a known draft, valid
+against its draft's metaschema, every ``$ref`` resolvable offline and no ref cycle that
+cannot terminate, sidecar examples behave. Across files: duplicate names, duplicate
+``$id``s and duplicate canonical text (two files that are byte-for-byte the same wire
+string would warm the same cache entry twice under two names).
+
+Exit codes: problems that mean the input could not be read (missing or empty folder,
+unreadable file, not JSON) exit 2; problems with readable content exit 1.
+"""
 
 from __future__ import annotations
 
@@ -6,28 +16,53 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from schemaops.errors import InputError, SchemaopsError
-from schemaops.registry.model import DEFAULT_DRAFT, Schema
+from schemaops.registry.bundle import bundle
+from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri, metaschema_problems
+from schemaops.registry.examples import check_examples, read_sidecar, sidecar_path
+from schemaops.registry.model import Schema
 
 DEFAULT_REGISTRY = Path("schemas")
+SIDECAR_SUFFIX = ".examples.json"
+UNREADABLE_KINDS = frozenset({"missing_folder", "empty_folder", "unreadable", "not_json"})
+
+
+def problem(file: Any, pointer: str, kind: str, reason: str) -> dict[str, str]:
+    """A problem record: ``file``, ``pointer`` ("" = whole file), ``kind``, ``reason``."""
+    return {"file": str(file), "pointer": pointer, "kind": kind, "reason": reason}
+
+
+def exit_code_for(problems: list[dict]) -> int:
+    """2 if any input could not be read, else 1 (invalid content), 0 for no problems."""
+    if not problems:
+        return 0
+    return 2 if any(p.get("kind") in UNREADABLE_KINDS for p in problems) else 1
+
+
+def format_problem(p: dict) -> str:
+    """``file#/pointer: reason [kind]`` — one line per problem, as people grep for it."""
+    where = f"{p['file']}#{p['pointer']}" if p.get("pointer") else p["file"]
+    return f"{where}: {p['reason']} [{p.get('kind', 'invalid')}]"
 
 
 class RegistryError(SchemaopsError):
-    """The registry has problems; ``problems`` lists each (file, pointer, reason)."""
+    """The registry has problems; ``problems`` lists each (file, pointer, kind, reason)."""
 
     exit_code = 1
 
-    def __init__(self, problems: list[dict], exit_code: int = 1) -> None:
+    def __init__(self, problems: list[dict], exit_code: int | None = None) -> None:
         self.problems = problems
-        self.exit_code = exit_code
-        lines = [f"{p['file']}{('#' + p['pointer']) if p.get('pointer') else ''}: {p['reason']}"
-                 for p in problems]
-        super().__init__(f"{len(problems)} problem(s) in registry:\n  " + "\n  ".join(lines))
+        self.exit_code = exit_code if exit_code is not None else (exit_code_for(problems) or 1)
+        lines = "\n  ".join(format_problem(p) for p in problems)
+        super().__init__(f"{len(problems)} problem(s) in registry:\n  {lines}")
 
 
 @dataclass
 class Registry:
+    """Loaded schemas by name (name order). ``get`` raises InputError for an unknown name."""
+
     root: Path
     schemas: dict[str, Schema] = field(default_factory=dict)
 
@@ -44,21 +79,251 @@ class Registry:
     def __len__(self) -> int:
         return len(self.schemas)
 
+    def __contains__(self, name: object) -> bool:
+        return name in self.schemas
+
+
+@dataclass
+class _Doc:
+    """A file (or text) on its way through the checks."""
+
+    name: str
+    label: str  # where problems are reported: the file path or "<text>"
+    path: Path | None
+    base: str
+    data: Any = None
+    draft: str = ""
+    ok: bool = True  # parsed, is a schema, known draft: later checks can run
+    clean: bool = True  # no problems at all so far: examples can be checked
+
+
+def _version(data: Any) -> str:
+    if isinstance(data, dict):
+        for key in ("x-schemaops-version", "version"):
+            if isinstance(data.get(key), (str, int, float)) and not isinstance(data[key], bool):
+                return str(data[key])
+    return "1"
+
+
+def _parse(doc: _Doc, text: str | None, problems: list[dict]) -> None:
+    """Parse text (unless data is already there), check it is a schema of a known draft."""
+    if text is not None:
+        try:
+            doc.data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            where = f"line {exc.lineno} column {exc.colno}"
+            problems.append(problem(doc.label, "", "not_json", f"not JSON: {exc.msg} at {where}"))
+            doc.ok = doc.clean = False
+            return
+    if not isinstance(doc.data, (dict, bool)):
+        kind = type(doc.data).__name__
+        problems.append(
+            problem(
+                doc.label, "", "not_schema", f"a schema must be an object or boolean, got {kind}"
+            )
+        )
+        doc.ok = doc.clean = False
+        return
+    try:
+        doc.draft = draft_label(doc.data.get("$schema") if isinstance(doc.data, dict) else None)
+    except UnknownDraft as exc:
+        problems.append(problem(doc.label, "/$schema", "unknown_draft", str(exc)))
+        doc.ok = doc.clean = False
+        return
+    meta = metaschema_problems(doc.data, doc.draft)
+    for ptr, reason in meta:
+        problems.append(problem(doc.label, ptr, "metaschema", f"{reason} (draft {doc.draft})"))
+    if meta:
+        doc.clean = False
+
+
+def _check(docs: list[_Doc], problems: list[dict]) -> dict[str, Schema]:
+    """Ref checks, duplicates, bundling and examples over parsed docs; returns the schemas."""
+    from schemaops.registry import refs
+
+    good = [d for d in docs if d.ok]
+    entries = [refs.Entry(d.base, d.data, d.draft) for d in good]
+    registry, clashes = refs.build(entries)
+    by_entry = {id(e): d for e, d in zip(entries, good, strict=True)}
+    for entry, uri in clashes:
+        d = by_entry[id(entry)]
+        problems.append(
+            problem(d.label, "/$id", "duplicate_id", f"$id {uri!r} is used by another file")
+        )
+        d.clean = False
+    schemas: dict[str, Schema] = {}
+    seen_hash: dict[str, str] = {}
+    for entry in entries:
+        d = by_entry[id(entry)]
+        try:
+            report = refs.check_refs(entry, registry)
+        except Exception as exc:  # malformed refs deep inside a schema the metaschema allowed
+            report = refs.RefReport([("", "ref_unresolvable", f"cannot check $refs: {exc}")], False)
+        for ptr, kind, reason in report.problems:
+            problems.append(problem(d.label, ptr, kind, reason))
+            d.clean = False
+        name = d.data.get("x-schemaops-name", d.name) if isinstance(d.data, dict) else d.name
+        name = name if isinstance(name, str) and name else d.name
+        s = Schema(
+            name=name,
+            schema=d.data,
+            path=d.path,
+            version=_version(d.data),
+            draft=draft_uri(d.draft),
+        )
+        if report.external and d.clean:
+            s.self_contained = bundle(d.data, d.base, d.draft, registry)
+        if name in schemas:
+            other = schemas[name].path or "<text>"
+            problems.append(
+                problem(
+                    d.label, "", "duplicate_name", f"schema name {name!r} is also used by {other}"
+                )
+            )
+            continue
+        if s.hash in seen_hash:
+            problems.append(problem(
+                d.label, "", "duplicate_content",
+                f"same canonical text as {seen_hash[s.hash]} (hash {s.hash[:16]}): "
+                "one wire string, two names",
+            ))  # fmt: skip
+        seen_hash.setdefault(s.hash, d.label)
+        if d.path is not None:
+            _attach_examples(s, d, problems)
+        schemas[name] = s
+    return schemas
+
+
+def _attach_examples(s: Schema, d: _Doc, problems: list[dict]) -> None:
+    side = sidecar_path(d.path) if d.path else None
+    if side is None or not side.exists():
+        return
+    valid, invalid, side_problems = read_sidecar(side)
+    s.valid, s.invalid = valid, invalid
+    if not side_problems and d.clean:
+        try:
+            side_problems = check_examples(s.validator(), valid, invalid)
+        except Exception as exc:  # e.g. a pattern Python's re cannot compile at validation
+            side_problems = [("", "example_error", f"cannot check examples: {exc}")]
+    for ptr, kind, reason in side_problems:
+        problems.append(problem(side, ptr, kind, reason))
+
+
+def inspect_registry(path: str | Path = DEFAULT_REGISTRY) -> tuple[Registry, list[dict]]:
+    """Load what can be loaded and return it with every problem found (never raises).
+
+    For commands that report problems (``validate``) rather than stop at them.
+    """
+    root = Path(path)
+    reg = Registry(root=root)
+    if not root.exists():
+        return reg, [problem(root, "", "missing_folder", f"registry folder not found: {root}")]
+    if not root.is_dir():
+        return reg, [
+            problem(
+                root,
+                "",
+                "missing_folder",
+                f"not a folder: {root} (a registry is a folder of NAME.json files)",
+            )
+        ]
+    files = sorted(
+        f for f in root.rglob("*.json")
+        if not any(part.startswith(".") for part in f.relative_to(root).parts)
+    )  # fmt: skip
+    schema_files = [f for f in files if not f.name.endswith(SIDECAR_SUFFIX)]
+    problems: list[dict] = []
+    if not schema_files:
+        msg = f"registry folder {root} has no schema files (expected NAME.json)"
+        return reg, [problem(root, "", "empty_folder", msg)]
+    stems = {f.with_suffix("") for f in schema_files}
+    for f in files:
+        if (
+            f.name.endswith(SIDECAR_SUFFIX)
+            and f.with_name(f.name[: -len(SIDECAR_SUFFIX)]) not in stems
+        ):
+            problems.append(
+                problem(
+                    f,
+                    "",
+                    "orphan_sidecar",
+                    f"examples file without a schema {f.name[: -len(SIDECAR_SUFFIX)]}.json",
+                )
+            )
+    from schemaops.registry.refs import file_uri
+
+    docs = []
+    for f in schema_files:
+        doc = _Doc(name=f.stem, label=str(f), path=f, base=file_uri(f))
+        try:
+            text = f.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(problem(f, "", "unreadable", f"cannot read: {exc}"))
+            continue
+        _parse(doc, text, problems)
+        docs.append(doc)
+    reg.schemas = _check(docs, problems)
+    return reg, problems
+
 
 def load_registry(path: str | Path = DEFAULT_REGISTRY) -> Registry:
-    root = Path(path)
-    if not root.is_dir():
-        raise InputError(f"registry folder not found: {root}")
-    reg = Registry(root=root)
-    for f in sorted(root.glob("*.json")):
-        if f.name.endswith(".examples.json"):
-            continue
-        data = json.loads(f.read_text(encoding="utf-8"))
-        s = Schema(name=f.stem, schema=data, path=f,
-                   draft=data.get("$schema", DEFAULT_DRAFT) if isinstance(data, dict) else DEFAULT_DRAFT)
-        side = f.with_name(f.stem + ".examples.json")
-        if side.exists():
-            ex = json.loads(side.read_text(encoding="utf-8"))
-            s.valid, s.invalid = ex.get("valid", []), ex.get("invalid", [])
-        reg.schemas[s.name] = s
+    """Load and check a registry folder; raise RegistryError listing every problem."""
+    reg, problems = inspect_registry(path)
+    if problems:
+        raise RegistryError(problems)
     return reg
+
+
+def _single(doc: _Doc, text: str | None) -> tuple[Schema | None, list[dict]]:
+    problems: list[dict] = []
+    _parse(doc, text, problems)
+    if not doc.ok:
+        return None, problems
+    schemas = _check([doc], problems)
+    return next(iter(schemas.values()), None), problems
+
+
+def load_schema_file(path: str | Path) -> Schema:
+    """Load one schema file (with its sidecar examples, if any); raise on any problem.
+
+    A missing file raises InputError (exit 2); problems raise RegistryError.
+    """
+    from schemaops.registry.refs import file_uri
+
+    f = Path(path)
+    try:
+        text = f.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"schema file not found: {f}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RegistryError([problem(f, "", "unreadable", f"cannot read: {exc}")]) from None
+    schema, problems = _single(_Doc(name=f.stem, label=str(f), path=f, base=file_uri(f)), text)
+    if problems or schema is None:
+        raise RegistryError(problems)
+    return schema
+
+
+def load_schema_text(text: str, name: str = "schema") -> Schema:
+    """Load one schema from JSON text; raise RegistryError on any problem."""
+    from schemaops.registry.refs import inline_uri
+
+    schema, problems = _single(
+        _Doc(name=name, label=f"<{name}>", path=None, base=inline_uri(name)), text
+    )
+    if problems or schema is None:
+        raise RegistryError(problems)
+    return schema
+
+
+def validate_schema_object(schema: Any, name: str = "schema") -> list[dict]:
+    """Every problem of one parsed schema object, as problem records; never raises.
+
+    Used over corpora (JSONSchemaBench): each schema either has no problems or clear ones.
+    """
+    from schemaops.registry.refs import inline_uri
+
+    doc = _Doc(name=name, label=f"<{name}>", path=None, base=inline_uri(name), data=schema)
+    try:
+        return _single(doc, None)[1]
+    except RecursionError:
+        return [problem(doc.label, "", "too_deep", "schema nested too deeply to check")]

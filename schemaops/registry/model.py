@@ -41,9 +41,11 @@ def content_hash(schema: Any) -> str:
 class Schema:
     """One registry schema.
 
-    ``name`` is the file stem (or the schema's ``title`` override via ``x-schemaops-name``),
-    ``version`` from ``x-schemaops-version`` / ``version`` (default ``"1"``), ``draft`` from
-    ``$schema`` (default 2020-12). ``valid``/``invalid`` are the sidecar example instances.
+    ``name`` is the file stem (or an ``x-schemaops-name`` override), ``version`` from
+    ``x-schemaops-version`` / ``version`` (default ``"1"``), ``draft`` the canonical
+    ``$schema`` URI of its dialect (default 2020-12). ``valid``/``invalid`` are the sidecar
+    example instances. ``self_contained`` is set by the loader when the schema refers to
+    other registry files: the same schema with those refs inlined into local ``$defs``.
     """
 
     name: str
@@ -53,15 +55,56 @@ class Schema:
     draft: str = DEFAULT_DRAFT
     valid: list[Any] = field(default_factory=list)
     invalid: list[Any] = field(default_factory=list)
+    self_contained: Any = field(default=None, repr=False)
+    _validator: Any = field(default=None, repr=False, compare=False)
 
     @property
     def hash(self) -> str:
+        """Identity of the file's schema (sha256 of its canonical text)."""
         return content_hash(self.schema)
 
+    @property
+    def title(self) -> str:
+        """The schema's ``title`` (or ``""``), for listings."""
+        return str(self.schema.get("title", "")) if isinstance(self.schema, dict) else ""
+
+    @property
+    def description(self) -> str:
+        """The schema's ``description`` (or ``""``), for listings."""
+        return str(self.schema.get("description", "")) if isinstance(self.schema, dict) else ""
+
+    def bundled(self) -> Any:
+        """The self-contained form: what a grammar backend can compile without a registry.
+
+        Grammar backends resolve only local ``#...`` refs, so cross-file refs are inlined by
+        the loader. A schema without cross-file refs is returned as is (the same object).
+        """
+        return self.schema if self.self_contained is None else self.self_contained
+
     def wire(self, api: Api = "native") -> str:
-        """The exact string a server keys its grammar cache on for this API path."""
+        """The exact string a server keys its grammar cache on for this API path.
+
+        Built from ``bundled()``: the string must be what the application really sends, and
+        a server cannot follow a ref to another registry file.
+        """
         if api == "native":
-            return canonical_text(self.schema)
+            return canonical_text(self.bundled())
         if api == "openai":
-            return openai_text(self.schema)
+            return openai_text(self.bundled())
         raise ValueError(f"unknown api {api!r}: expected 'native' or 'openai'")
+
+    def validator(self) -> Any:
+        """A jsonschema validator for instances, with format assertions on (cached).
+
+        Formats are asserted as JSONSchemaBench's evaluator does; audit's ``--no-format``
+        builds its own validator without a format checker.
+        """
+        if self._validator is None:
+            from schemaops.registry.drafts import draft_label, validator_class
+            from schemaops.registry.refs import OFFLINE
+
+            cls = validator_class(draft_label(self.draft))
+            self._validator = cls(
+                self.bundled(), format_checker=cls.FORMAT_CHECKER, registry=OFFLINE
+            )
+        return self._validator

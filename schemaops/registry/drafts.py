@@ -1,0 +1,125 @@
+"""Drafts and metaschemas: which JSON Schema dialect a schema declares, and checking it.
+
+A schema's ``$schema`` names its draft; without one the registry assumes 2020-12 (the
+current draft and what SGLang's grammar backends target). Matching is deliberately a
+little forgiving about spelling that real schemas use (``http`` vs ``https``, a trailing
+``#`` or not) and strict about everything else: an unknown dialect is an error, because
+validating with the wrong rules gives answers that look right and are not.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+import jsonschema.validators
+from jsonschema.exceptions import ValidationError
+from jsonschema.protocols import Validator
+
+from schemaops.registry.model import DEFAULT_DRAFT
+
+#: draft label -> (canonical ``$schema`` URI, jsonschema validator class)
+DRAFTS: dict[str, tuple[str, type[Validator]]] = {
+    "draft-03": ("http://json-schema.org/draft-03/schema#", jsonschema.Draft3Validator),
+    "draft-04": ("http://json-schema.org/draft-04/schema#", jsonschema.Draft4Validator),
+    "draft-06": ("http://json-schema.org/draft-06/schema#", jsonschema.Draft6Validator),
+    "draft-07": ("http://json-schema.org/draft-07/schema#", jsonschema.Draft7Validator),
+    "2019-09": ("https://json-schema.org/draft/2019-09/schema", jsonschema.Draft201909Validator),
+    "2020-12": (DEFAULT_DRAFT, jsonschema.Draft202012Validator),
+}
+
+_KEY = re.compile(
+    r"^(?:https?://)?json-schema\.org/(draft-0[3467]/schema|draft/20(?:19-09|20-12)/schema)/?#?$"
+)
+_LABELS = {
+    "draft-03/schema": "draft-03",
+    "draft-04/schema": "draft-04",
+    "draft-06/schema": "draft-06",
+    "draft-07/schema": "draft-07",
+    "draft/2019-09/schema": "2019-09",
+    "draft/2020-12/schema": "2020-12",
+}
+
+MAX_MESSAGE = 240
+
+
+class UnknownDraft(ValueError):
+    """``$schema`` names a dialect the registry cannot validate."""
+
+
+def draft_label(uri: Any) -> str:
+    """The short label (``"2020-12"``, ``"draft-07"``...) of a ``$schema`` value.
+
+    ``None`` (no ``$schema``) is 2020-12. Raises UnknownDraft for anything else unrecognised.
+    """
+    if uri is None:
+        return "2020-12"
+    if not isinstance(uri, str):
+        raise UnknownDraft(f"$schema must be a string URI, got {type(uri).__name__}")
+    m = _KEY.match(uri.strip())
+    if not m:
+        known = ", ".join(DRAFTS)
+        raise UnknownDraft(f"unknown draft {uri!r} in $schema (known: {known})")
+    return _LABELS[m.group(1)]
+
+
+def draft_uri(label: str) -> str:
+    """The canonical ``$schema`` URI for a draft label."""
+    return DRAFTS[label][0]
+
+
+def validator_class(label: str) -> type[Validator]:
+    """The jsonschema validator class for a draft label."""
+    return DRAFTS[label][1]
+
+
+@cache
+def _meta_validator(label: str) -> Validator:
+    """One reusable metaschema validator per draft (constructing them is the slow part)."""
+    cls = validator_class(label)
+    return cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+
+
+def pointer(parts: Any) -> str:
+    """RFC 6901 JSON pointer for a path of keys and indices ("" is the whole document)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def short(text: str, limit: int = MAX_MESSAGE) -> str:
+    """Trim a message: jsonschema repeats whole instances, which can be megabytes."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _leaves(error: ValidationError) -> list[ValidationError]:
+    """The most specific errors under an anyOf/oneOf failure (its message alone is vague)."""
+    if not error.context:
+        return [error]
+    deepest = max(len(e.absolute_path) for e in error.context)
+    if deepest <= len(error.absolute_path):
+        return [error]
+    return [e for e in error.context if len(e.absolute_path) == deepest]
+
+
+def metaschema_problems(schema: Any, label: str) -> list[tuple[str, str]]:
+    """Every metaschema violation as ``(json pointer in the schema, reason)``, all at once.
+
+    Format assertions are on (as ``check_schema`` does): a ``pattern`` that is not a valid
+    regular expression is reported here instead of failing later inside a grammar compiler.
+    """
+    out: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    errors = sorted(
+        _meta_validator(label).iter_errors(schema), key=lambda e: list(map(str, e.path))
+    )
+    for top in errors:
+        for e in _leaves(top):
+            item = (
+                pointer(e.absolute_path),
+                f"{short(e.message)} (metaschema keyword {e.validator!r})",
+            )
+            if item not in seen:
+                seen.add(item)
+                out.append(item)
+    return out

@@ -1,0 +1,248 @@
+"""``$ref`` handling: one offline ``referencing.Registry`` per load, ref checks, cycles.
+
+Every registry file is a resource under its ``file://`` URI (and under its ``$id`` when it
+has one), next to the official metaschemas that ship with ``jsonschema`` (so a schema that
+refers to ``http://json-schema.org/draft-07/schema#`` resolves without a fetch). Anything
+else is refused by the retrieve function: **a remote ``$ref`` is never fetched**, and the
+refusal becomes a precise problem instead of a slow, non-reproducible network call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
+from jsonschema_specifications import REGISTRY as METASCHEMAS
+
+from schemaops.registry.drafts import pointer
+
+SPECS: dict[str, referencing.Specification] = {
+    "draft-03": referencing.jsonschema.DRAFT3,
+    "draft-04": referencing.jsonschema.DRAFT4,
+    "draft-06": referencing.jsonschema.DRAFT6,
+    "draft-07": referencing.jsonschema.DRAFT7,
+    "2019-09": referencing.jsonschema.DRAFT201909,
+    "2020-12": referencing.jsonschema.DRAFT202012,
+}
+_OLD = {"draft-03", "draft-04", "draft-06", "draft-07"}  # drafts where $ref hides siblings
+
+_SINGLE = (
+    "additionalItems", "additionalProperties", "contains", "contentSchema", "else", "if",
+    "items", "not", "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties",
+)  # fmt: skip
+_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_MAPS = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties",
+         "dependencies")  # fmt: skip
+_INPLACE_ONE = ("not", "if", "then", "else")
+_INPLACE_MANY = ("allOf", "anyOf", "oneOf")
+REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+class Refused(Exception):
+    """Raised by the retrieve function: the URI is not in the registry and is not fetched."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(uri)
+        self.uri = uri
+        self.remote = urlsplit(uri).scheme in ("http", "https")
+
+
+def _refuse(uri: str) -> referencing.Resource:
+    raise Refused(uri)
+
+
+#: For validating instances: metaschemas only, every other URI refused (jsonschema's own
+#: default registry would still fetch http(s) refs, with only a DeprecationWarning).
+OFFLINE = referencing.Registry(retrieve=_refuse).combine(METASCHEMAS)
+
+
+def file_uri(path: Path) -> str:
+    """Base URI of a registry file: its absolute ``file://`` URI."""
+    return path.resolve().as_uri()
+
+
+def inline_uri(name: str) -> str:
+    """Base URI for a schema given as text: relative refs resolve next to a virtual file."""
+    return f"file:///schemaops-inline/{name}.json"
+
+
+@dataclass
+class Entry:
+    """One document in a ref registry: its base URI, contents and draft label."""
+
+    base: str
+    contents: Any
+    label: str
+
+
+def build(entries: list[Entry]) -> tuple[referencing.Registry, list[tuple[Entry, str]]]:
+    """An offline ref registry holding ``entries``; also returns (entry, clashing $id) pairs."""
+    pairs: list[tuple[str, referencing.Resource]] = []
+    owner: dict[str, Entry] = {}
+    clashes: list[tuple[Entry, str]] = []
+    for e in entries:
+        resource = SPECS[e.label].create_resource(e.contents)
+        uris = [e.base]
+        rid = resource.id() if isinstance(e.contents, dict) else None
+        if isinstance(rid, str):
+            uris.append(urldefrag(urljoin(e.base, rid))[0])
+        for uri in dict.fromkeys(uris):
+            if uri in owner and owner[uri] is not e:
+                clashes.append((e, uri))
+                continue
+            owner[uri] = e
+            pairs.append((uri, resource))
+    reg = referencing.Registry(retrieve=_refuse).with_resources(pairs).combine(METASCHEMAS)
+    return reg.crawl(), clashes
+
+
+def iter_subschemas(root: Any, base: str, label: str) -> Iterator[tuple[dict, list, str]]:
+    """Every subschema object (not data such as ``enum`` values) with its path and base URI.
+
+    Iterative, so deeply nested real-world schemas cannot hit Python's recursion limit.
+    """
+    spec = SPECS[label]
+    stack: list[tuple[Any, list, str]] = [(root, [], base)]
+    while stack:
+        node, parts, node_base = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        sid = spec.id_of(node)
+        if isinstance(sid, str) and sid:
+            node_base = urldefrag(urljoin(node_base, sid))[0]
+        yield node, parts, node_base
+        for kw in _SINGLE:
+            if isinstance(node.get(kw), dict):
+                stack.append((node[kw], [*parts, kw], node_base))
+        for kw in _LISTS:
+            if isinstance(node.get(kw), list):
+                for i, sub in enumerate(node[kw]):
+                    stack.append((sub, [*parts, kw, i], node_base))
+        for kw in _MAPS:
+            if isinstance(node.get(kw), dict):
+                for k, sub in node[kw].items():
+                    stack.append((sub, [*parts, kw, k], node_base))
+
+
+@dataclass
+class RefReport:
+    """Result of checking one document's refs."""
+
+    problems: list[tuple[str, str, str]]  # (pointer, kind, reason)
+    external: bool  # refers to another registry document (needs bundling to be sent)
+
+
+def _classify(exc: Exception, ref: str, target: str) -> tuple[str, str]:
+    """Turn a referencing failure into (kind, reason)."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, Refused):
+        cause = cause.__cause__
+    if isinstance(cause, Refused):
+        if cause.remote:
+            return "ref_remote", (
+                f"$ref {ref!r} is remote ({cause.uri}); remote refs are never fetched: "
+                "add the schema to the registry or inline it"
+            )
+        return "ref_outside", f"$ref {ref!r} points outside the registry ({cause.uri})"
+    if isinstance(exc, referencing.exceptions.PointerToNowhere):
+        return "ref_unresolvable", f"$ref {ref!r}: {exc.pointer!r} does not exist in {target}"
+    if isinstance(exc, referencing.exceptions.NoSuchAnchor):
+        return "ref_unresolvable", f"$ref {ref!r}: no anchor {exc.anchor!r} in {target}"
+    return "ref_unresolvable", f"$ref {ref!r} cannot be resolved ({type(exc).__name__})"
+
+
+def check_refs(entry: Entry, registry: referencing.Registry) -> RefReport:
+    """Resolve every ``$ref`` of one document and find ref cycles that cannot terminate."""
+    problems: list[tuple[str, str, str]] = []
+    external = False
+    own = {entry.base}
+    nodes: list[tuple[dict, list, str]] = list(
+        iter_subschemas(entry.contents, entry.base, entry.label)
+    )
+    for _, _, b in nodes:
+        own.add(urldefrag(b)[0])
+    for node, parts, base in nodes:
+        for kw in REF_KEYWORDS:
+            ref = node.get(kw)
+            if not isinstance(ref, str):
+                continue
+            target = urljoin(base, ref)
+            try:
+                registry.resolver(base).lookup(ref)
+            except referencing.exceptions.Unresolvable as exc:
+                kind, reason = _classify(exc, ref, urldefrag(target)[0])
+                problems.append((pointer([*parts, kw]), kind, reason))
+                continue
+            if kw == "$ref" and urldefrag(target)[0] not in own:
+                external = True
+    problems.extend(_cycles(nodes, registry, entry.label))
+    return RefReport(problems, external)
+
+
+def _inplace(node: dict, base: str, registry: referencing.Registry, label: str):
+    """Subschemas applied to the *same* instance location as ``node`` (no input consumed)."""
+    out: list[tuple[Any, str, str]] = []  # (contents, base, how)
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        try:
+            resolved = registry.resolver(base).lookup(ref)
+            target = urldefrag(urljoin(base, ref))[0]
+            out.append((resolved.contents, target, f"$ref {ref}"))
+        except referencing.exceptions.Unresolvable:
+            pass
+        if label in _OLD:
+            return out
+    for kw in _INPLACE_MANY:
+        if isinstance(node.get(kw), list):
+            out.extend((s, base, kw) for s in node[kw])
+    for kw in _INPLACE_ONE:
+        if kw in node:
+            out.append((node[kw], base, kw))
+    return out
+
+
+def _cycles(nodes, registry, label) -> list[tuple[str, str, str]]:
+    """Cycles of in-place applicators through ``$ref``: validation would never terminate.
+
+    ``{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}`` (or one routed
+    through ``allOf``/``anyOf``) revisits the same instance forever; recursion that goes
+    through ``properties``/``items`` is fine because each step consumes input.
+    """
+    out: list[tuple[str, str, str]] = []
+    done: set[int] = set()
+    for start, parts, base in nodes:
+        if "$ref" not in start or id(start) in done:
+            continue
+        # iterative DFS; path holds (node id, label) of the current chain
+        on_path: dict[int, int] = {}
+        path: list[str] = []
+        stack: list[tuple[Any, str, str, bool]] = [(start, base, pointer(parts) or "#", False)]
+        while stack:
+            node, nbase, how, leaving = stack.pop()
+            if leaving:
+                on_path.pop(id(node), None)
+                path.pop()
+                done.add(id(node))
+                continue
+            if not isinstance(node, dict) or id(node) in done:
+                continue
+            if id(node) in on_path:
+                cyc = path[on_path[id(node)] :] + [how]
+                if any(step.startswith("$ref") for step in cyc[1:]):
+                    reason = "$ref cycle that never consumes input: " + " -> ".join(cyc)
+                    out.append((pointer(parts), "ref_cycle", reason))
+                    done.update(on_path)
+                    break
+                continue
+            on_path[id(node)] = len(path)
+            path.append(how)
+            stack.append((node, nbase, how, True))
+            for child, cbase, chow in _inplace(node, nbase, registry, label):
+                stack.append((child, cbase, chow, False))
+    return out
