@@ -1,10 +1,161 @@
-"""CLI commands for the compare area (placeholder until that area lands)."""
+"""CLI commands ``compare`` (measure backends) and ``check`` (pre-deploy gate on one backend).
+
+Option parsing only: ``run_compare`` and ``run_check`` do the work and are callable from
+Python. Progress goes to stderr so ``--json`` stdout stays exactly one document.
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from schemaops.commands._common import call, emit_json, fail
+from schemaops.errors import EXIT_GATE
+
+_BACKENDS_HELP = "Comma-separated backends: xgrammar, llguidance, outlines."
+
+
+def _progress(quiet: bool) -> Any:
+    """A progress callback for measure_many that prints one short line per result on stderr.
+
+    Tolerant of the callback's signature: it looks for a result dict and done/total ints.
+    """
+    if quiet:
+        return None
+    state = {"n": 0}
+
+    def cb(*args: Any, **kwargs: Any) -> None:
+        state["n"] += 1
+        res = next((a for a in (*args, *kwargs.values()) if isinstance(a, dict)), {})
+        ints = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+        pos = f"[{ints[0]}/{ints[1]}] " if len(ints) >= 2 else f"[{state['n']}] "
+        cms = res.get("compile_ms")
+        ms = f" {cms:.1f} ms" if isinstance(cms, (int, float)) else ""
+        sys.stderr.write(
+            f"{pos}{res.get('schema', '?')} {res.get('backend', '?')}: "
+            f"{res.get('status', '?')}{ms}\n"
+        )
+        sys.stderr.flush()
+
+    return cb
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app."""
-    return None
+    """Add ``compare`` and ``check`` to the root app."""
+
+    @app.command("compare")
+    def compare_cmd(
+        registry: Path | None = typer.Option(
+            None, "--registry", help="Registry folder (default: schemas)."
+        ),
+        corpus: Path | None = typer.Option(
+            None, "--corpus", help="JSONSchemaBench-style JSONL: {unique_id, json_schema}."
+        ),
+        backends: str = typer.Option(
+            "xgrammar,llguidance,outlines", "--backends", help=_BACKENDS_HELP
+        ),
+        tokenizer: str = typer.Option(
+            "qwen2.5", "--tokenizer", help="qwen2.5, qwen3.6, deepseek-v3 or a tokenizer.json."
+        ),
+        limit: int | None = typer.Option(None, "--limit", help="Only the first N schemas."),
+        jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes."),
+        timeout: float = typer.Option(60.0, "--timeout", help="Seconds per schema and backend."),
+        mem_mb: int = typer.Option(4096, "--mem-mb", help="Memory cap per worker (MiB)."),
+        json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+        html: Path | None = typer.Option(None, "--html", help="Write a self-contained report."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    ) -> None:
+        """Measure compile time, per-token mask time and enforcement per schema and backend."""
+        from schemaops.compare.run import run_compare
+
+        report = call(
+            run_compare,
+            registry,
+            corpus,
+            backends=backends,
+            tokenizer=tokenizer,
+            limit=limit,
+            jobs=jobs,
+            timeout_s=timeout,
+            mem_mb=mem_mb,
+            progress=_progress(quiet),
+        )
+        if html is not None:
+            from schemaops.compare.report_html import write_html
+
+            call(write_html, report, html)
+            typer.echo(f"wrote {html}", err=True)
+        if json_out:
+            emit_json(report.to_dict())
+            return
+        from schemaops.compare.report_text import print_report
+
+        print_report(report)
+
+    @app.command("check")
+    def check_cmd(
+        backend: str = typer.Option(..., "--backend", "-b", help="The backend to deploy on."),
+        registry: Path = typer.Option(Path("schemas"), "--registry", help="Registry folder."),
+        compile_budget_ms: float = typer.Option(
+            1000.0, "--compile-budget-ms", help="Max cold compile time per schema (ms)."
+        ),
+        tokenizer: str = typer.Option("qwen2.5", "--tokenizer", help="Tokenizer of the model."),
+        jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes."),
+        timeout: float | None = typer.Option(
+            None, "--timeout", help="Seconds per compile (default max(60, 3 x budget))."
+        ),
+        mem_mb: int = typer.Option(4096, "--mem-mb", help="Memory cap per worker (MiB)."),
+        junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML for CI."),
+        json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    ) -> None:
+        """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced."""
+        from schemaops.check import run_check, write_junit
+
+        report = call(
+            run_check,
+            registry,
+            backend,
+            tokenizer=tokenizer,
+            compile_budget_ms=compile_budget_ms,
+            jobs=jobs,
+            timeout_s=timeout,
+            mem_mb=mem_mb,
+            progress=_progress(quiet),
+        )
+        if junit is not None:
+            call(write_junit, report, junit)
+        if json_out:
+            emit_json(report.to_dict())
+        else:
+            _print_check(report)
+        if not report.passed:
+            raise fail(
+                f"check failed: {len(report.failed)} of {len(report.cases)} schema(s) not ready "
+                f"for {report.backend}",
+                EXIT_GATE,
+            )
+
+
+def _print_check(report: Any) -> None:
+    """Human output: one line per schema, then what to change under each failing one."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    con = Console()
+    for c in report.cases:
+        ms = f"{c.compile_ms:.1f} ms" if isinstance(c.compile_ms, (int, float)) else c.status
+        mark = "[green]PASS[/]" if c.passed else "[red]FAIL[/]"
+        con.print(f"{mark} {escape(c.schema)}  ({ms}, {c.verdict})")
+        for p in c.problems:
+            con.print(f"     - {escape(p.message)}: [bold]{escape(p.fix)}[/]")
+        for w in c.warnings:
+            con.print(f"     [dim]warning: {escape(w)}[/]")
+    ok = len(report.cases) - len(report.failed)
+    con.print(
+        f"\n{ok}/{len(report.cases)} schema(s) ready for {report.backend} "
+        f"(compile budget {report.budget_ms:g} ms, tokenizer {report.tokenizer})"
+    )

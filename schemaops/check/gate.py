@@ -1,0 +1,255 @@
+"""The gate logic: turn one backend's compare results into pass/fail plus what to change.
+
+Why each rule fails the gate (rather than warning):
+
+- a schema that does not compile is served unconstrained or fails every request (SGLang
+  caches the failure, including a compile timeout, as an invalid grammar);
+- a compile over budget stalls the first request of that schema on every replica after each
+  restart, unless the deploy warms it;
+- an invalid example that walks to a stop means the backend ignores a keyword, so the
+  application still sees schema violations "with constrained decoding";
+- a valid example the backend cannot produce means the grammar is stricter than the schema
+  and steers the model away from outputs the application accepts.
+
+A schema without examples only warns: nothing can be said about its enforcement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schemaops.compare.report import keyword_outcomes, verdict_of
+from schemaops.compare.run import (
+    DEFAULT_MEM_MB,
+    DEFAULT_TIMEOUT_S,
+    measure_items,
+    parse_backends,
+    registry_items,
+)
+from schemaops.errors import InputError
+
+DEFAULT_BUDGET_MS = 1000.0
+
+
+@dataclass
+class Problem:
+    """One reason a schema fails the gate: what happened and what to change."""
+
+    kind: str  # compile_status | compile_budget | accepts_invalid | rejects_valid
+    message: str
+    fix: str
+
+    def text(self) -> str:
+        return f"{self.message}: {self.fix}"
+
+
+@dataclass
+class CheckCase:
+    """The gate's verdict on one schema."""
+
+    schema: str
+    status: str
+    compile_ms: float | None
+    verdict: str
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["passed"] = self.passed
+        d["problems"] = [asdict(p) | {"text": p.text()} for p in self.problems]
+        return d
+
+
+@dataclass
+class CheckReport:
+    """What ``run_check`` returns; ``passed`` decides the exit code (0 or 1)."""
+
+    backend: str
+    tokenizer: str
+    registry: str
+    budget_ms: float
+    cases: list[CheckCase]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.cases)
+
+    @property
+    def failed(self) -> list[CheckCase]:
+        return [c for c in self.cases if not c.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "tokenizer": self.tokenizer,
+            "registry": self.registry,
+            "compile_budget_ms": self.budget_ms,
+            "passed": self.passed,
+            "schemas": len(self.cases),
+            "failed": len(self.failed),
+            "cases": [c.to_dict() for c in self.cases],
+        }
+
+
+def _short(x: Any, n: int = 80) -> str:
+    import json
+
+    try:
+        s = json.dumps(x, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        s = repr(x)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def _details(result: dict[str, Any], kinds: tuple[str, ...]) -> list[dict[str, Any]]:
+    dets = (result.get("enforcement") or {}).get("details") or []
+    out = []
+    for d in dets:
+        if not isinstance(d, dict):
+            continue
+        tag = str(d.get("outcome") or d.get("verdict") or d.get("kind") or "")
+        if tag in kinds:
+            out.append(d)
+    return out
+
+
+def _status_problem(backend: str, result: dict[str, Any], timeout_s: float) -> Problem:
+    st = result.get("status", "error")
+    err = str(result.get("error") or "").strip().splitlines()
+    why = f" ({err[0][:200]})" if err else ""
+    if st == "unsupported":
+        return Problem(
+            "compile_status",
+            f"{backend} does not support this schema{why}",
+            "rewrite or drop the unsupported construct, or use a backend that compiles it "
+            "(`schemaops compare` shows which)",
+        )
+    if st == "timeout":
+        return Problem(
+            "compile_status",
+            f"compile did not finish within {timeout_s:g} s on {backend}",
+            "SGLang caches a timed-out compile as invalid: simplify the schema (large bounded "
+            "maxLength/minItems/maxItems, long enums and heavy patterns explode grammars) or "
+            "use another backend",
+        )
+    if st in ("crash", "oom"):
+        return Problem(
+            "compile_status",
+            f"{backend} {'ran out of memory' if st == 'oom' else 'crashed'} compiling this "
+            f"schema{why}",
+            "this would take a server worker down: simplify the schema or use another backend",
+        )
+    return Problem(
+        "compile_status",
+        f"{backend} failed to compile this schema ({st}){why}",
+        "fix the schema (see the error) or use another backend",
+    )
+
+
+def evaluate(
+    result: dict[str, Any], backend: str, budget_ms: float, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> CheckCase:
+    """Judge one compare result against the gate; pure, so it is testable without backends."""
+    name = str(result.get("schema"))
+    st = str(result.get("status", "error"))
+    cms = result.get("compile_ms")
+    case = CheckCase(name, st, cms, verdict_of(result), result=result)
+    if st != "ok":
+        case.problems.append(_status_problem(backend, result, timeout_s))
+        return case
+    if isinstance(cms, (int, float)) and cms > budget_ms:
+        case.problems.append(
+            Problem(
+                "compile_budget",
+                f"compile {cms:.0f} ms > budget {budget_ms:g} ms",
+                "warm it at deploy (schemaops warm) or simplify the schema",
+            )
+        )
+    enf = result.get("enforcement") or {}
+    kws = keyword_outcomes(result)
+    if case.verdict == "accepts_invalid":
+        ignored = sorted(k for k, v in kws.items() if v == "ignored")
+        for kw in ignored:
+            case.problems.append(
+                Problem(
+                    "accepts_invalid",
+                    f"keyword {kw} is ignored by {backend}",
+                    "enforce it in application validation or drop it",
+                )
+            )
+        if not ignored:
+            n = enf.get("accepts_invalid") or 1
+            ex = [_short(d.get("instance")) for d in _details(result, ("accepts_invalid",))]
+            case.problems.append(
+                Problem(
+                    "accepts_invalid",
+                    f"{backend} lets {n} invalid example(s) through to a stop"
+                    + (f" (e.g. {ex[0]})" if ex and ex[0] != "null" else ""),
+                    "validate these outputs in the application, or express the constraint "
+                    "in a form the backend enforces",
+                )
+            )
+    if case.verdict == "rejects_valid":
+        rejected = sorted(k for k, v in kws.items() if v == "rejected")
+        n = enf.get("rejects_valid") or 1
+        ex = [_short(d.get("instance")) for d in _details(result, ("rejects_valid",))]
+        case.problems.append(
+            Problem(
+                "rejects_valid",
+                f"{backend} cannot produce {n} valid example(s)"
+                + (f" (e.g. {ex[0]})" if ex and ex[0] != "null" else "")
+                + (f"; it is stricter on {', '.join(rejected)}" if rejected else ""),
+                "the grammar is stricter than the schema: relax or rewrite those keywords (or "
+                "the examples), or use a backend that produces them",
+            )
+        )
+    if case.verdict == "unchecked":
+        case.warnings.append(
+            f"no examples walked: enforcement unchecked; add {name}.examples.json with valid "
+            "and invalid instances"
+        )
+    return case
+
+
+def run_check(
+    registry: str | Path = "schemas",
+    backend: str = "xgrammar",
+    *,
+    tokenizer: str = "qwen2.5",
+    compile_budget_ms: float = DEFAULT_BUDGET_MS,
+    jobs: int = 1,
+    timeout_s: float | None = None,
+    mem_mb: int = DEFAULT_MEM_MB,
+    progress: Callable[..., Any] | None = None,
+) -> CheckReport:
+    """Gate ``registry`` for a deploy on ``backend``; the caller exits 1 unless ``.passed``.
+
+    ``timeout_s`` defaults to ``max(60, 3 x budget)`` so that an over-budget compile is
+    still measured (and reported with its time) instead of being cut off as a timeout.
+    Raises ``InputError`` (exit 2) for a missing/unreadable registry or bad options.
+    """
+    names = parse_backends(backend)
+    if len(names) != 1:
+        raise InputError("check gates one backend: give --backend once, e.g. --backend xgrammar")
+    name = names[0]
+    if compile_budget_ms < 0:
+        raise InputError("--compile-budget-ms must be >= 0")
+    if timeout_s is None:
+        timeout_s = max(DEFAULT_TIMEOUT_S, 3 * compile_budget_ms / 1000.0)
+    if jobs < 1 or timeout_s <= 0 or mem_mb <= 0:
+        raise InputError("--jobs, --timeout and --mem-mb must be positive")
+    items = registry_items(registry)
+    results = measure_items(
+        items, [name], tokenizer, jobs=jobs, timeout_s=timeout_s, mem_mb=mem_mb, progress=progress
+    )
+    cases = [evaluate(r, name, compile_budget_ms, timeout_s) for r in results]
+    return CheckReport(name, tokenizer, str(registry), float(compile_budget_ms), cases)

@@ -1,0 +1,215 @@
+"""The compare report: per-result dicts in, per-backend summaries and a JSON document out.
+
+The measurement layer (``schemaops.compare.measure``) returns one plain dict per schema and
+backend (shape in DESIGN.md). Everything here is pure: it only reads those dicts, so the
+summaries, the recommendation and the HTML can be tested and re-rendered from a saved
+``--json`` document without any backend installed.
+
+Aggregation choices (why):
+
+- compile percentiles are over schemas that compiled (``status == "ok"``); schemas that did
+  not are counted in ``coverage`` and ``status`` instead, because a timeout has no compile
+  time and mixing in the timeout value would invent one.
+- mask/advance "p50" is the median over schemas of each schema's own p50 (the typical token
+  on a typical schema); "p99" is the 99th percentile over schemas of each schema's own p99
+  (the slow tokens on the slow schemas: what tail latency sees), "worst" the maximum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+STATUSES = ("ok", "unsupported", "error", "timeout", "crash", "oom")
+VERDICTS = ("enforced", "accepts_invalid", "rejects_valid", "unsupported", "unchecked")
+# Keyword outcomes, as the per-keyword table reports them.
+KW_OUTCOMES = ("enforced", "ignored", "rejected", "unsupported")
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (0..100) with linear interpolation (numpy's default); None if empty."""
+    xs = sorted(v for v in values if v is not None and not math.isnan(v))
+    if not xs:
+        return None
+    if len(xs) == 1:
+        return float(xs[0])
+    pos = (len(xs) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return float(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo))
+
+
+def _num(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def verdict_of(result: dict[str, Any]) -> str:
+    """The enforcement verdict of one result; ``unchecked`` when nothing was walked."""
+    enf = result.get("enforcement") or {}
+    v = enf.get("verdict")
+    if result.get("status") != "ok":
+        return "unsupported"
+    return v if v in VERDICTS else "unchecked"
+
+
+def keyword_outcomes(result: dict[str, Any]) -> dict[str, str]:
+    """Per-keyword attribution of one result: keyword -> enforced|ignored|rejected|unsupported.
+
+    Accepts the shapes the measurement layer may use: a ``keywords`` mapping at the top level
+    or under ``enforcement`` (values either an outcome string or a dict with ``outcome``/
+    ``verdict``), or ``enforcement.details`` entries carrying ``keyword`` and ``outcome``.
+    """
+    enf = result.get("enforcement") or {}
+    found: dict[str, str] = {}
+    for src in (result.get("keywords"), enf.get("keywords")):
+        if isinstance(src, dict):
+            for kw, val in src.items():
+                if isinstance(val, dict):
+                    val = val.get("outcome") or val.get("verdict") or val.get("status")
+                if isinstance(val, str):
+                    found[kw] = _norm_outcome(val)
+        elif isinstance(src, list):
+            for ent in src:
+                if isinstance(ent, dict) and ent.get("keyword"):
+                    out = ent.get("outcome") or ent.get("verdict") or ent.get("status")
+                    if isinstance(out, str):
+                        found[ent["keyword"]] = _worse(found.get(ent["keyword"]), out)
+    if found:
+        return found
+    for det in enf.get("details") or []:
+        if not isinstance(det, dict):
+            continue
+        kw = det.get("keyword")
+        out = det.get("outcome") or det.get("verdict")
+        if isinstance(kw, str) and isinstance(out, str):
+            found[kw] = _worse(found.get(kw), out)
+    return found
+
+
+def _norm_outcome(val: str) -> str:
+    v = val.lower()
+    if v in ("accepts_invalid", "ignored", "ignores", "not_enforced"):
+        return "ignored"
+    if v in ("rejects_valid", "rejected", "rejects", "over_constrained"):
+        return "rejected"
+    if v in ("unsupported", "error"):
+        return "unsupported"
+    return "enforced" if v in ("enforced", "ok", "refused", "enforces") else v
+
+
+def _worse(old: str | None, new: str) -> str:
+    """Keep the worst outcome seen for a keyword across several instances."""
+    rank = {"enforced": 0, "rejected": 1, "ignored": 2, "unsupported": 3}
+    n = _norm_outcome(new)
+    if old is None:
+        return n
+    return n if rank.get(n, 1) > rank.get(old, 1) else old
+
+
+def backend_summary(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Coverage, compile/mask percentiles and enforcement counts for one backend's results."""
+    rs = list(results)
+    n = len(rs)
+    status = Counter(r.get("status", "error") for r in rs)
+    ok = [r for r in rs if r.get("status") == "ok"]
+    comp = [c for c in (_num(r.get("compile_ms")) for r in ok) if c is not None]
+
+    def stat(key: str, sub: str) -> list[float]:
+        vals = (_num((r.get(key) or {}).get(sub)) for r in ok)
+        return [v for v in vals if v is not None]
+
+    enf = Counter(verdict_of(r) for r in rs)
+    return {
+        "schemas": n,
+        "ok": status.get("ok", 0),
+        "coverage": (status.get("ok", 0) / n) if n else None,
+        "status": {s: status.get(s, 0) for s in STATUSES if status.get(s)},
+        "compile_ms": {
+            "p50": percentile(comp, 50),
+            "p90": percentile(comp, 90),
+            "p99": percentile(comp, 99),
+            "mean": (sum(comp) / len(comp)) if comp else None,
+            "max": max(comp) if comp else None,
+        },
+        "mask_us": {
+            "p50": percentile(stat("mask_us", "p50"), 50),
+            "p99": percentile(stat("mask_us", "p99"), 99),
+            "median_p99": percentile(stat("mask_us", "p99"), 50),
+            "worst": max(stat("mask_us", "p99"), default=None),
+        },
+        "advance_us": {
+            "p50": percentile(stat("advance_us", "p50"), 50),
+            "p99": percentile(stat("advance_us", "p99"), 99),
+        },
+        "enforcement": {v: enf.get(v, 0) for v in VERDICTS},
+    }
+
+
+def keyword_table(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """keyword -> backend -> outcome -> number of schemas: which backend enforces what."""
+    table: dict[str, dict[str, dict[str, int]]] = {}
+    for r in results:
+        for kw, out in keyword_outcomes(r).items():
+            cell = table.setdefault(kw, {}).setdefault(r.get("backend", "?"), {})
+            cell[out] = cell.get(out, 0) + 1
+    return dict(sorted(table.items()))
+
+
+@dataclass
+class CompareReport:
+    """What ``run_compare`` returns: raw results plus everything derived from them."""
+
+    results: list[dict[str, Any]]
+    backends: list[str]
+    tokenizer: str
+    source: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    recommendation: dict[str, Any] | None = None
+
+    def by_backend(self) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {b: [] for b in self.backends}
+        for r in self.results:
+            out.setdefault(r.get("backend", "?"), []).append(r)
+        return out
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        return {b: backend_summary(rs) for b, rs in self.by_backend().items()}
+
+    def keywords(self) -> dict[str, dict[str, dict[str, int]]]:
+        return keyword_table(self.results)
+
+    def schemas(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for r in self.results:
+            seen.setdefault(str(r.get("schema")), None)
+        return list(seen)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` document: ``results`` first (the DESIGN.md contract), then summaries."""
+        return {
+            "results": self.results,
+            "summary": self.summary(),
+            "keywords": self.keywords(),
+            "recommendation": self.recommendation,
+            "backends": self.backends,
+            "tokenizer": self.tokenizer,
+            "source": self.source,
+            "settings": self.settings,
+        }
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> CompareReport:
+        """Rebuild a report from a saved ``--json`` document (to re-render HTML offline)."""
+        results = list(doc.get("results") or [])
+        backends = doc.get("backends") or sorted({r.get("backend", "?") for r in results})
+        return cls(
+            results=results,
+            backends=list(backends),
+            tokenizer=str(doc.get("tokenizer", "?")),
+            source=str(doc.get("source", "?")),
+            settings=dict(doc.get("settings") or {}),
+            recommendation=doc.get("recommendation"),
+        )

@@ -1,0 +1,121 @@
+"""Terminal rendering of a compare report (rich tables on stderr-safe consoles)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from schemaops.compare.report import CompareReport, verdict_of
+
+# Past this many schemas the per-schema table is noise; the summary says it all.
+MAX_SCHEMA_ROWS = 60
+
+_STYLE = {
+    "ok": "green",
+    "enforced": "green",
+    "accepts_invalid": "red",
+    "rejects_valid": "yellow",
+    "unsupported": "magenta",
+    "timeout": "red",
+    "crash": "red",
+    "oom": "red",
+    "error": "red",
+    "unchecked": "dim",
+}
+
+
+def _f(x: Any, unit: str = "", nd: int = 1) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.{nd}f}{unit}"
+
+
+def _cell(r: dict[str, Any] | None) -> str:
+    if r is None:
+        return "-"
+    st = r.get("status", "?")
+    if st != "ok":
+        return f"[{_STYLE.get(st, 'red')}]{st}[/]"
+    v = verdict_of(r)
+    mask = (r.get("mask_us") or {}).get("p50")
+    return f"{_f(r.get('compile_ms'), ' ms')} · {_f(mask, ' µs')}\n[{_STYLE.get(v, 'white')}]{v}[/]"
+
+
+def summary_table(report: CompareReport) -> Table:
+    """One row per backend: coverage, compile and mask percentiles, enforcement counts."""
+    t = Table(title=f"Backends on {report.source} (tokenizer {report.tokenizer})")
+    for col in ("backend", "coverage", "compile p50", "p90", "p99", "mask p50", "mask p99"):
+        t.add_column(col, justify="left" if col == "backend" else "right")
+    t.add_column("enforced / accepts_invalid / rejects_valid / unchecked", justify="right")
+    t.add_column("not ok")
+    for b, s in report.summary().items():
+        cov = s["coverage"]
+        e = s["enforcement"]
+        bad = ", ".join(f"{k} {v}" for k, v in s["status"].items() if k != "ok") or "-"
+        t.add_row(
+            b,
+            f"{s['ok']}/{s['schemas']} ({cov:.0%})" if cov is not None else "-",
+            _f(s["compile_ms"]["p50"], " ms"),
+            _f(s["compile_ms"]["p90"], " ms"),
+            _f(s["compile_ms"]["p99"], " ms"),
+            _f(s["mask_us"]["p50"], " µs"),
+            _f(s["mask_us"]["p99"], " µs"),
+            f"{e['enforced']} / {e['accepts_invalid']} / {e['rejects_valid']} / {e['unchecked']}",
+            bad,
+        )
+    return t
+
+
+def schema_table(report: CompareReport) -> Table:
+    """One row per schema, one column per backend: compile · mask p50, then the verdict."""
+    t = Table(title="Per schema (compile · mask p50/token, enforcement)")
+    t.add_column("schema")
+    for b in report.backends:
+        t.add_column(b)
+    idx = {(str(r.get("schema")), r.get("backend")): r for r in report.results}
+    for name in report.schemas():
+        t.add_row(name, *(_cell(idx.get((name, b))) for b in report.backends))
+    return t
+
+
+def keyword_table(report: CompareReport) -> Table | None:
+    """keyword x backend: how many schemas where the backend enforced/ignored/rejected it."""
+    kws = report.keywords()
+    if not kws:
+        return None
+    t = Table(title="Per keyword (schemas: enforced / ignored / rejected)")
+    t.add_column("keyword")
+    for b in report.backends:
+        t.add_column(b, justify="right")
+    for kw, cells in kws.items():
+        row = []
+        for b in report.backends:
+            c = cells.get(b) or {}
+            row.append(
+                f"{c.get('enforced', 0)} / {c.get('ignored', 0)} / {c.get('rejected', 0)}"
+                if c
+                else "-"
+            )
+        t.add_row(kw, *row)
+    return t
+
+
+def print_report(report: CompareReport, console: Console | None = None) -> None:
+    """Print the tables and the recommendation."""
+    con = console or Console()
+    if len(report.schemas()) <= MAX_SCHEMA_ROWS:
+        con.print(schema_table(report))
+    con.print(summary_table(report))
+    kt = keyword_table(report)
+    if kt is not None:
+        con.print(kt)
+    rec = report.recommendation
+    if rec:
+        head = rec.get("backend") or "none"
+        con.print(f"\n[bold]Recommendation: {head}[/bold]")
+        for r in rec.get("reasons", []):
+            con.print(f"  • {r}")
+        for r in rec.get("tradeoffs", []):
+            con.print(f"  [dim]trade-off:[/dim] {r}")

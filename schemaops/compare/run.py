@@ -1,0 +1,174 @@
+"""``run_compare``: load schemas (registry or corpus), measure them on backends, build a report.
+
+This is the one library function the ``schemaops compare`` command calls; the measuring
+itself (worker processes, timeouts, memory caps, enforcement walks) is
+``schemaops.compare.measure_many``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schemaops.compare.recommend import recommend
+from schemaops.compare.report import CompareReport
+from schemaops.errors import InputError
+
+BACKENDS = ("xgrammar", "llguidance", "outlines")
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MEM_MB = 4096
+
+
+@dataclass
+class Item:
+    """One schema to measure: its exact text (what a server would key on) and examples."""
+
+    name: str
+    schema_text: str
+    valid: list[Any] = field(default_factory=list)
+    invalid: list[Any] = field(default_factory=list)
+
+
+def parse_backends(spec: str | Sequence[str]) -> list[str]:
+    """``"xgrammar,llguidance"`` -> a checked list; unknown names are a usage error."""
+    names = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec)
+    names = [n for n in names if n]
+    bad = [n for n in names if n not in BACKENDS]
+    if bad or not names:
+        raise InputError(
+            f"unknown backend(s) {', '.join(bad) or '(none given)'}: expected {', '.join(BACKENDS)}"
+        )
+    return list(dict.fromkeys(names))
+
+
+def registry_items(path: str | Path) -> list[Item]:
+    """Every schema of a registry folder, with its sidecar examples and native wire text."""
+    from schemaops.registry import load_registry
+
+    reg = load_registry(path)
+    items = [Item(s.name, s.wire("native"), list(s.valid), list(s.invalid)) for s in reg]
+    if not items:
+        raise InputError(f"registry {path} has no schemas")
+    return items
+
+
+def iter_corpus(path: str | Path) -> Iterator[Item]:
+    """Read a JSONSchemaBench-style JSONL file lazily: ``{"unique_id", "json_schema"}`` a line.
+
+    ``json_schema`` may be the schema text (kept byte-exact) or an object; a line that is not
+    JSON or has no schema is a usage error with its line number, because a silently skipped
+    schema would make coverage look better than it is.
+    """
+    p = Path(path)
+    try:
+        fh = p.open(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read corpus {p}: {exc}") from exc
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                raw = rec["json_schema"] if "json_schema" in rec else rec["schema"]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InputError(f"{p}:{lineno}: not a corpus record ({exc})") from None
+            text = raw if isinstance(raw, str) else json.dumps(raw, separators=(",", ":"))
+            name = str(rec.get("unique_id") or rec.get("id") or f"{p.stem}:{lineno}")
+            yield Item(name, text, list(rec.get("valid") or []), list(rec.get("invalid") or []))
+
+
+def corpus_items(path: str | Path, limit: int | None = None) -> list[Item]:
+    """The first ``limit`` schemas of a corpus file (all when None)."""
+    out: list[Item] = []
+    for it in iter_corpus(path):
+        if limit is not None and len(out) >= limit:
+            break
+        out.append(it)
+    if not out:
+        raise InputError(f"corpus {path} has no schemas")
+    return out
+
+
+def measure_items(
+    items: Sequence[Item],
+    backends: Sequence[str],
+    tokenizer: str,
+    *,
+    jobs: int = 1,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    mem_mb: int = DEFAULT_MEM_MB,
+    progress: Callable[..., Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Measure every item on every backend via the core's ``measure_many``.
+
+    Results come back keyed by ``schema`` name; the item order (and backend order) of the
+    input is restored so reports are stable whatever the worker scheduling was.
+    """
+    from schemaops.compare import measure_many
+
+    payload = [
+        {"name": it.name, "schema": it.schema_text, "valid": it.valid, "invalid": it.invalid}
+        for it in items
+    ]
+    results = measure_many(
+        payload,
+        list(backends),
+        tokenizer,
+        jobs=jobs,
+        timeout_s=timeout_s,
+        mem_mb=mem_mb,
+        progress=progress,
+    )
+    order = {it.name: i for i, it in enumerate(items)}
+    border = {b: i for i, b in enumerate(backends)}
+    return sorted(
+        results,
+        key=lambda r: (order.get(str(r.get("schema")), 1 << 30), border.get(r.get("backend"), 99)),
+    )
+
+
+def run_compare(
+    registry: str | Path | None = None,
+    corpus: str | Path | None = None,
+    *,
+    backends: str | Sequence[str] = BACKENDS,
+    tokenizer: str = "qwen2.5",
+    limit: int | None = None,
+    jobs: int = 1,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    mem_mb: int = DEFAULT_MEM_MB,
+    progress: Callable[..., Any] | None = None,
+) -> CompareReport:
+    """Compare backends over a registry folder (default ``schemas``) or a corpus JSONL file.
+
+    Returns a ``CompareReport`` whose ``recommendation`` is filled in. Raises ``InputError``
+    (exit 2) for unreadable input or bad options.
+    """
+    if registry is not None and corpus is not None:
+        raise InputError("give either --registry or --corpus, not both")
+    names = parse_backends(backends)
+    if jobs < 1 or timeout_s <= 0 or mem_mb <= 0 or (limit is not None and limit < 1):
+        raise InputError("--jobs, --timeout, --mem-mb and --limit must be positive")
+    if corpus is not None:
+        items = corpus_items(corpus, limit)
+        source = str(corpus)
+    else:
+        src = registry if registry is not None else "schemas"
+        items = registry_items(src)[:limit] if limit else registry_items(src)
+        source = str(src)
+    results = measure_items(
+        items, names, tokenizer, jobs=jobs, timeout_s=timeout_s, mem_mb=mem_mb, progress=progress
+    )
+    report = CompareReport(
+        results=results,
+        backends=names,
+        tokenizer=tokenizer,
+        source=source,
+        settings={"timeout_s": timeout_s, "mem_mb": mem_mb, "jobs": jobs, "limit": limit},
+    )
+    report.recommendation = recommend(report)
+    return report

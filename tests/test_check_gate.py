@@ -1,0 +1,70 @@
+"""Pure gate logic and JUnit rendering over hand-built results (no backend needed)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from schemaops.check import CheckReport, evaluate, junit_xml
+
+
+def _ok(name, cms=5.0, verdict="enforced", **extra):
+    r = {
+        "schema": name,
+        "backend": "llguidance",
+        "status": "ok",
+        "compile_ms": cms,
+        "mask_us": {"mean": 1, "p50": 1, "p99": 2},
+        "enforcement": {
+            "verdict": verdict,
+            "accepts_invalid": int(verdict == "accepts_invalid"),
+            "rejects_valid": int(verdict == "rejects_valid"),
+            "details": [],
+        },
+    }
+    r.update(extra)
+    return r
+
+
+def test_pass_budget_ignored_keyword_and_status():
+    assert evaluate(_ok("a"), "llguidance", 100).passed
+    over = evaluate(_ok("b", cms=2300), "llguidance", 1000)
+    assert not over.passed
+    assert "compile 2300 ms > budget 1000 ms" in over.problems[0].message
+    assert "schemaops warm" in over.problems[0].fix
+    ign = evaluate(
+        _ok("c", verdict="accepts_invalid", keywords={"uniqueItems": "ignored"}), "llguidance", 1000
+    )
+    assert ign.problems[0].text() == (
+        "keyword uniqueItems is ignored by llguidance: enforce it in application validation "
+        "or drop it"
+    )
+    to = evaluate(
+        {
+            "schema": "d",
+            "backend": "outlines",
+            "status": "timeout",
+            "compile_ms": None,
+            "error": "timed out",
+        },
+        "outlines",
+        1000,
+        30,
+    )
+    assert not to.passed and "30 s" in to.problems[0].message
+    unc = evaluate(_ok("e", verdict=None), "llguidance", 1000)
+    assert unc.passed and unc.warnings
+
+
+def test_junit_one_testcase_per_schema_with_failures():
+    cases = [
+        evaluate(_ok("a"), "llguidance", 1000),
+        evaluate(_ok("b", cms=2300), "llguidance", 1000),
+    ]
+    rep = CheckReport("llguidance", "qwen2.5", "schemas", 1000.0, cases)
+    root = ET.fromstring(junit_xml(rep))
+    suite = root.find("testsuite")
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    tcs = {tc.get("name"): tc for tc in suite.iter("testcase")}
+    assert tcs["a"].find("failure") is None
+    assert "budget" in tcs["b"].find("failure").get("message")
+    assert not rep.passed and rep.to_dict()["failed"] == 1

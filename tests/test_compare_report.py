@@ -1,0 +1,128 @@
+"""Pure report/recommend/HTML logic over hand-built result dicts (the DESIGN.md shape).
+
+These need no backend: they pin the aggregation rules and the recommendation order. The
+end-to-end tests with real libraries are in test_compare_e2e.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+from schemaops.compare.recommend import recommend
+from schemaops.compare.report import CompareReport, keyword_outcomes, percentile
+from schemaops.compare.report_html import render_html
+
+
+def _r(schema, backend, status="ok", cms=1.0, p50=10.0, p99=30.0, verdict="enforced", kws=None):
+    enf = {
+        "verdict": verdict,
+        "accepts_invalid": int(verdict == "accepts_invalid"),
+        "rejects_valid": int(verdict == "rejects_valid"),
+        "details": [],
+    }
+    r = {
+        "schema": schema,
+        "backend": backend,
+        "status": status,
+        "compile_ms": cms if status == "ok" else None,
+        "mask_us": {"mean": p50, "p50": p50, "p99": p99} if status == "ok" else None,
+        "advance_us": {"mean": 5.0, "p50": 5.0, "p99": 9.0} if status == "ok" else None,
+        "enforcement": enf if status == "ok" else {"verdict": "unsupported"},
+        "error": None if status == "ok" else f"{status} error",
+    }
+    if kws:
+        r["keywords"] = kws
+    return r
+
+
+def _report(results, backends=("xgrammar", "llguidance", "outlines")):
+    rep = CompareReport(
+        results=results, backends=list(backends), tokenizer="qwen2.5", source="test"
+    )
+    rep.recommendation = recommend(rep)
+    return rep
+
+
+def test_percentile_interpolates_like_numpy():
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([5], 99) == 5.0
+    assert percentile([], 50) is None
+    assert abs(percentile(list(range(101)), 99) - 99.0) < 1e-9
+
+
+def test_summary_counts_coverage_and_percentiles():
+    res = [
+        _r("a", "xgrammar", cms=10),
+        _r("b", "xgrammar", cms=30),
+        _r("c", "xgrammar", status="timeout"),
+    ]
+    s = _report(res, ["xgrammar"]).summary()["xgrammar"]
+    assert s["schemas"] == 3 and s["ok"] == 2
+    assert abs(s["coverage"] - 2 / 3) < 1e-9
+    assert s["status"] == {"ok": 2, "timeout": 1}
+    assert s["compile_ms"]["p50"] == 20.0
+    assert s["enforcement"]["unsupported"] == 1 and s["enforcement"]["enforced"] == 2
+
+
+def test_recommend_prefers_full_coverage_and_enforcement_over_speed():
+    res = []
+    for s in ("a", "b"):
+        res += [
+            _r(s, "xgrammar", cms=200, p50=20),
+            _r(
+                s,
+                "llguidance",
+                cms=1,
+                p50=40,
+                verdict="accepts_invalid",
+                kws={"uniqueItems": "ignored"},
+            ),
+            _r(s, "outlines", status="timeout"),
+        ]
+    rec = _report(res).recommendation
+    assert rec["backend"] == "xgrammar"
+    text = " ".join(rec["tradeoffs"])
+    assert "uniqueItems" in text and "timeout" in text
+
+
+def test_recommend_uses_compile_then_mask_within_band():
+    # Both fully correct; compile p99 within the 10 ms band -> faster mask wins.
+    res = [_r("a", "xgrammar", cms=8, p50=20), _r("a", "llguidance", cms=1, p50=45)]
+    assert _report(res, ["xgrammar", "llguidance"]).recommendation["backend"] == "xgrammar"
+    # Far apart compile tails -> lower compile p99 wins despite slower masks.
+    res = [_r("a", "xgrammar", cms=900, p50=20), _r("a", "llguidance", cms=1, p50=45)]
+    rec = _report(res, ["xgrammar", "llguidance"]).recommendation
+    assert rec["backend"] == "llguidance"
+    assert any("faster per token" in t for t in rec["tradeoffs"])
+
+
+def test_recommend_none_when_nothing_compiles():
+    res = [_r("a", "xgrammar", status="error"), _r("a", "llguidance", status="unsupported")]
+    assert _report(res, ["xgrammar", "llguidance"]).recommendation["backend"] is None
+
+
+def test_keyword_outcomes_from_details_and_table():
+    r = _r("a", "llguidance", verdict="accepts_invalid")
+    r["enforcement"]["details"] = [
+        {"kind": "invalid", "keyword": "uniqueItems", "outcome": "accepts_invalid"},
+        {"kind": "invalid", "keyword": "enum", "outcome": "enforced"},
+    ]
+    assert keyword_outcomes(r) == {"uniqueItems": "ignored", "enum": "enforced"}
+    table = _report([r], ["llguidance"]).keywords()
+    assert table["uniqueItems"]["llguidance"] == {"ignored": 1}
+
+
+def test_json_document_roundtrip_and_html_has_plots():
+    res = [
+        _r("a", "xgrammar", cms=120),
+        _r("a", "llguidance", cms=0.8),
+        _r("a", "outlines", status="oom"),
+    ]
+    rep = _report(res)
+    doc = json.loads(json.dumps(rep.to_dict()))
+    assert {"results", "summary", "keywords", "recommendation"} <= set(doc)
+    assert doc["results"][0]["mask_us"].keys() >= {"mean", "p50", "p99"}
+    again = CompareReport.from_dict(doc)
+    page = render_html(again)
+    assert page.count('src="data:image/png;base64,') == 3
+    assert "Recommendation" in page and "oom" in page
