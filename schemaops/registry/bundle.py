@@ -21,10 +21,13 @@ from schemaops.registry.refs import iter_subschemas
 
 
 def _key(url: str, fragment: str) -> str:
-    """A readable defs key for an inlined target, e.g. ``common.money``."""
+    """A readable defs key for an inlined target, e.g. ``common__money``.
+
+    Only ``[A-Za-z0-9_]``: some grammar compilers turn def names into rule names.
+    """
     stem = unquote(urlsplit(url).path.rsplit("/", 1)[-1]).removesuffix(".json") or "ref"
     tail = fragment.rsplit("/", 1)[-1] if fragment else ""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", f"{stem}.{tail}" if tail else stem)
+    return re.sub(r"[^A-Za-z0-9_]", "_", f"{stem}__{tail}" if tail else stem)
 
 
 def bundle(contents: Any, base: str, label: str, registry: referencing.Registry) -> Any:

@@ -65,6 +65,9 @@ class Registry:
 
     root: Path
     schemas: dict[str, Schema] = field(default_factory=dict)
+    #: files marked ``"x-schemaops-library": true``: shared ``$defs`` that other files
+    #: ``$ref``; checked like schemas but never served, warmed or gated on their own.
+    libraries: dict[str, Schema] = field(default_factory=dict)
 
     def get(self, name: str) -> Schema:
         try:
@@ -137,8 +140,16 @@ def _parse(doc: _Doc, text: str | None, problems: list[dict]) -> None:
         doc.clean = False
 
 
+def is_library(data: Any) -> bool:
+    """A definitions library (``"x-schemaops-library": true``), not a servable schema."""
+    return isinstance(data, dict) and data.get("x-schemaops-library") is True
+
+
 def _check(docs: list[_Doc], problems: list[dict]) -> dict[str, Schema]:
-    """Ref checks, duplicates, bundling and examples over parsed docs; returns the schemas."""
+    """Ref checks, duplicates, bundling and examples over parsed docs.
+
+    Returns every loaded schema by name, libraries included (the caller splits them off).
+    """
     from schemaops.registry import refs
 
     good = [d for d in docs if d.ok]
@@ -262,7 +273,8 @@ def inspect_registry(path: str | Path = DEFAULT_REGISTRY) -> tuple[Registry, lis
             continue
         _parse(doc, text, problems)
         docs.append(doc)
-    reg.schemas = _check(docs, problems)
+    for name, s in _check(docs, problems).items():
+        (reg.libraries if is_library(s.schema) else reg.schemas)[name] = s
     return reg, problems
 
 
