@@ -101,15 +101,15 @@ def test_recommend_none_when_nothing_compiles():
     assert _report(res, ["xgrammar", "llguidance"]).recommendation["backend"] is None
 
 
-def test_keyword_outcomes_from_details_and_table():
+def test_keyword_outcomes_from_enforcement_counts_and_table():
     r = _r("a", "llguidance", verdict="accepts_invalid")
-    r["enforcement"]["details"] = [
-        {"kind": "invalid", "keyword": "uniqueItems", "outcome": "accepts_invalid"},
-        {"kind": "invalid", "keyword": "enum", "outcome": "enforced"},
-    ]
+    r["enforcement"]["keywords"] = {
+        "uniqueItems": {"enforced": 0, "ignored": 2, "rejected": 0},
+        "enum": {"enforced": 1, "ignored": 0, "rejected": 0},
+    }
     assert keyword_outcomes(r) == {"uniqueItems": "ignored", "enum": "enforced"}
     table = _report([r], ["llguidance"]).keywords()
-    assert table["uniqueItems"]["llguidance"] == {"ignored": 1}
+    assert table["uniqueItems"]["llguidance"] == {"enforced": 0, "ignored": 2, "rejected": 0}
 
 
 def test_json_document_roundtrip_and_html_has_plots():

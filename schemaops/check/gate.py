@@ -110,16 +110,26 @@ def _short(x: Any, n: int = 80) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def _details(result: dict[str, Any], kinds: tuple[str, ...]) -> list[dict[str, Any]]:
-    dets = (result.get("enforcement") or {}).get("details") or []
+def _details(result: dict[str, Any], which: str) -> list[dict[str, Any]]:
+    """The enforcement details behind a verdict: ``accepts_invalid`` or ``rejects_valid``."""
     out = []
-    for d in dets:
+    for d in (result.get("enforcement") or {}).get("details") or []:
         if not isinstance(d, dict):
             continue
-        tag = str(d.get("outcome") or d.get("verdict") or d.get("kind") or "")
-        if tag in kinds:
+        accepted = d.get("outcome") == "accepted"
+        if which == "accepts_invalid" and d.get("kind") == "invalid" and accepted:
             out.append(d)
+        if which == "rejects_valid" and d.get("kind") == "valid" and not accepted:
+            if not d.get("content"):
+                out.append(d)
     return out
+
+
+def _example(d: dict[str, Any]) -> str:
+    for key in ("instance", "text", "data"):
+        if key in d:
+            return _short(d[key]) if key != "text" else _short(d[key])[1:-1]
+    return f"#{d['index']}" if "index" in d else "?"
 
 
 def _status_problem(backend: str, result: dict[str, Any], timeout_s: float) -> Problem:
@@ -188,26 +198,27 @@ def evaluate(
             )
         if not ignored:
             n = enf.get("accepts_invalid") or 1
-            ex = [_short(d.get("instance")) for d in _details(result, ("accepts_invalid",))]
+            ex = [_example(d) for d in _details(result, "accepts_invalid")]
             case.problems.append(
                 Problem(
                     "accepts_invalid",
                     f"{backend} lets {n} invalid example(s) through to a stop"
-                    + (f" (e.g. {ex[0]})" if ex and ex[0] != "null" else ""),
+                    + (f" (e.g. {ex[0]})" if ex else ""),
                     "validate these outputs in the application, or express the constraint "
                     "in a form the backend enforces",
                 )
             )
     if case.verdict == "rejects_valid":
-        rejected = sorted(k for k, v in kws.items() if v == "rejected")
         n = enf.get("rejects_valid") or 1
-        ex = [_short(d.get("instance")) for d in _details(result, ("rejects_valid",))]
+        dets = _details(result, "rejects_valid")
+        ex = [_example(d) for d in dets]
+        where = sorted({str(d["where"]) for d in dets if d.get("where")})
         case.problems.append(
             Problem(
                 "rejects_valid",
                 f"{backend} cannot produce {n} valid example(s)"
-                + (f" (e.g. {ex[0]})" if ex and ex[0] != "null" else "")
-                + (f"; it is stricter on {', '.join(rejected)}" if rejected else ""),
+                + (f" (e.g. {ex[0]})" if ex else "")
+                + (f"; refused in {', '.join(where)}" if where else ""),
                 "the grammar is stricter than the schema: relax or rewrite those keywords (or "
                 "the examples), or use a backend that produces them",
             )

@@ -25,8 +25,8 @@ from typing import Any
 
 STATUSES = ("ok", "unsupported", "error", "timeout", "crash", "oom")
 VERDICTS = ("enforced", "accepts_invalid", "rejects_valid", "unsupported", "unchecked")
-# Keyword outcomes, as the per-keyword table reports them.
-KW_OUTCOMES = ("enforced", "ignored", "rejected", "unsupported")
+# Per-keyword example counts, as the measurement layer writes them.
+KW_COUNTS = ("enforced", "ignored", "rejected")
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -56,57 +56,50 @@ def verdict_of(result: dict[str, Any]) -> str:
 
 
 def keyword_outcomes(result: dict[str, Any]) -> dict[str, str]:
-    """Per-keyword attribution of one result: keyword -> enforced|ignored|rejected|unsupported.
+    """Per-keyword attribution of one result: keyword -> enforced|ignored|unsupported.
 
-    Accepts the shapes the measurement layer may use: a ``keywords`` mapping at the top level
-    or under ``enforcement`` (values either an outcome string or a dict with ``outcome``/
-    ``verdict``), or ``enforcement.details`` entries carrying ``keyword`` and ``outcome``.
+    Reads ``enforcement.keywords`` as the measurement layer writes it (keyword -> example
+    counts ``{"enforced", "ignored", "rejected"}``, where ``rejected`` means the schema did
+    not compile); a keyword with any invalid example walked to a stop is ``ignored``. Also
+    accepts a top-level ``keywords`` mapping to an outcome string (hand-built results).
     """
     enf = result.get("enforcement") or {}
     found: dict[str, str] = {}
-    for src in (result.get("keywords"), enf.get("keywords")):
-        if isinstance(src, dict):
-            for kw, val in src.items():
-                if isinstance(val, dict):
-                    val = val.get("outcome") or val.get("verdict") or val.get("status")
-                if isinstance(val, str):
-                    found[kw] = _norm_outcome(val)
-        elif isinstance(src, list):
-            for ent in src:
-                if isinstance(ent, dict) and ent.get("keyword"):
-                    out = ent.get("outcome") or ent.get("verdict") or ent.get("status")
-                    if isinstance(out, str):
-                        found[ent["keyword"]] = _worse(found.get(ent["keyword"]), out)
-    if found:
-        return found
-    for det in enf.get("details") or []:
-        if not isinstance(det, dict):
+    for src in (enf.get("keywords"), result.get("keywords")):
+        if not isinstance(src, dict):
             continue
-        kw = det.get("keyword")
-        out = det.get("outcome") or det.get("verdict")
-        if isinstance(kw, str) and isinstance(out, str):
-            found[kw] = _worse(found.get(kw), out)
+        for kw, val in src.items():
+            if isinstance(val, dict):
+                if val.get("ignored"):
+                    found[kw] = "ignored"
+                elif val.get("enforced"):
+                    found[kw] = "enforced"
+                elif val.get("rejected"):
+                    found[kw] = "unsupported"
+            elif isinstance(val, str):
+                found[kw] = _norm_outcome(val)
     return found
+
+
+def keyword_counts(result: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """keyword -> {enforced, ignored, rejected} example counts of one result."""
+    kws = (result.get("enforcement") or {}).get("keywords")
+    if isinstance(kws, dict) and all(isinstance(v, dict) for v in kws.values()):
+        return {k: {o: int(v.get(o, 0)) for o in KW_COUNTS} for k, v in kws.items()}
+    out: dict[str, dict[str, int]] = {}
+    for kw, outcome in keyword_outcomes(result).items():
+        key = "rejected" if outcome == "unsupported" else outcome
+        out[kw] = {o: int(o == key) for o in KW_COUNTS}
+    return out
 
 
 def _norm_outcome(val: str) -> str:
     v = val.lower()
-    if v in ("accepts_invalid", "ignored", "ignores", "not_enforced"):
+    if v in ("accepts_invalid", "ignored", "ignores", "accepted"):
         return "ignored"
-    if v in ("rejects_valid", "rejected", "rejects", "over_constrained"):
-        return "rejected"
-    if v in ("unsupported", "error"):
+    if v in ("unsupported", "rejected", "rejects", "error"):
         return "unsupported"
-    return "enforced" if v in ("enforced", "ok", "refused", "enforces") else v
-
-
-def _worse(old: str | None, new: str) -> str:
-    """Keep the worst outcome seen for a keyword across several instances."""
-    rank = {"enforced": 0, "rejected": 1, "ignored": 2, "unsupported": 3}
-    n = _norm_outcome(new)
-    if old is None:
-        return n
-    return n if rank.get(n, 1) > rank.get(old, 1) else old
+    return "enforced"
 
 
 def backend_summary(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -149,12 +142,16 @@ def backend_summary(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def keyword_table(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
-    """keyword -> backend -> outcome -> number of schemas: which backend enforces what."""
+    """keyword -> backend -> {enforced, ignored, rejected}: invalid examples violating that
+    keyword which the backend refused / let through to a stop / could not compile at all."""
     table: dict[str, dict[str, dict[str, int]]] = {}
     for r in results:
-        for kw, out in keyword_outcomes(r).items():
-            cell = table.setdefault(kw, {}).setdefault(r.get("backend", "?"), {})
-            cell[out] = cell.get(out, 0) + 1
+        for kw, counts in keyword_counts(r).items():
+            cell = table.setdefault(kw, {}).setdefault(
+                r.get("backend", "?"), dict.fromkeys(KW_COUNTS, 0)
+            )
+            for k in KW_COUNTS:
+                cell[k] += counts.get(k, 0)
     return dict(sorted(table.items()))
 
 

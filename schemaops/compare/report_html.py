@@ -213,7 +213,8 @@ def render_html(report: CompareReport) -> str:
     settings = html.escape(", ".join(f"{k}={v}" for k, v in report.settings.items()))
     kw_rows = _keyword_rows(report)
     kw_html = (
-        f"<h2>Per keyword</h2><p>schemas where the backend enforced / ignored / rejected it</p>"
+        "<h2>Per keyword</h2><p>invalid examples violating the keyword: refused / let "
+        "through to a stop / schema did not compile</p>"
         f"<table><tr><th>keyword</th>{head}</tr>{kw_rows}</table>"
         if kw_rows
         else ""

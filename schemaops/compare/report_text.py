@@ -85,7 +85,7 @@ def keyword_table(report: CompareReport) -> Table | None:
     kws = report.keywords()
     if not kws:
         return None
-    t = Table(title="Per keyword (schemas: enforced / ignored / rejected)")
+    t = Table(title="Per keyword: invalid examples refused / let through / schema not compiled")
     t.add_column("keyword")
     for b in report.backends:
         t.add_column(b, justify="right")
