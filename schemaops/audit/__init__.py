@@ -1,1 +1,17 @@
-"""schemaops.audit"""
+"""Audit model outputs: classify each, estimate per-step and compound success, gate, report.
+
+The one library entry point is ``run_audit(path, AuditOptions(...)) -> AuditResult``;
+``AuditResult.to_json()`` is the ``--json`` document every report renders.
+"""
+
+from schemaops.audit.classify import Outcome, classify_parse_failure, parse_output
+from schemaops.audit.pipeline import AuditOptions, AuditResult, run_audit
+
+__all__ = [
+    "AuditOptions",
+    "AuditResult",
+    "Outcome",
+    "classify_parse_failure",
+    "parse_output",
+    "run_audit",
+]

@@ -1,10 +1,115 @@
-"""CLI commands for the audit area (placeholder until that area lands)."""
+"""``schemaops audit``: option parsing only; the work is ``schemaops.audit.run_audit``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+from schemaops.commands._common import call, emit_json
+from schemaops.errors import EXIT_GATE, InputError
+
+
+def _steps(value: str) -> list[int]:
+    try:
+        steps = sorted({int(s) for s in value.split(",") if s.strip()})
+    except ValueError:
+        raise InputError(f"--steps expects integers like 1,5,10,20, got {value!r}") from None
+    if not steps or steps[0] < 1:
+        raise InputError("--steps expects positive integers")
+    return steps
+
+
+def audit_command(
+    file: str = typer.Argument(..., help="JSONL of model outputs ('-' = stdin; .gz accepted)."),
+    schema: str = typer.Option(
+        None, "--schema", help="Schema for every record: a file or registry name."
+    ),
+    registry: Path = typer.Option(
+        Path("schemas"), "--registry", help="Registry folder for schema names."
+    ),
+    field: str = typer.Option(None, "--field", help="Dotted path of the text in each record."),
+    schema_field: str = typer.Option(
+        "schema", "--schema-field", help="Record field naming its schema."
+    ),
+    episode_field: str = typer.Option(
+        "episode_id", "--episode-field", help="Record field with an episode id."
+    ),
+    step_field: str = typer.Option(
+        "step", "--step-field", help="Record field with the step number."
+    ),
+    steps: str = typer.Option(
+        "1,5,10,20", "--steps", help="Step counts n for compound success p^n."
+    ),
+    target: float = typer.Option(
+        None, "--target", help="Target compound success: print the p needed."
+    ),
+    max_failure_rate: float = typer.Option(
+        None, "--max-failure-rate", help="Gate: exit 1 above this."
+    ),
+    min_compound: float = typer.Option(
+        None, "--min-compound", help="Gate: exit 1 if p^N below (N = max --steps)."
+    ),
+    all_errors: bool = typer.Option(False, "--all-errors", help="Also count every violation."),
+    no_format: bool = typer.Option(
+        False, "--no-format", help="Treat 'format' as an annotation only."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON document on stdout."),
+    markdown: Path = typer.Option(None, "--markdown", help="Write a Markdown report."),
+    html: Path = typer.Option(
+        None, "--html", help="Write a self-contained HTML report with a chart."
+    ),
+    records: Path = typer.Option(
+        None, "--records", help="Write one JSON line per output/input line."
+    ),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (0 = all cores)."),
+    timeout: float = typer.Option(
+        1.0, "--timeout", help="Seconds per record before a regex is cut off."
+    ),
+) -> None:
+    """Classify every output, estimate per-step and compound success, gate and report."""
+    from schemaops.audit import AuditOptions, run_audit
+    from schemaops.audit.report_terminal import render_terminal
+
+    opts = call(
+        AuditOptions,
+        schema=schema,
+        registry=str(registry),
+        field=field,
+        schema_field=schema_field,
+        episode_field=episode_field or None,
+        step_field=step_field or None,
+        steps=call(_steps, steps),
+        target=target,
+        assert_format=not no_format,
+        all_errors=all_errors,
+        records=str(records) if records else None,
+        jobs=jobs,
+        timeout=timeout,
+        max_failure_rate=max_failure_rate,
+        min_compound=min_compound,
+    )
+    result = call(run_audit, file, opts)
+    doc = result.to_json()
+    if markdown:
+        from schemaops.audit.report_markdown import write_markdown
+
+        call(write_markdown, doc, markdown)
+    if html:
+        from schemaops.audit.report_html import write_html
+
+        call(write_html, doc, html)
+    if json_out:
+        emit_json(doc)
+    else:
+        render_terminal(doc)
+    failed = [g for g in doc["gates"] if not g["passed"]]
+    for g in failed:
+        typer.echo(f"gate failed: {g['gate']}: {g['reason']}", err=True)
+    if failed:
+        raise typer.Exit(EXIT_GATE)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app."""
-    return None
+    """Add ``audit`` to the root app."""
+    app.command("audit")(audit_command)

@@ -1,0 +1,180 @@
+"""Text -> parse -> validate -> one category, per DESIGN.md.
+
+Parsing is strict RFC 8259: ``NaN``/``Infinity`` are rejected (Python's ``json`` accepts them
+by default). ``orjson`` is only an accelerator: when it refuses a text, or might have read a
+number differently (integers of 20+ digits become floats in orjson), the stdlib decoder with
+strict constants decides, so the verdict never depends on which parser ran.
+
+RFC 8259 §9 lets a parser limit nesting depth and number size; values beyond the limits here
+(``MAX_DEPTH`` levels, integers Python refuses to convert) are ``json_parse_failure`` with the
+subtype ``limit_exceeded`` instead of a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+OK = "ok"
+PARSE = "json_parse_failure"
+VIOLATION = "schema_violation"
+SUBTYPES = (
+    "empty",
+    "prose_prefix",
+    "code_fence",
+    "truncated",
+    "trailing_text",
+    "non_standard_literal",
+    "invalid_syntax",
+    "limit_exceeded",
+)
+# Deep enough for any real tool call, shallow enough that jsonschema's recursive validation
+# stays far below Python's recursion limit (it fails near 300 levels for ``items``).
+MAX_DEPTH = 128
+
+_orjson_loads = orjson.loads
+_LONG_INT = re.compile(r"\d{20}").search
+_FENCE = re.compile(r"```[^\n`]*\n?")
+_NONSTD = re.compile(r"(?:[-+]?(?:NaN|nan|Infinity|infinity|inf|Inf)|None|True|False|undefined)\b")
+_OPENERS = re.compile(r"[{\[]")
+_MAX_PROSE_TRIES = 32
+
+
+class NonStandardLiteral(ValueError):
+    """Raised by the strict decoder on NaN / Infinity / -Infinity."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise NonStandardLiteral(f"{name} is not JSON (RFC 8259)")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The classification of one output. ``category`` is ``ok``, ``json_parse_failure`` or
+    ``schema_violation:<keyword>``; ``path`` is a JSON pointer ("" is the document root)."""
+
+    category: str
+    subtype: str | None = None
+    path: str | None = None
+    message: str | None = None
+
+
+OUTCOME_OK = Outcome(OK)
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Iterative nesting-depth test (no recursion, so it cannot itself overflow)."""
+    stack = [(value, 1)]
+    while stack:
+        node, d = stack.pop()
+        if d > limit:
+            return True
+        if type(node) is dict:
+            stack.extend((v, d + 1) for v in node.values() if type(v) in (dict, list))
+        elif type(node) is list:
+            stack.extend((v, d + 1) for v in node if type(v) in (dict, list))
+    return False
+
+
+def strict_loads(text: str) -> Any:
+    """Parse one whole JSON text strictly; raise ``ValueError`` (or RecursionError) if not."""
+    return _DECODER.decode(text)
+
+
+def parse_output(text: str) -> tuple[Any, Outcome | None]:
+    """Parse a model output. Returns ``(value, None)`` or ``(None, failure outcome)``."""
+    try:
+        value = _orjson_loads(text)
+        if _LONG_INT(text) is not None:
+            value = strict_loads(text)
+    except Exception:
+        try:
+            value = strict_loads(text)
+        except RecursionError:
+            return None, Outcome(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}")
+        except Exception:
+            return None, classify_parse_failure(text)
+    if (
+        type(value) in (dict, list)
+        and text.count("[") + text.count("{") > MAX_DEPTH
+        and _depth_exceeds(value, MAX_DEPTH)
+    ):
+        return None, Outcome(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}")
+    return value, None
+
+
+def _raw_decode(s: str, pos: int) -> tuple[Any, int] | Exception:
+    try:
+        return _DECODER.raw_decode(s, pos)
+    except (ValueError, RecursionError) as exc:
+        return exc
+
+
+def classify_parse_failure(text: str) -> Outcome:
+    """Name why ``text`` is not one JSON value. Only called on failures, so it may be slow.
+
+    Order matters: an empty output first; fences (the whole answer wrapped in ```) before the
+    prose test, since "Here it is: ```json ...```" is fixed by stripping fences; then what the
+    strict decoder says at the start of the text.
+    """
+    s = text.strip()
+    if not s:
+        return Outcome(PARSE, "empty", None, "output is empty or whitespace")
+    fence = _FENCE.search(s)
+    if fence is not None:
+        inner = s[fence.end() :].lstrip()
+        got = _raw_decode(inner, 0)
+        if s.startswith("```") or not isinstance(got, Exception):
+            return Outcome(PARSE, "code_fence", None, "JSON wrapped in ``` code fences")
+    got = _raw_decode(s, 0)
+    if not isinstance(got, Exception):
+        end = got[1]
+        return Outcome(
+            PARSE,
+            "trailing_text",
+            None,
+            f"text after the JSON value at char {end}: {s[end : end + 40]!r}",
+        )
+    err = got
+    if isinstance(err, NonStandardLiteral):
+        return Outcome(PARSE, "non_standard_literal", None, str(err))
+    if isinstance(err, RecursionError):
+        return Outcome(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}")
+    pos = getattr(err, "pos", None)
+    msg = getattr(err, "msg", str(err))
+    if pos is not None and msg == "Expecting value" and _NONSTD.match(s, pos):
+        lit = _NONSTD.match(s, pos).group(0)  # type: ignore[union-attr]
+        return Outcome(
+            PARSE, "non_standard_literal", None, f"{lit} at char {pos} is not JSON (RFC 8259)"
+        )
+    if pos is not None and (msg.startswith("Unterminated string") or pos >= len(s)):
+        return Outcome(PARSE, "truncated", None, f"input ends inside a value ({msg})")
+    if pos == 0 and s[0] not in '{["-0123456789tfn':
+        tries = 0
+        for m in _OPENERS.finditer(s):
+            tries += 1
+            if tries > _MAX_PROSE_TRIES:
+                break
+            got = _raw_decode(s, m.start())
+            if not isinstance(got, Exception):
+                return Outcome(
+                    PARSE,
+                    "prose_prefix",
+                    None,
+                    f"text before the JSON value: {s[: min(m.start(), 40)]!r}",
+                )
+            sub_pos = getattr(got, "pos", None)
+            if sub_pos is not None and (
+                getattr(got, "msg", "").startswith("Unterminated string") or sub_pos >= len(s)
+            ):
+                return Outcome(PARSE, "truncated", None, "text before a JSON value that ends early")
+    if isinstance(err, ValueError) and not isinstance(err, json.JSONDecodeError):
+        return Outcome(PARSE, "limit_exceeded", None, str(err)[:200])
+    return Outcome(PARSE, "invalid_syntax", None, f"{msg} at char {pos}")

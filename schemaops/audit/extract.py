@@ -1,0 +1,204 @@
+"""line -> record -> text: open inputs and find each model output in a record.
+
+Lines are read as bytes and parsed with ``orjson`` (the stdlib decoder is the fallback, so a
+log line with ``NaN`` in its metadata is still a record: only the model's text is held to
+RFC 8259). A line that is not a JSON object, or has no text, is an input error with its line
+number; it is not a model output.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+from schemaops.errors import InputError
+
+AUTO_FIELDS = ("text", "generated_text", "output")
+AUTO_HELP = (
+    "text, generated_text, output, choices[0].message.content / .tool_calls[].function.arguments,"
+    " choices[0].text"
+)
+
+
+@dataclass(frozen=True)
+class Output:
+    """One model output found in a record: its text, schema name (if any) and sub-index.
+
+    ``index`` is the tool call's position for OpenAI ``tool_calls`` fan-out (None otherwise).
+    """
+
+    text: str
+    schema: str | None
+    index: int | None = None
+
+
+class RecordError(Exception):
+    """A line that is not a usable record (counted as an input error)."""
+
+
+def _open_binary(path: str) -> BinaryIO:
+    if path == "-":
+        return sys.stdin.buffer
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{path} is a directory, not a JSONL file")
+    try:
+        fh: BinaryIO = open(p, "rb", buffering=1 << 20)  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return fh
+
+
+def is_gzip(head: bytes, path: str) -> bool:
+    return head[:2] == b"\x1f\x8b" or path.endswith(".gz")
+
+
+@contextmanager
+def open_lines(path: str) -> Iterator[Iterator[bytes]]:
+    """Yield an iterator over the raw lines of ``path`` (``-`` = stdin; gzip detected)."""
+    raw = _open_binary(path)
+    try:
+        buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+        head = buffered.peek(2)[:2]
+        stream: BinaryIO = buffered  # type: ignore[assignment]
+        if is_gzip(head, path):
+            stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
+        yield _checked(stream, path)
+    finally:
+        if raw is not sys.stdin.buffer:
+            raw.close()
+
+
+def _checked(stream: BinaryIO, path: str) -> Iterator[bytes]:
+    """Iterate lines, turning a corrupt compressed stream into a clear InputError."""
+    n = 0
+    try:
+        for n, line in enumerate(stream, 1):  # noqa: B007
+            yield line
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InputError(f"{path}: unreadable after line {n}: {exc}") from None
+
+
+def parse_record(raw: bytes) -> Any:
+    """Parse one JSONL line (orjson first, lenient stdlib second); raise RecordError."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        s = raw.strip()
+        if not s:
+            raise RecordError("blank line") from None
+        raise RecordError(f"line is not JSON ({exc})") from None
+
+
+def lookup(rec: Any, dotted: str) -> Any:
+    """Follow a dotted path (``a.b.0.c``; integers index lists). Missing -> KeyError."""
+    node = rec
+    for part in dotted.split("."):
+        if isinstance(node, dict):
+            node = node[part]
+        elif isinstance(node, list) and part.lstrip("-").isdigit():
+            node = node[int(part)]
+        else:
+            raise KeyError(part)
+    return node
+
+
+def _kind(v: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(v), "number"
+    )
+
+
+def record_id(rec: dict) -> Any:
+    """The record's id: top-level ``id`` or SGLang's ``meta_info.id``."""
+    rid = rec.get("id")
+    if rid is None:
+        meta = rec.get("meta_info")
+        if isinstance(meta, dict):
+            rid = meta.get("rid") or meta.get("id")
+    return rid
+
+
+def _chat_outputs(choice: dict, schema: str | None, tool_schema: Any) -> list[Output]:
+    msg = choice["message"]
+    if not isinstance(msg, dict):
+        raise RecordError("choices[0].message is not an object")
+    outs: list[Output] = []
+    content = msg.get("content")
+    calls = msg.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise RecordError("choices[0].message.tool_calls is not an array")
+    if isinstance(content, str) and (content.strip() or not calls):
+        outs.append(Output(content, schema))
+    elif content is None and not calls:
+        outs.append(Output("", schema))
+    elif content is not None and not isinstance(content, str):
+        raise RecordError(f"choices[0].message.content is {_kind(content)}, not a string")
+    for i, call in enumerate(calls):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or "arguments" not in fn:
+            raise RecordError(f"tool_calls[{i}] has no function.arguments")
+        args = fn["arguments"]
+        if not isinstance(args, str):  # some servers return the parsed object
+            args = json.dumps(args)
+        outs.append(Output(args, tool_schema(schema, fn.get("name")), i))
+    return outs
+
+
+def find_outputs(
+    rec: Any,
+    field: str | None,
+    schema_field: str,
+    tool_schema: Any = lambda schema, name: schema,
+) -> list[Output]:
+    """The model outputs in one record (usually one; OpenAI tool calls fan out).
+
+    ``tool_schema(record_schema, function_name)`` picks a tool call's schema name.
+    """
+    if not isinstance(rec, dict):
+        raise RecordError(f"record is a JSON {_kind(rec)}, not an object")
+    schema = rec.get(schema_field) if "." not in schema_field else _maybe(rec, schema_field)
+    if schema is not None and not isinstance(schema, str):
+        raise RecordError(f"schema field {schema_field!r} is {_kind(schema)}, not a name")
+    if field is not None:
+        try:
+            text = lookup(rec, field)
+        except (KeyError, IndexError):
+            raise RecordError(f"field {field!r} not found") from None
+        if not isinstance(text, str):
+            raise RecordError(f"field {field!r} is {_kind(text)}, not a string")
+        return [Output(text, schema)]
+    for key in AUTO_FIELDS:
+        text = rec.get(key)
+        if text is not None:
+            if isinstance(text, str):
+                return [Output(text, schema)]
+            raise RecordError(f"field {key!r} is {_kind(text)}, not a string")
+    choices = rec.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        choice = choices[0]
+        if "message" in choice:
+            return _chat_outputs(choice, schema, tool_schema)
+        if isinstance(choice.get("text"), str):
+            return [Output(choice["text"], schema)]
+    raise RecordError(f"no text found (looked in {AUTO_HELP}; name one with --field)")
+
+
+def _maybe(rec: Any, dotted: str) -> Any:
+    try:
+        return lookup(rec, dotted)
+    except (KeyError, IndexError):
+        return None

@@ -1,0 +1,259 @@
+"""The audit as one straight line: line -> record -> text -> parse -> validate -> category ->
+statistics. ``run_audit`` is the one library function the CLI calls.
+
+The loop is written for throughput: most outputs are valid, so the ok path is a parse, one
+compiled yes/no check and two counter increments; everything else (classification of parse
+failures, ``best_match``, examples, ``--records`` lines) happens only for failures or when
+asked. ``--jobs N`` splits a plain file into byte ranges on line boundaries, audits them in
+worker processes and merges the tallies (see ``parallel.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from schemaops.audit.classify import OK, OUTCOME_OK, VIOLATION, Outcome, parse_output
+from schemaops.audit.extract import RecordError, find_outputs, open_lines, parse_record, record_id
+from schemaops.audit.stats import Tally
+from schemaops.audit.validate import TIMEOUT_PREFIX, SchemaResolver, alarm_handler
+from schemaops.errors import InputError
+
+NO_SCHEMA = "(none)"
+
+
+@dataclass
+class AuditOptions:
+    """Everything that changes what an audit computes (the CLI maps its options here)."""
+
+    schema: str | None = None
+    registry: str = "schemas"
+    field: str | None = None
+    schema_field: str = "schema"
+    episode_field: str | None = "episode_id"
+    step_field: str | None = "step"
+    steps: list[int] | None = None
+    target: float | None = None
+    assert_format: bool = True
+    all_errors: bool = False
+    records: str | None = None
+    jobs: int = 1
+    timeout: float = 1.0
+    max_failure_rate: float | None = None
+    min_compound: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.steps is None:
+            self.steps = [1, 5, 10, 20]
+        if any(n < 1 for n in self.steps):
+            raise InputError("--steps must be positive integers")
+        if self.target is not None and not 0 < self.target <= 1:
+            raise InputError("--target must be in (0, 1]")
+
+
+@dataclass
+class AuditResult:
+    """The tally plus what the reports need to describe the run."""
+
+    input: str
+    options: AuditOptions
+    tally: Tally
+    elapsed_s: float
+    jobs: int = 1
+    schemas: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def classified(self) -> int:
+        return self.tally.outputs
+
+    @property
+    def total(self) -> int:
+        return self.tally.outputs + self.tally.input_errors
+
+    @property
+    def p(self) -> float | None:
+        return self.tally.ok / self.tally.outputs if self.tally.outputs else None
+
+    def to_json(self) -> dict:
+        from schemaops.audit.result import to_json
+
+        return to_json(self)
+
+
+def _tool_schema(resolver: SchemaResolver) -> Any:
+    def pick(record_schema: str | None, name: Any) -> str | None:
+        if record_schema is not None:
+            return record_schema
+        if isinstance(name, str) and resolver.has(name):
+            return name
+        return None
+
+    return pick
+
+
+def audit_lines(
+    lines: Iterable[bytes],
+    opts: AuditOptions,
+    resolver: SchemaResolver,
+    first_line: int = 1,
+    records_out: IO[bytes] | None = None,
+) -> Tally:
+    """Audit an iterable of raw JSONL lines into a fresh Tally (one process, one stream)."""
+    tally = Tally()
+    fixed = resolver.fixed
+    field_, schema_field = opts.field, opts.schema_field
+    ep_field, step_field = opts.episode_field, opts.step_field
+    all_errors = opts.all_errors
+    tool_schema = _tool_schema(resolver)
+    by_schema = tally.by_schema
+    ok_counts: Counter = Counter()
+    dumps = orjson.dumps
+    lineno = first_line - 1
+    for lineno, raw in enumerate(lines, first_line):  # noqa: B007
+        try:
+            rec = parse_record(raw)
+            outs = find_outputs(rec, field_, schema_field, tool_schema)
+        except RecordError as exc:
+            tally.add_input_error(lineno, str(exc))
+            if records_out is not None:
+                records_out.write(
+                    dumps({"line": lineno, "category": "input_error", "message": str(exc)}) + b"\n"
+                )
+            continue
+        for out in outs:
+            name = out.schema
+            if fixed is not None:
+                checker = fixed
+                name = fixed.name
+            elif name is not None:
+                try:
+                    checker = resolver.get(name)
+                except InputError as exc:
+                    tally.add_input_error(lineno, str(exc))
+                    if records_out is not None:
+                        records_out.write(
+                            dumps(
+                                {
+                                    "line": lineno,
+                                    "id": record_id(rec),
+                                    "category": "input_error",
+                                    "message": str(exc),
+                                }
+                            )
+                            + b"\n"
+                        )
+                    continue
+            else:
+                checker = None
+                name = NO_SCHEMA
+            value, outcome = parse_output(out.text)
+            if outcome is None:
+                outcome = OUTCOME_OK if checker is None else checker.check(value)
+            ok = outcome is OUTCOME_OK or outcome.category == OK
+            if ok:
+                tally.outputs += 1
+                tally.ok += 1
+                ok_counts[name] += 1
+            else:
+                tally.add_failure(
+                    lineno,
+                    record_id(rec),
+                    name,
+                    outcome.category,
+                    outcome.subtype,
+                    outcome.path,
+                    outcome.message,
+                    out.text,
+                )
+                if outcome.category.startswith(VIOLATION):
+                    if (outcome.message or "").startswith(TIMEOUT_PREFIX):
+                        tally.add_timeout(lineno)
+                    if all_errors and checker is not None:
+                        tally.all_errors.update(checker.all_errors(value))
+            if ep_field is not None:
+                ep = rec.get(ep_field)
+                if ep is not None:
+                    tally.add_episode(
+                        ep if not isinstance(ep, (list, dict)) else str(ep),
+                        rec.get(step_field) if step_field else None,
+                        ok,
+                    )
+            if records_out is not None:
+                _write_record(records_out, lineno, rec, out.index, name, outcome)
+    tally.lines = lineno - first_line + 1
+    for name, n in ok_counts.items():
+        by_schema.setdefault(name, Counter())[OK] += n
+    return tally
+
+
+def _write_record(
+    out: IO[bytes], line: int, rec: dict, index: int | None, schema: str, outcome: Outcome
+) -> None:
+    doc: dict[str, Any] = {"line": line}
+    rid = record_id(rec)
+    if rid is not None:
+        doc["id"] = rid
+    if index is not None:
+        doc["tool_call"] = index
+    doc.update(
+        schema=schema,
+        category=outcome.category,
+        subtype=outcome.subtype,
+        path=outcome.path,
+        message=outcome.message,
+    )
+    out.write(orjson.dumps(doc, default=str) + b"\n")
+
+
+def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
+    """Audit a JSONL file (``-`` = stdin, gzip detected) and return the result.
+
+    Raises ``InputError`` (exit 2) for unreadable input, an unknown ``--schema``, or a file in
+    which no line is a usable record.
+    """
+    opts = options or AuditOptions()
+    start = time.perf_counter()
+    resolver = SchemaResolver(opts.schema, opts.registry, opts.assert_format, opts.timeout)
+    jobs = opts.jobs if opts.jobs > 0 else (os.cpu_count() or 1)
+    if path != "-" and not Path(path).exists():
+        raise InputError(f"cannot read {path}: no such file")
+    from schemaops.audit.parallel import can_split, run_parallel
+
+    if jobs > 1 and can_split(path):
+        tally = run_parallel(path, opts, jobs)
+    else:
+        jobs = 1
+        with alarm_handler(), open_lines(path) as lines:
+            if opts.records:
+                with _open_out(opts.records) as rec_out:
+                    tally = audit_lines(lines, opts, resolver, 1, rec_out)
+            else:
+                tally = audit_lines(lines, opts, resolver)
+    if tally.lines > 0 and tally.outputs == 0:
+        first = "; ".join(f"line {e['line']}: {e['message']}" for e in tally.input_error_lines[:3])
+        raise InputError(
+            f"{path}: no line is a usable record ({tally.input_errors} input errors: {first})"
+        )
+    schemas = {}
+    for name in sorted(tally.by_schema):
+        if name != NO_SCHEMA:
+            try:
+                checker = resolver.fixed or resolver.get(name)
+                schemas[name] = {"fast_path": checker.fast is not None}
+            except InputError:
+                pass
+    return AuditResult(path, opts, tally, time.perf_counter() - start, jobs, schemas)
+
+
+def _open_out(path: str) -> IO[bytes]:
+    try:
+        return open(path, "wb")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,89 @@
+"""The terminal report (rich): summary, compound success, breakdowns, examples, gates."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from schemaops.audit.report_text import fmt_ci, fmt_p, headline
+
+
+def render_terminal(doc: dict, console: Console | None = None) -> None:
+    """Print the report of one ``--json`` document."""
+    con = console or Console(highlight=False)
+    con.print(f"[bold]schemaops audit[/bold] {doc['input']}")
+    con.print(headline(doc))
+    if doc["input_errors"]:
+        shown = ", ".join(str(e["line"]) for e in doc["input_error_lines"][:10])
+        more = " ..." if doc["input_errors"] > 10 else ""
+        con.print(
+            f"[yellow]{doc['input_errors']} input error(s)[/yellow] (not model outputs; excluded"
+            f" from p) at line(s) {shown}{more}: {doc['input_error_lines'][0]['message']}"
+        )
+
+    cats = Table(title="Outcomes", title_justify="left")
+    for col in ("category", "count", "share"):
+        cats.add_column(col, justify="left" if col == "category" else "right")
+    n = doc["outputs"] or 1
+    for cat, k in doc["categories"].items():
+        cats.add_row(cat, f"{k:,}", f"{k / n:.2%}")
+        if cat == "json_parse_failure":
+            for sub, j in doc["parse_failures"].items():
+                cats.add_row(f"  └ {sub}", f"{j:,}", f"{j / n:.2%}")
+    con.print(cats)
+
+    comp = Table(title="Compound success (independent steps)", title_justify="left")
+    for col in ("steps n", "p^n", "95% CI"):
+        comp.add_column(col, justify="right")
+    for s in doc["steps"]:
+        comp.add_row(str(s), fmt_p(doc["compound"][str(s)]), fmt_ci(doc["compound_ci95"][str(s)]))
+    con.print(comp)
+    if "target" in doc:
+        t = doc["target"]
+        for s, need in t["required_p"].items():
+            verdict = "[green]met[/green]" if t["met"][s] else "[red]not met[/red]"
+            con.print(f"target p^{s} >= {t['compound']:g}: needs p >= {need:.5f} ({verdict})")
+
+    ep = doc.get("episodes")
+    if ep:
+        con.print(
+            f"Episodes: {ep['episodes']:,} (mean {ep['mean_steps']:.1f} steps): observed success"
+            f" {fmt_p(ep['observed_success'])} {fmt_ci(ep['observed_ci95'])} vs"
+            f" {fmt_p(ep['expected_independent'])} if steps failed independently"
+            f" (gap {ep['gap']:+.1%}; {ep['mean_failures_per_failed_episode']:.2f} failures per"
+            " failed episode)"
+        )
+
+    if len(doc["by_schema"]) > 1 or doc["outputs"] != doc["ok"]:
+        tab = Table(title="By schema", title_justify="left")
+        for col in ("schema", "outputs", "p", "failures"):
+            tab.add_column(col, justify="left" if col in ("schema", "failures") else "right")
+        for name, s in doc["by_schema"].items():
+            fails = ", ".join(f"{c} {k}" for c, k in s["categories"].items() if c != "ok" and k)
+            tab.add_row(name, f"{s['outputs']:,}", fmt_p(s["p"]), fails or "-")
+        con.print(tab)
+    if doc["paths"]:
+        tab = Table(title="Top failing locations", title_justify="left")
+        for col in ("schema", "category", "path", "count"):
+            tab.add_column(col, justify="right" if col == "count" else "left")
+        for row in doc["paths"][:10]:
+            tab.add_row(row["schema"], row["category"], row["path"] or "(root)", str(row["count"]))
+        con.print(tab)
+    if doc.get("all_errors"):
+        con.print("All violations: " + ", ".join(f"{k} {v}" for k, v in doc["all_errors"].items()))
+    if doc["examples"]:
+        con.print("[bold]Examples[/bold]")
+        for key, exs in sorted(doc["examples"].items()):
+            for e in exs[:2]:
+                where = f" at {e['path'] or '(root)'}" if e["path"] is not None else ""
+                con.print(f"  {key} line {e['line']}{where}: {e['message']}", markup=False)
+                con.print(f"    {e['text'][:120]!r}", markup=False)
+    if doc["validation_timeouts"]["count"]:
+        vt = doc["validation_timeouts"]
+        con.print(
+            f"[red]{vt['count']} record(s) timed out in validation[/red]"
+            f" at line(s) {vt['lines'][:10]}"
+        )
+    for g in doc["gates"]:
+        mark = "[green]PASS[/green]" if g["passed"] else "[red]FAIL[/red]"
+        con.print(f"gate {g['gate']}: {mark} {g['reason']}")

@@ -1,0 +1,125 @@
+"""statistics -> the ``--json`` document (DESIGN.md contract) and the CI gates.
+
+Every report (terminal, markdown, html) renders this one document, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemaops import __version__
+from schemaops.audit.classify import OK, PARSE, SUBTYPES, VIOLATION
+from schemaops.audit.stats import compound, episode_summary, required_p, wilson
+
+TOP_PATHS = 15
+
+
+def _ordered_categories(categories: dict[str, int]) -> dict[str, int]:
+    """ok, then parse failures, then violations by count (stable, readable order)."""
+    out = {OK: categories.get(OK, 0)}
+    if PARSE in categories:
+        out[PARSE] = categories[PARSE]
+    for k, v in sorted(categories.items(), key=lambda kv: (-kv[1], kv[0])):
+        if k not in out:
+            out[k] = v
+    return out
+
+
+def to_json(result: Any) -> dict:
+    """Build the contract document from an ``AuditResult``."""
+    t = result.tally
+    opts = result.options
+    categories = dict(t.categories)
+    categories[OK] = t.ok
+    n = t.outputs
+    p = t.ok / n if n else None
+    ci = wilson(t.ok, n)
+    comp = compound(p, ci, opts.steps)
+    by_schema = {}
+    for name in sorted(t.by_schema):
+        c = t.by_schema[name]
+        total = sum(c.values())
+        by_schema[name] = {
+            "outputs": total,
+            "ok": c.get(OK, 0),
+            "p": c.get(OK, 0) / total if total else None,
+            "categories": _ordered_categories(dict(c)),
+        }
+    violations = {
+        k.split(":", 1)[1]: v
+        for k, v in sorted(t.categories.items(), key=lambda kv: -kv[1])
+        if k.startswith(VIOLATION + ":")
+    }
+    doc: dict[str, Any] = {
+        "schemaops": __version__,
+        "input": result.input,
+        "total": n + t.input_errors,
+        "lines": t.lines,
+        "outputs": n,
+        "ok": t.ok,
+        "input_errors": t.input_errors,
+        "input_error_lines": t.input_error_lines,
+        "categories": _ordered_categories(categories),
+        "parse_failures": {s: t.parse_failures[s] for s in SUBTYPES if t.parse_failures.get(s)},
+        "schema_violations": violations,
+        "p": p,
+        "p_ci95": list(ci) if ci else None,
+        "failure_rate": (1 - p) if p is not None else None,
+        "steps": list(opts.steps),
+        "compound": comp["compound"],
+        "compound_ci95": comp["ci"],
+        "by_schema": by_schema,
+        "paths": [
+            {"schema": s, "category": c, "path": path, "count": k}
+            for (s, c, path), k in t.paths.most_common(TOP_PATHS)
+        ],
+        "examples": t.examples,
+        "validation_timeouts": {"count": t.timeout_count, "lines": t.timeouts},
+        "format_asserted": opts.assert_format,
+        "schemas": result.schemas,
+        "jobs": result.jobs,
+        "elapsed_s": round(result.elapsed_s, 3),
+    }
+    if opts.target is not None:
+        doc["target"] = {
+            "compound": opts.target,
+            "required_p": {str(s): required_p(opts.target, s) for s in opts.steps},
+            "met": {str(s): (p is not None and p**s >= opts.target) for s in opts.steps},
+        }
+    if opts.all_errors:
+        doc["all_errors"] = dict(t.all_errors.most_common())
+    episodes = episode_summary(t, p)
+    if episodes is not None:
+        episodes["steps_by_compound"] = {str(s): p**s for s in opts.steps} if p is not None else {}
+        doc["episodes"] = episodes
+    doc["gates"] = gates(doc, opts)
+    return doc
+
+
+def gates(doc: dict, opts: Any) -> list[dict]:
+    """Evaluate ``--max-failure-rate`` and ``--min-compound`` (the latter at the largest
+    ``--steps``) on the point estimates. No classified output means a gate cannot pass."""
+    out = []
+    p = doc["p"]
+    if opts.max_failure_rate is not None:
+        rate = doc["failure_rate"]
+        passed = rate is not None and rate <= opts.max_failure_rate
+        reason = (
+            "no classified outputs"
+            if rate is None
+            else f"failure rate {rate:.2%} {'<=' if passed else '>'}"
+            f" max {opts.max_failure_rate:.2%}"
+        )
+        out.append({"gate": "max_failure_rate", "passed": passed, "reason": reason})
+    if opts.min_compound is not None:
+        n = max(opts.steps)
+        value = p**n if p is not None else None
+        passed = value is not None and value >= opts.min_compound
+        reason = (
+            "no classified outputs"
+            if value is None
+            else f"p^{n} = {value:.4f} {'>=' if passed else '<'} min {opts.min_compound:.4f}"
+            f" (p = {p:.4f}; needs p >= {required_p(opts.min_compound, n):.5f})"
+        )
+        out.append({"gate": "min_compound", "passed": passed, "reason": reason})
+    return out

@@ -1,0 +1,198 @@
+"""category -> statistics: streaming counters, Wilson intervals and compound success.
+
+Memory stays flat in the number of lines: the tally keeps counters, a bounded counter of
+failing locations, the first few examples per category and the first input-error lines.
+Only episode tracking (``--episode-field``) keeps one small entry per episode.
+Tallies from parallel chunks merge by addition (``Tally.merge``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+Z95 = 1.959963984540054
+EXAMPLES_PER_CATEGORY = 3
+INPUT_ERROR_LINES = 100
+PATHS_CAP = 10_000
+TIMEOUT_LINES = 100
+
+
+def wilson(ok: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """Wilson score interval for a binomial proportion (good near 0 and 1, unlike Wald)."""
+    if n <= 0:
+        return None
+    p = ok / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def compound(p: float | None, ci: tuple[float, float] | None, steps: list[int]) -> dict:
+    """p^n per step count, with the interval carried through (x -> x^n is monotone)."""
+    if p is None or ci is None:
+        return {"compound": {str(n): None for n in steps}, "ci": {str(n): None for n in steps}}
+    return {
+        "compound": {str(n): p**n for n in steps},
+        "ci": {str(n): [ci[0] ** n, ci[1] ** n] for n in steps},
+    }
+
+
+def required_p(target: float, n: int) -> float:
+    """Per-step success needed so that p^n reaches ``target``."""
+    return target ** (1.0 / n)
+
+
+@dataclass
+class Tally:
+    """Everything the reports need, accumulated one output at a time."""
+
+    lines: int = 0
+    outputs: int = 0
+    ok: int = 0
+    input_errors: int = 0
+    input_error_lines: list[dict] = field(default_factory=list)
+    categories: Counter = field(default_factory=Counter)
+    parse_failures: Counter = field(default_factory=Counter)
+    by_schema: dict[str, Counter] = field(default_factory=dict)
+    paths: Counter = field(default_factory=Counter)
+    examples: dict[str, list[dict]] = field(default_factory=dict)
+    all_errors: Counter = field(default_factory=Counter)
+    timeouts: list[int] = field(default_factory=list)
+    timeout_count: int = 0
+    episodes: dict[Any, list[int]] = field(default_factory=dict)
+    by_step: dict[Any, list[int]] = field(default_factory=dict)
+
+    def add_input_error(self, line: int, message: str) -> None:
+        self.input_errors += 1
+        if len(self.input_error_lines) < INPUT_ERROR_LINES:
+            self.input_error_lines.append({"line": line, "message": message})
+
+    def add_failure(
+        self,
+        line: int,
+        rid: Any,
+        schema: str,
+        category: str,
+        subtype: str | None,
+        path: str | None,
+        message: str | None,
+        text: str,
+    ) -> None:
+        """Count one failed output (the ok path is counted inline by the pipeline)."""
+        self.outputs += 1
+        self.categories[category] += 1
+        if subtype is not None:
+            self.parse_failures[subtype] += 1
+        per = self.by_schema.get(schema)
+        if per is None:
+            per = self.by_schema[schema] = Counter()
+        per[category] += 1
+        if path is not None:
+            self.paths[(schema, category, path)] += 1
+            if len(self.paths) > PATHS_CAP:
+                self.paths = Counter(dict(self.paths.most_common(PATHS_CAP // 2)))
+        key = category if subtype is None else f"{category}/{subtype}"
+        ex = self.examples.setdefault(key, [])
+        if len(ex) < EXAMPLES_PER_CATEGORY:
+            snippet = text if len(text) <= 240 else text[:237] + "..."
+            ex.append(
+                {
+                    "line": line,
+                    "id": rid,
+                    "schema": schema,
+                    "path": path,
+                    "message": message,
+                    "text": snippet,
+                }
+            )
+
+    def add_timeout(self, line: int) -> None:
+        self.timeout_count += 1
+        if len(self.timeouts) < TIMEOUT_LINES:
+            self.timeouts.append(line)
+
+    def add_episode(self, episode: Any, step: Any, ok: bool) -> None:
+        ep = self.episodes.get(episode)
+        if ep is None:
+            ep = self.episodes[episode] = [0, 0]
+        ep[0] += 1
+        ep[1] += not ok
+        if step is not None:
+            st = self.by_step.get(step)
+            if st is None:
+                st = self.by_step[step] = [0, 0]
+            st[0] += 1
+            st[1] += not ok
+
+    def merge(self, other: Tally, line_offset: int = 0) -> None:
+        """Add a later chunk's tally (its line numbers shifted by ``line_offset``)."""
+        self.lines += other.lines
+        self.outputs += other.outputs
+        self.ok += other.ok
+        self.input_errors += other.input_errors
+        for e in other.input_error_lines:
+            if len(self.input_error_lines) < INPUT_ERROR_LINES:
+                self.input_error_lines.append({**e, "line": e["line"] + line_offset})
+        self.categories.update(other.categories)
+        self.parse_failures.update(other.parse_failures)
+        for name, c in other.by_schema.items():
+            self.by_schema.setdefault(name, Counter()).update(c)
+        self.paths.update(other.paths)
+        if len(self.paths) > PATHS_CAP:
+            self.paths = Counter(dict(self.paths.most_common(PATHS_CAP // 2)))
+        for key, exs in other.examples.items():
+            mine = self.examples.setdefault(key, [])
+            for e in exs:
+                if len(mine) < EXAMPLES_PER_CATEGORY:
+                    mine.append({**e, "line": e["line"] + line_offset})
+        self.all_errors.update(other.all_errors)
+        self.timeout_count += other.timeout_count
+        for t in other.timeouts:
+            if len(self.timeouts) < TIMEOUT_LINES:
+                self.timeouts.append(t + line_offset)
+        for src, dst in ((other.episodes, self.episodes), (other.by_step, self.by_step)):
+            for k, (n, f) in src.items():
+                cur = dst.setdefault(k, [0, 0])
+                cur[0] += n
+                cur[1] += f
+
+
+def episode_summary(tally: Tally, p: float | None) -> dict | None:
+    """Observed episode success beside what independent steps (p^n) would predict.
+
+    Expected = mean over episodes of p^(steps in that episode). Observed above expected means
+    failures cluster in some episodes; below means they spread out (each bad episode has
+    exactly one failure more often than chance).
+    """
+    if not tally.episodes or p is None:
+        return None
+    n_ep = len(tally.episodes)
+    succeeded = sum(1 for n, f in tally.episodes.values() if f == 0)
+    lengths = [n for n, _ in tally.episodes.values()]
+    expected = sum(p**n for n in lengths) / n_ep
+    ci = wilson(succeeded, n_ep)
+    failures_per_failed = [f for _, f in tally.episodes.values() if f]
+    by_step = {
+        str(k): {"outputs": n, "failure_rate": f / n}
+        for k, (n, f) in sorted(tally.by_step.items(), key=lambda kv: _sort_key(kv[0]))
+    }
+    return {
+        "episodes": n_ep,
+        "mean_steps": sum(lengths) / n_ep,
+        "observed_success": succeeded / n_ep,
+        "observed_ci95": list(ci) if ci else None,
+        "expected_independent": expected,
+        "gap": succeeded / n_ep - expected,
+        "mean_failures_per_failed_episode": (
+            sum(failures_per_failed) / len(failures_per_failed) if failures_per_failed else 0.0
+        ),
+        "by_step": by_step,
+    }
+
+
+def _sort_key(k: Any) -> tuple:
+    return (0, k, "") if isinstance(k, (int, float)) and not isinstance(k, bool) else (1, 0, str(k))
