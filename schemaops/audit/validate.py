@@ -193,13 +193,21 @@ class SchemaResolver:
         if schema is not None:
             path = Path(schema)
             if path.is_file() or schema.endswith(".json"):
-                if not path.is_file():
-                    raise InputError(f"schema file not found: {schema}")
-                self.fixed = SchemaChecker(
-                    path.stem, read_schema_file(path), assert_format, timeout
-                )
+                self.fixed = self._compile_file(path)
             else:
                 self.fixed = self._compile_from_registry(schema)
+
+    def _compile_file(self, path: Path) -> SchemaChecker:
+        """A schema file, with its relative ``$ref``s bundled by the registry loader."""
+        try:
+            from schemaops.registry.loader import load_schema_file
+        except ImportError:  # older registry API: read the file as is
+            return SchemaChecker(
+                path.stem, read_schema_file(path), self.assert_format, self.timeout
+            )
+        entry = load_schema_file(path)
+        body = entry.self_contained if entry.self_contained is not None else entry.schema
+        return SchemaChecker(entry.name, body, self.assert_format, self.timeout)
 
     def _load_registry(self) -> Any:
         if self._registry is None:
@@ -215,7 +223,9 @@ class SchemaResolver:
 
     def _compile_from_registry(self, name: str) -> SchemaChecker:
         entry = self._load_registry().get(name)  # raises InputError naming known schemas
-        return SchemaChecker(name, entry.schema, self.assert_format, self.timeout)
+        body = getattr(entry, "self_contained", None)
+        body = entry.schema if body is None else body
+        return SchemaChecker(name, body, self.assert_format, self.timeout)
 
     def has(self, name: str) -> bool:
         """True when the registry has ``name`` (used for tool-call names)."""
