@@ -1,10 +1,252 @@
-"""CLI commands for the registry area (placeholder until that area lands)."""
+"""``schemaops registry ...``: list, show, validate, export, diff and hash registry schemas.
+
+Options are parsed here; the work is done by ``schemaops.registry`` functions. Other modules
+may add subcommands to ``registry_app`` (e.g. ``registry drift``): list the module in
+``EXTENSIONS`` and give it a ``register(registry_app)``; a missing module is skipped.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from schemaops.commands._common import call, emit_json
+from schemaops.registry import Schema, load_registry
+from schemaops.registry.diff import diff_paths
+from schemaops.registry.drafts import draft_label
+from schemaops.registry.loader import DEFAULT_REGISTRY, exit_code_for, inspect_registry
+
+EXTENSIONS = ("schemaops.commands.registry_drift",)
+
+registry_app = typer.Typer(
+    name="registry",
+    help="The schema registry: a folder of NAME.json schemas with NAME.examples.json sidecars.",
+    no_args_is_help=True,
+)
+
+REGISTRY_OPT = typer.Option(DEFAULT_REGISTRY, "--registry", "-r", help="Registry folder.")
+JSON_OPT = typer.Option(False, "--json", help="Print exactly one JSON document on stdout.")
+
+
+def _out() -> Console:
+    """Stdout console; wide when piped so tables are not truncated to 80 columns."""
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def schema_summary(s: Schema) -> dict:
+    """The JSON row for one schema (list/validate/hash share it)."""
+    return {
+        "name": s.name,
+        "version": s.version,
+        "draft": draft_label(s.draft),
+        "hash": s.hash,
+        "path": str(s.path) if s.path else None,
+        "title": s.title,
+        "examples": {"valid": len(s.valid), "invalid": len(s.invalid)},
+        "self_contained": s.self_contained is None,
+        "wire_bytes": {
+            "native": len(s.wire("native").encode()),
+            "openai": len(s.wire("openai").encode()),
+        },
+    }
+
+
+def _schema_table(schemas: list[Schema], title: str) -> Table:
+    table = Table(title=title)
+    for col in ("name", "version", "draft", "hash", "examples", "wire bytes", "title"):
+        table.add_column(col)
+    for s in schemas:
+        row = schema_summary(s)
+        ex = f"{row['examples']['valid']} valid / {row['examples']['invalid']} invalid"
+        table.add_row(
+            s.name,
+            s.version,
+            row["draft"],
+            s.hash[:16],
+            ex,
+            str(row["wire_bytes"]["native"]),
+            s.title,
+        )
+    return table
+
+
+@registry_app.command("list")
+def list_cmd(registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT) -> None:
+    """List the registry's schemas with version, draft, hash and example counts."""
+    reg = call(load_registry, registry)
+    if json_out:
+        emit_json({"registry": str(registry), "schemas": [schema_summary(s) for s in reg]})
+        return
+    _out().print(_schema_table(list(reg), f"registry {registry} ({len(reg)} schemas)"))
+
+
+@registry_app.command("show")
+def show_cmd(name: str, registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT) -> None:
+    """Show one schema: metadata, its wire strings' hashes and the schema itself."""
+    s = call(call(load_registry, registry).get, name)
+    doc = {
+        **schema_summary(s),
+        "description": s.description,
+        "wire_sha256": {api: _sha(s.wire(api)) for api in ("native", "openai")},
+        "schema": s.schema,
+        "bundled": s.bundled() if s.self_contained is not None else None,
+        "valid": s.valid,
+        "invalid": s.invalid,
+    }
+    if json_out:
+        emit_json(doc)
+        return
+    out = _out()
+    for key in ("name", "version", "draft", "hash", "path", "title", "description"):
+        out.print(f"[bold]{key}[/bold]: {doc[key]}")
+    for api, h in doc["wire_sha256"].items():
+        out.print(f"[bold]wire {api}[/bold]: {doc['wire_bytes'][api]} bytes, sha256 {h[:16]}")
+    out.print(f"[bold]examples[/bold]: {len(s.valid)} valid, {len(s.invalid)} invalid")
+    out.print_json(data=s.bundled())
+
+
+@registry_app.command("validate")
+def validate_cmd(
+    folder: Path = typer.Argument(None, help="Registry folder (default: --registry)."),
+    registry: Path = REGISTRY_OPT,
+    json_out: bool = JSON_OPT,
+) -> None:
+    """Check every schema, ref and example; report every problem at once.
+
+    Exit 0 when clean, 1 for invalid content, 2 when input could not be read.
+    """
+    root = folder if folder is not None else registry
+    reg, problems = inspect_registry(root)
+    code = exit_code_for(problems)
+    if json_out:
+        emit_json({
+            "registry": str(root),
+            "ok": not problems,
+            "schemas": [schema_summary(s) for s in reg],
+            "libraries": [schema_summary(s) for s in reg.libraries.values()],
+            "problems": problems,
+        })  # fmt: skip
+        raise typer.Exit(code)
+    out = _out()
+    if len(reg):
+        out.print(_schema_table(list(reg), f"registry {root}"))
+    if problems:
+        table = Table(title=f"{len(problems)} problem(s)")
+        for col in ("file", "pointer", "kind", "reason"):
+            table.add_column(col, overflow="fold")
+        for p in problems:
+            table.add_row(p["file"], p["pointer"], p["kind"], p["reason"])
+        Console(stderr=True, highlight=False, soft_wrap=True).print(table)
+    else:
+        out.print(f"ok: {len(reg)} schemas, {len(reg.libraries)} libraries, no problems")
+    raise typer.Exit(code)
+
+
+@registry_app.command("export")
+def export_cmd(
+    name: str,
+    api: str = typer.Option(
+        "native", "--api", help="native (/generate json_schema) or openai (response_format)."
+    ),
+    output: Path = typer.Option(None, "--output", "-o", help="Write the bytes to this file."),
+    registry: Path = REGISTRY_OPT,
+    json_out: bool = JSON_OPT,
+) -> None:
+    """Print the exact wire string a server keys its grammar cache on, byte for byte.
+
+    No trailing newline is added: the bytes on stdout (or in --output) are the cache key.
+    """
+    if api not in ("native", "openai"):
+        raise typer.BadParameter(f"--api must be native or openai, not {api!r}")
+    s = call(call(load_registry, registry).get, name)
+    wire = s.wire(api)  # type: ignore[arg-type]
+    data = wire.encode("utf-8")
+    if output is not None:
+        output.write_bytes(data)
+    if json_out:
+        emit_json(
+            {"name": s.name, "api": api, "bytes": len(data), "sha256": _sha(wire), "wire": wire}
+        )
+    elif output is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+
+@registry_app.command("diff")
+def diff_cmd(
+    old: Path,
+    new: Path,
+    fail_on_breaking: bool = typer.Option(
+        False, "--fail-on-breaking", help="Exit 1 if any change is breaking."
+    ),
+    json_out: bool = JSON_OPT,
+) -> None:
+    """Classify changes between two schema files or registry folders.
+
+    Breaking for consumers: the model may now produce what it could not. Breaking for
+    clients: something valid before is now rejected.
+    """
+    report = call(diff_paths, old, new)
+    if json_out:
+        emit_json(report.to_json())
+    else:
+        n, b = len(report.changes), len(report.breaking)
+        table = Table(title=f"{old} -> {new}: {n} change(s), {b} breaking")
+        for col in ("schema", "path", "kind", "breaking for", "detail"):
+            table.add_column(col, overflow="fold")
+        for c in report.changes:
+            who = ", ".join(c.breaking_for) or "-"
+            table.add_row(
+                c.schema,
+                c.path or "/",
+                c.kind,
+                f"[red]{who}[/red]" if c.breaking else who,
+                c.detail,
+            )
+        _out().print(table)
+    if fail_on_breaking and report.breaking:
+        raise typer.Exit(1)
+
+
+@registry_app.command("hash")
+def hash_cmd(registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT) -> None:
+    """Content hash and the sha256 of each wire string (what the server's cache keys on)."""
+    reg = call(load_registry, registry)
+    rows = [
+        {
+            "name": s.name,
+            "hash": s.hash,
+            "native_sha256": _sha(s.wire("native")),
+            "openai_sha256": _sha(s.wire("openai")),
+        }
+        for s in reg
+    ]
+    if json_out:
+        emit_json({"registry": str(registry), "schemas": rows})
+        return
+    table = Table(title=f"registry {registry}")
+    for col in ("name", "hash", "native wire sha256", "openai wire sha256"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], r["hash"][:16], r["native_sha256"][:16], r["openai_sha256"][:16])
+    _out().print(table)
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app."""
-    return None
+    """Add ``registry`` and its subcommands (including listed extensions) to the root app."""
+    for mod_name in EXTENSIONS:
+        if importlib.util.find_spec(mod_name) is not None:
+            importlib.import_module(mod_name).register(registry_app)
+    app.add_typer(registry_app, name="registry")

@@ -46,7 +46,7 @@ def bundle(contents: Any, base: str, label: str, registry: referencing.Registry)
     keys: dict[str, str] = {}  # absolute target URI -> defs key
     queue: list[tuple[Any, str, bool]] = [(root, base, True)]
     while queue:
-        doc, doc_base, is_root = queue.pop()
+        doc, doc_base, is_root = queue.pop(0)
         for node, _, node_base in iter_subschemas(doc, doc_base, label):
             ref = node.get("$ref")
             if not isinstance(ref, str):

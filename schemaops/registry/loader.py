@@ -192,13 +192,13 @@ def _check(docs: list[_Doc], problems: list[dict]) -> dict[str, Schema]:
                 )
             )
             continue
-        if s.hash in seen_hash:
+        if s.source_hash in seen_hash:
             problems.append(problem(
                 d.label, "", "duplicate_content",
-                f"same canonical text as {seen_hash[s.hash]} (hash {s.hash[:16]}): "
+                f"same canonical text as {seen_hash[s.source_hash]} (hash {s.source_hash[:16]}): "
                 "one wire string, two names",
             ))  # fmt: skip
-        seen_hash.setdefault(s.hash, d.label)
+        seen_hash.setdefault(s.source_hash, d.label)
         if d.path is not None:
             _attach_examples(s, d, problems)
         schemas[name] = s

@@ -60,7 +60,16 @@ class Schema:
 
     @property
     def hash(self) -> str:
-        """Identity of the file's schema (sha256 of its canonical text)."""
+        """Identity of what is served: sha256 of ``wire("native")`` (the bundled form).
+
+        So a change to a library this schema refers to changes its hash too, and the hash
+        always matches the native cache key's sha256.
+        """
+        return content_hash(self.bundled())
+
+    @property
+    def source_hash(self) -> str:
+        """sha256 of the file's own canonical text (refs not inlined): duplicate detection."""
         return content_hash(self.schema)
 
     @property

@@ -117,17 +117,15 @@ def iter_subschemas(root: Any, base: str, label: str) -> Iterator[tuple[dict, li
         if isinstance(sid, str) and sid:
             node_base = urldefrag(urljoin(node_base, sid))[0]
         yield node, parts, node_base
-        for kw in _SINGLE:
-            if isinstance(node.get(kw), dict):
-                stack.append((node[kw], [*parts, kw], node_base))
-        for kw in _LISTS:
-            if isinstance(node.get(kw), list):
-                for i, sub in enumerate(node[kw]):
-                    stack.append((sub, [*parts, kw, i], node_base))
-        for kw in _MAPS:
-            if isinstance(node.get(kw), dict):
-                for k, sub in node[kw].items():
-                    stack.append((sub, [*parts, kw, k], node_base))
+        children: list[tuple[Any, list, str]] = []
+        for kw, value in node.items():  # document order, so bundles and reports are stable
+            if kw in _SINGLE and isinstance(value, dict):
+                children.append((value, [*parts, kw], node_base))
+            elif kw in _LISTS and isinstance(value, list):
+                children.extend((sub, [*parts, kw, i], node_base) for i, sub in enumerate(value))
+            elif kw in _MAPS and isinstance(value, dict):
+                children.extend((sub, [*parts, kw, k], node_base) for k, sub in value.items())
+        stack.extend(reversed(children))
 
 
 @dataclass
