@@ -1,0 +1,214 @@
+"""Classification of single outputs: every parse-failure subtype from real failure shapes,
+schema violations with pointer and message, format assertion, limits, and property tests."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schemaops.audit.classify import MAX_DEPTH, SUBTYPES, parse_output
+from schemaops.audit.fastcheck import compile_fast
+from schemaops.audit.validate import SchemaChecker
+
+TOOL = {
+    "type": "object",
+    "properties": {
+        "tool": {"enum": ["get_order", "issue_refund"]},
+        "args": {
+            "type": "object",
+            "properties": {
+                "order_id": {"type": "string", "pattern": "^ORD-[0-9]{8}$"},
+                "quantity": {"type": "integer", "minimum": 1},
+                "email": {"type": "string", "format": "email"},
+            },
+            "required": ["order_id"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["tool", "args"],
+    "additionalProperties": False,
+}
+GOOD = '{"tool": "get_order", "args": {"order_id": "ORD-20481357"}}'
+
+
+def subtype(text: str) -> str | None:
+    value, outcome = parse_output(text)
+    return None if outcome is None else outcome.subtype
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "empty"),
+        ("  \n\t ", "empty"),
+        ("Sure! Here is the JSON you asked for:\n" + GOOD, "prose_prefix"),
+        ("I'll look up the order.\n\n" + GOOD + "\nLet me know if you need more.", "prose_prefix"),
+        ("```json\n" + GOOD + "\n```", "code_fence"),
+        ("```\n" + GOOD + "\n```", "code_fence"),
+        ("Here you go:\n```json\n" + GOOD + "\n```", "code_fence"),
+        (GOOD[:-1], "truncated"),  # missing closing brace
+        ('{"tool": "get_order", "args": {"order_id": "ORD-204', "truncated"),  # token limit
+        ('{"tool": "get_order", "args": [1, 2,', "truncated"),
+        (GOOD + "\nI hope this helps!", "trailing_text"),
+        (GOOD + GOOD, "trailing_text"),
+        ('{"score": NaN}', "non_standard_literal"),
+        ('{"score": Infinity}', "non_standard_literal"),
+        ('{"score": -Infinity}', "non_standard_literal"),
+        ('{"ok": True}', "non_standard_literal"),
+        ('{"v": None}', "non_standard_literal"),
+        ("{'tool': 'get_order'}", "invalid_syntax"),  # Python repr, single quotes
+        ('{"tool": "get_order",}', "invalid_syntax"),  # trailing comma
+        ('{"a": 1 // comment\n}', "invalid_syntax"),
+        ('{"a": "line\nbreak"}', "invalid_syntax"),  # raw control character
+        ("[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5), "limit_exceeded"),
+        ("[" * 5000 + "]" * 5000, "limit_exceeded"),
+        ("1" * 5000, "limit_exceeded"),  # beyond Python's int digit limit
+    ],
+)
+def test_parse_subtypes(text: str, expected: str) -> None:
+    assert subtype(text) == expected
+
+
+def test_valid_json_parses_identically_to_stdlib() -> None:
+    for text in [GOOD, "18446744073709551616123", '{"a": 1e400}', '"\\ud800"', "-0", "[]", " 1 "]:
+        value, outcome = parse_output(text)
+        assert outcome is None, text
+        assert json.dumps(value) == json.dumps(json.loads(text))
+
+
+def violation(text: str, schema: dict = TOOL, **kw: object) -> tuple[str, str | None, str | None]:
+    value, outcome = parse_output(text)
+    assert outcome is None
+    out = SchemaChecker("tool", schema, **kw).check(value)
+    return out.category, out.path, out.message
+
+
+def test_violations_name_keyword_pointer_and_message() -> None:
+    cat, path, msg = violation('{"tool": "lookup_order", "args": {"order_id": "ORD-20481357"}}')
+    assert (cat, path) == ("schema_violation:enum", "/tool") and "lookup_order" in msg
+    assert violation('{"tool": "get_order"}')[:2] == ("schema_violation:required", "")
+    cat, path, _ = violation(
+        '{"tool": "get_order", "args": {"order_id": "ORD-20481357", "quantity": "2"}}'
+    )
+    assert (cat, path) == ("schema_violation:type", "/args/quantity")
+    cat, path, _ = violation('{"tool": "get_order", "args": {"order_id": "20481357"}}')
+    assert (cat, path) == ("schema_violation:pattern", "/args/order_id")
+    cat, path, _ = violation('{"tool": "get_order", "args": {"order_id": "ORD-20481357", "x": 1}}')
+    assert (cat, path) == ("schema_violation:additionalProperties", "/args")
+    assert violation(GOOD) == ("ok", None, None)
+
+
+def test_format_asserted_by_default_and_annotation_with_no_format() -> None:
+    text = '{"tool": "get_order", "args": {"order_id": "ORD-20481357", "email": "not-an-email"}}'
+    assert violation(text)[:2] == ("schema_violation:format", "/args/email")
+    assert violation(text, assert_format=False)[0] == "ok"
+    uuid = {"type": "string", "format": "uuid"}
+    assert violation('"123"', uuid)[0] == "schema_violation:format"
+    assert violation('"2b3c6f1e-5d7a-4c1b-9a0e-3f2d1c0b9a87"', uuid)[0] == "ok"
+    assert (
+        violation('"2026-11-31T25:00:00Z"', {"format": "date-time"})[0] == "schema_violation:format"
+    )
+
+
+def test_pointer_escapes_and_array_indices() -> None:
+    schema = {"properties": {"a/b": {"items": {"type": "integer"}}}}
+    assert violation('{"a/b": [1, "x"]}', schema)[:2] == ("schema_violation:type", "/a~1b/1")
+
+
+def test_catastrophic_pattern_is_bounded_and_reported() -> None:
+    from schemaops.audit.validate import alarm_handler
+
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}
+    value, _ = parse_output(json.dumps({"s": "a" * 40 + "!"}))
+    checker = SchemaChecker("evil", schema, timeout=0.2)
+    start = time.perf_counter()
+    with alarm_handler():
+        out = checker.check(value)
+    assert time.perf_counter() - start < 3
+    assert out.category == "schema_violation:pattern" and "exceeded" in out.message
+    with alarm_handler():
+        assert checker.check({"s": "aaa"}).category == "ok"
+
+
+def test_deep_values_that_parse_are_classified_not_crashing() -> None:
+    schema = {
+        "$defs": {"n": {"type": "array", "items": {"$ref": "#/$defs/n"}}},
+        "$ref": "#/$defs/n",
+    }
+    checker = SchemaChecker("deep", schema)
+    for depth in (10, MAX_DEPTH, MAX_DEPTH + 1, 900):
+        value, outcome = parse_output("[" * depth + "]" * depth)
+        out = outcome or checker.check(value)
+        assert out.category in ("ok", "json_parse_failure"), depth
+    huge = json.dumps({"s": "x" * 2_000_000})
+    assert parse_output(huge)[1] is None
+
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda kids: (
+        st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=5), kids, max_size=4)
+    ),
+    max_leaves=20,
+)
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+CHECKER = SchemaChecker("tool", TOOL)
+
+
+def _classify(text: str) -> str:
+    value, outcome = parse_output(text)
+    if outcome is not None:
+        assert outcome.subtype in SUBTYPES
+        return outcome.category
+    return CHECKER.check(value).category
+
+
+@SETTINGS
+@given(st.text())
+def test_any_text_gets_a_category(text: str) -> None:
+    assert _classify(text) in ("ok", "json_parse_failure") or _classify(text).startswith(
+        "schema_violation:"
+    )
+
+
+@SETTINGS
+@given(JSON)
+def test_any_json_parses_and_gets_ok_or_violation(value: object) -> None:
+    cat = _classify(json.dumps(value))
+    assert cat == "ok" or cat.startswith("schema_violation:")
+
+
+@SETTINGS
+@given(st.binary())
+def test_any_bytes_get_a_category(data: bytes) -> None:
+    cat = _classify(data.decode("utf-8", errors="surrogateescape"))
+    assert cat in ("ok", "json_parse_failure") or cat.startswith("schema_violation:")
+
+
+@SETTINGS
+@given(JSON)
+def test_fast_path_agrees_with_jsonschema(value: object) -> None:
+    for schema in (
+        TOOL,
+        TOOL["properties"]["args"],
+        {"anyOf": [{"type": "integer"}, {"enum": [None, True]}]},
+    ):
+        checker = SchemaChecker("s", schema)
+        assert checker.fast is not None
+        assert checker.fast(value) == checker.validator.is_valid(value)
+
+
+def test_fast_path_declines_what_it_cannot_answer() -> None:
+    from jsonschema import Draft7Validator, Draft202012Validator
+
+    assert compile_fast({"unevaluatedProperties": False}, Draft202012Validator, None) is None
+    assert compile_fast({"$id": "x", "type": "object"}, Draft202012Validator, None) is None
+    assert compile_fast({"type": "object"}, Draft7Validator, None) is None
