@@ -1,0 +1,232 @@
+"""``schemaops audit`` end to end through the real CLI app: inputs, reports, gates, exit codes,
+the shipped example, and ``--jobs`` equivalence. No mocks: real files, real registry."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from schemaops.audit import AuditOptions, run_audit
+from schemaops.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "audits" / "example-outputs.jsonl"
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "tool": {"enum": ["get_order", "kb_search"]},
+        "args": {"type": "object", "required": ["q"], "properties": {"q": {"type": "string"}}},
+    },
+    "required": ["tool", "args"],
+}
+OK = '{"tool": "kb_search", "args": {"q": "refund policy"}}'
+
+
+def run(*args: str, input: str | bytes | None = None):
+    return CliRunner().invoke(app, ["audit", *args], input=input)
+
+
+@pytest.fixture()
+def reg(tmp_path: Path) -> Path:
+    d = tmp_path / "reg"
+    d.mkdir()
+    (d / "tool.json").write_text(json.dumps(SCHEMA))
+    return d
+
+
+def write(path: Path, lines: list[object]) -> Path:
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return path
+
+
+def doc_of(result) -> dict:
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def accounted(doc: dict) -> None:
+    assert doc["total"] == sum(doc["categories"].values()) + doc["input_errors"]
+
+
+def test_example_audits_to_the_seed_mix() -> None:
+    result = run_audit(str(EXAMPLE), AuditOptions(registry=str(REPO / "schemas"))).to_json()
+    assert result["categories"] == {
+        "ok": 4813, "json_parse_failure": 87, "schema_violation:enum": 61,
+        "schema_violation:required": 28, "schema_violation:type": 11,
+    }  # fmt: skip
+    assert result["total"] == 5000 and result["input_errors"] == 0
+    assert abs(result["compound"]["20"] - 0.9626**20) < 1e-12
+    assert result["episodes"]["episodes"] == 250
+    first = json.loads(EXAMPLE.read_text().splitlines()[0])
+    assert first["simulated"] is True
+
+
+def test_readme_command_prints_breakdown_and_p20(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    result = run("audits/example-outputs.jsonl")
+    assert result.exit_code == 0, result.output
+    for needle in ("p^20", "46.66%", "schema_violation:enum", "prose_prefix", "By schema"):
+        assert needle in result.stdout
+
+
+def test_gates_exit_codes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    f = "audits/example-outputs.jsonl"
+    assert run(f, "--max-failure-rate", "0.05", "--json").exit_code == 0
+    bad = run(f, "--max-failure-rate", "0.01", "--json")
+    assert bad.exit_code == 1 and "max_failure_rate" in bad.stderr and "3.74%" in bad.stderr
+    assert run(f, "--min-compound", "0.4", "--steps", "20", "--json").exit_code == 0
+    bad = run(f, "--min-compound", "0.9", "--steps", "20", "--json")
+    assert bad.exit_code == 1 and "p^20" in bad.stderr
+    assert json.loads(bad.stdout)["gates"][0]["passed"] is False
+    assert run("missing.jsonl").exit_code == 2
+    assert run(f, "--steps", "x").exit_code == 2
+    assert run(f, "--schema", "no_such_schema").exit_code == 2
+    assert run(f, "--registry", "nowhere").exit_code == 2
+
+
+def test_input_errors_have_line_numbers_and_are_excluded(tmp_path: Path, reg: Path) -> None:
+    f = write(tmp_path / "o.jsonl", [
+        {"schema": "tool", "text": OK},
+        "not json at all",
+        {"schema": "tool", "meta_info": {}},
+        "",
+        {"schema": "nope", "text": OK},
+        [1, 2],
+        {"schema": "tool", "text": "Sure! " + OK},
+    ])  # fmt: skip
+    doc = doc_of(run(str(f), "--registry", str(reg), "--json"))
+    accounted(doc)
+    assert doc["input_errors"] == 5 and doc["outputs"] == 2 and doc["p"] == 0.5
+    lines = {e["line"]: e["message"] for e in doc["input_error_lines"]}
+    assert set(lines) == {2, 3, 4, 5, 6}
+    assert "not JSON" in lines[2] and "no text found" in lines[3] and "blank" in lines[4]
+    assert "unknown schema 'nope'" in lines[5] and "not an object" in lines[6]
+
+
+def test_only_bad_lines_is_exit_2(tmp_path: Path) -> None:
+    f = write(tmp_path / "o.jsonl", ["garbage", "more garbage"])
+    result = run(str(f))
+    assert result.exit_code == 2 and "line 1" in result.stderr
+
+
+def test_gzip_and_stdin(tmp_path: Path, reg: Path) -> None:
+    body = (
+        json.dumps({"schema": "tool", "text": OK})
+        + "\n"
+        + json.dumps({"schema": "tool", "text": "{"})
+        + "\n"
+    )
+    gz = tmp_path / "o.jsonl.gz"
+    gz.write_bytes(gzip.compress(body.encode()))
+    for args, stdin in (([str(gz)], None), (["-"], body)):
+        doc = doc_of(run(*args, "--registry", str(reg), "--json", input=stdin))
+        assert doc["categories"] == {"ok": 1, "json_parse_failure": 1}
+        assert doc["parse_failures"] == {"truncated": 1}
+
+
+def test_openai_shapes_tool_call_fanout_and_field(tmp_path: Path, reg: Path) -> None:
+    call = lambda args: {"type": "function", "function": {"name": "tool", "arguments": args}}  # noqa: E731
+    f = write(tmp_path / "o.jsonl", [
+        {"id": "chat-1", "choices": [{"message": {"role": "assistant", "content": OK}}]},
+        {"id": "chat-2", "choices": [{"message": {"content": None, "tool_calls": [
+            call('{"tool": "kb_search", "args": {"q": "a"}}'),
+            call('{"tool": "kb_search", "args": {"q": 3}}'),
+            call('{"tool": "kb_search"')]}}]},
+        {"id": "cmpl-1", "choices": [{"text": OK}]},
+        {"generated_text": OK},
+        {"output": "```json\n" + OK + "\n```"},
+    ])  # fmt: skip
+    records = tmp_path / "r.jsonl"
+    doc = doc_of(
+        run(str(f), "--schema", str(reg / "tool.json"), "--json", "--records", str(records))
+    )
+    accounted(doc)
+    assert doc["outputs"] == 7 and doc["ok"] == 4
+    rows = [json.loads(x) for x in records.read_text().splitlines()]
+    assert [r["line"] for r in rows] == [1, 2, 2, 2, 3, 4, 5]
+    assert [r.get("tool_call") for r in rows[1:4]] == [0, 1, 2]
+    assert rows[2]["category"] == "schema_violation:type" and rows[3]["subtype"] == "truncated"
+    assert rows[0]["id"] == "chat-1"
+    # Tool calls with no schema option resolve by function name in the registry.
+    g = write(tmp_path / "t.jsonl", [{"choices": [{"message": {"tool_calls": [
+        {"function": {"name": "tool", "arguments": '{"tool": "x", "args": {}}'}}]}}]}])  # fmt: skip
+    doc = doc_of(run(str(g), "--registry", str(reg), "--json"))
+    assert doc["by_schema"]["tool"]["outputs"] == 1 and doc["ok"] == 0
+    h = write(tmp_path / "f.jsonl", [{"resp": {"body": [OK]}}])
+    doc = doc_of(
+        run(str(h), "--field", "resp.body.0", "--schema", str(reg / "tool.json"), "--json")
+    )
+    assert doc["ok"] == 1
+
+
+def test_reports_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    md, html, rec = tmp_path / "r.md", tmp_path / "r.html", tmp_path / "r.jsonl"
+    result = run("audits/example-outputs.jsonl", "--markdown", str(md), "--html", str(html),
+                 "--records", str(rec), "--json", "--all-errors", "--target", "0.95")  # fmt: skip
+    doc = doc_of(result)
+    for key in (
+        "total",
+        "ok",
+        "input_errors",
+        "categories",
+        "parse_failures",
+        "p",
+        "p_ci95",
+        "compound",
+    ):
+        assert key in doc
+    assert doc["all_errors"]["enum"] >= 61 and doc["target"]["required_p"]["20"] > 0.997
+    assert len(rec.read_text().splitlines()) == 5000
+    row = json.loads(rec.read_text().splitlines()[0])
+    assert set(row) >= {"line", "id", "category", "subtype", "path", "message"}
+    text = md.read_text()
+    assert "p^n" in text and "schema_violation:enum" in text and "46.66%" in text
+    page = html.read_text()
+    assert "<svg" in page and "Compound success" in page
+    assert 'src="http' not in page and "<link" not in page  # self-contained
+
+
+def test_jobs_match_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    r1, r2 = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+    one = doc_of(run("audits/example-outputs.jsonl", "--json", "--records", str(r1)))
+    two = doc_of(run("audits/example-outputs.jsonl", "--json", "--jobs", "2", "--records", str(r2)))
+    assert two["jobs"] == 2
+    for key in (
+        "categories",
+        "parse_failures",
+        "p",
+        "compound",
+        "by_schema",
+        "examples",
+        "episodes",
+    ):
+        assert one[key] == two[key], key
+    assert r1.read_bytes() == r2.read_bytes()
+
+
+def test_catastrophic_pattern_through_the_cli(tmp_path: Path) -> None:
+    schema = tmp_path / "evil.json"
+    schema.write_text(json.dumps({"properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}))
+    f = write(
+        tmp_path / "o.jsonl", [{"text": json.dumps({"s": "a" * 40 + "!"})}, {"text": '{"s": "aa"}'}]
+    )
+    doc = doc_of(run(str(f), "--schema", str(schema), "--timeout", "0.2", "--json"))
+    assert doc["validation_timeouts"] == {"count": 1, "lines": [1]}
+    assert doc["categories"] == {"ok": 1, "schema_violation:pattern": 1}
+
+
+def test_generator_is_deterministic(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "g.jsonl"
+    subprocess.run([sys.executable, str(REPO / "audits/generate_example.py"), "--out", str(out)],
+                   check=True, cwd=REPO, capture_output=True)  # fmt: skip
+    assert out.read_bytes() == EXAMPLE.read_bytes()
