@@ -1,1 +1,41 @@
-"""schemaops.compare"""
+"""Backend comparison: compile time, per-token cost and enforcement per schema and backend.
+
+Public API (``measure``/``measure_many`` return DESIGN.md's result dicts; see ``measure``)::
+
+    from schemaops.compare import measure, measure_many, STATUSES, keyword_matrix
+"""
+
+from schemaops.compare.enforce import VERDICTS, keyword_matrix, keyword_status
+from schemaops.compare.instances import SuiteCase, generate_valid, suite_cases, violated_keyword
+from schemaops.compare.measure import (
+    CRASH,
+    ERROR,
+    OK,
+    OOM,
+    STATUSES,
+    TIMEOUT,
+    UNSUPPORTED,
+    measure,
+    measure_many,
+    normalise_item,
+)
+
+__all__ = [
+    "CRASH",
+    "ERROR",
+    "OK",
+    "OOM",
+    "STATUSES",
+    "TIMEOUT",
+    "UNSUPPORTED",
+    "VERDICTS",
+    "SuiteCase",
+    "generate_valid",
+    "keyword_matrix",
+    "keyword_status",
+    "measure",
+    "measure_many",
+    "normalise_item",
+    "suite_cases",
+    "violated_keyword",
+]

@@ -1,0 +1,121 @@
+"""The one protocol every grammar backend implements, modelled on SGLang's
+``srt/constrained/base_grammar_backend.py`` and outlines' ``backends/base.py``.
+
+A :class:`GrammarBackend` is built once per tokenizer (building its token table costs about a
+second, so workers keep it for many schemas) and compiles schema text into a
+:class:`CompiledGrammar`; each compiled grammar hands out fresh :class:`Matcher` objects that
+walk one token sequence. Bitmasks are numpy ``int32`` arrays of shape ``(1, ceil(V / 32))``
+where ``V`` is the *lm head* width (``vocab_size``), which may exceed the tokenizer's length:
+bit ``i % 32`` of word ``i // 32`` set means token ``i`` is allowed.
+
+Library caches are off: ``compile`` always does the full work, so its wall time is the cold
+compile a server pays on a cache miss.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+
+class UnsupportedSchema(Exception):
+    """The backend itself says it does not support this schema (a keyword, a recursive
+    ``$ref``, ...). Any other exception from ``compile`` is an error in the backend."""
+
+
+def allocate_bitmask(vocab_size: int) -> np.ndarray:
+    """A ``(1, ceil(vocab_size / 32))`` int32 bitmask, all tokens allowed."""
+    return np.full((1, (vocab_size + 31) // 32), -1, dtype=np.int32)
+
+
+def is_allowed(bitmask: np.ndarray, token_id: int) -> bool:
+    """Whether ``token_id``'s bit is set in a filled bitmask."""
+    word = int(bitmask[0, token_id >> 5])
+    return bool((word >> (token_id & 31)) & 1)
+
+
+def allowed_ids(bitmask: np.ndarray, vocab_size: int) -> np.ndarray:
+    """All allowed token ids of a filled bitmask (for tests and debugging; not hot)."""
+    bits = np.unpackbits(bitmask[0].view(np.uint8), bitorder="little")[:vocab_size]
+    return np.flatnonzero(bits)
+
+
+class Matcher(ABC):
+    """The state of one generation under a compiled grammar."""
+
+    @abstractmethod
+    def fill_mask(self, bitmask: np.ndarray) -> None:
+        """Write the allowed next tokens into ``bitmask`` (row 0). Does not change state."""
+
+    @abstractmethod
+    def accept_token(self, token_id: int) -> bool:
+        """Advance by ``token_id``; False if the grammar forbids it. After a False the
+        matcher's state is backend-specific (llguidance enters a permanent error state):
+        callers stop the walk or ``reset()``."""
+
+    @abstractmethod
+    def can_stop(self) -> bool:
+        """Whether the text so far is a complete value: the stop token would be allowed."""
+
+    @abstractmethod
+    def is_terminated(self) -> bool:
+        """Whether the matcher has finished (accepted the stop token, or nothing can follow)."""
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Back to the initial state, reusing the compiled grammar."""
+
+
+class CompiledGrammar(ABC):
+    """A schema compiled for one tokenizer; cheap to make matchers from."""
+
+    @abstractmethod
+    def matcher(self) -> Matcher:
+        """A fresh matcher at the start of the grammar."""
+
+
+class GrammarBackend(ABC):
+    """A grammar library bound to one tokenizer.
+
+    ``name`` is the registry name (``xgrammar``, ``llguidance``, ``outlines``);
+    ``vocab_size`` the bitmask width; ``stop_token_id`` the token that ends a generation.
+    """
+
+    name: str = ""
+
+    def __init__(self, hf_tokenizer: Any, vocab_size: int | None = None) -> None:
+        self.tokenizer = hf_tokenizer
+        self.vocab_size = int(vocab_size or len(hf_tokenizer))
+        if self.vocab_size < len(hf_tokenizer):
+            raise ValueError(
+                f"vocab_size {self.vocab_size} is smaller than the tokenizer ({len(hf_tokenizer)})"
+            )
+        self.stop_token_id: int = int(hf_tokenizer.eos_token_id)
+
+    @classmethod
+    def from_tokenizer(cls, hf_tokenizer: Any, vocab_size: int | None = None) -> GrammarBackend:
+        """Build the backend's token table for a HF fast tokenizer (about a second)."""
+        return cls(hf_tokenizer, vocab_size)
+
+    @abstractmethod
+    def compile(self, schema_text: str) -> CompiledGrammar:
+        """Compile a JSON schema, cold. Raises :class:`UnsupportedSchema` when the backend
+        reports the schema as unsupported; any other exception is an error."""
+
+    def serialize(self, instance: Any) -> str:
+        """The text of ``instance`` as this backend's grammar would let a model write it.
+
+        Every backend here is compiled with the whitespace SGLang uses by default, under
+        which compact JSON (``","``/``":"``, no spaces) is a legal rendering: xgrammar with
+        ``any_whitespace=True``, llguidance with its default flexible whitespace, outlines
+        with its ``[ ]?`` whitespace pattern. Key order is the instance's own; callers order
+        keys like the schema first (see ``schemaops.compare.instances.order_like_schema``)
+        because all three backends emit properties in schema order.
+        """
+        return json.dumps(instance, separators=(",", ":"), ensure_ascii=False)
+
+    def allocate_bitmask(self) -> np.ndarray:
+        return allocate_bitmask(self.vocab_size)

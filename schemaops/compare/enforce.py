@@ -1,0 +1,204 @@
+"""The enforcement walk: push a known instance token by token through a fresh matcher.
+
+A valid instance must be *producible*: every token allowed and, at the end, the stop token
+too. An invalid instance must be *refused* somewhere before the stop; one that reaches the
+stop is ``accepts_invalid``: the backend would let a model emit it, i.e. the backend ignores
+some keyword. Per invalid example the keyword comes from jsonschema's ``best_match`` (computed
+by the caller, see ``instances.violated_keyword``), which gives per-keyword attribution.
+
+Rejections of valid instances are split by *where* they happen, because generated instances
+are full of control characters and rare code points that backends' string grammars treat
+differently (outlines refuses U+007F..U+009F, llguidance refuses U+007F): a rejection inside
+a string literal at a character outside printable ASCII/ordinary Unicode is ``content``;
+anything else is ``structure``. Only structural rejections make the ``rejects_valid`` verdict.
+
+The same loop times ``fill_mask`` and ``accept_token`` per token (``perf_counter_ns`` around
+the library call only), so enforcement and per-token figures come from one walk.
+"""
+
+from __future__ import annotations
+
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from schemaops.backends.base import CompiledGrammar
+
+VERDICTS = ("enforced", "accepts_invalid", "rejects_valid", "unsupported")
+
+
+@dataclass
+class Walk:
+    """What happened to one instance."""
+
+    n_tokens: int
+    accepted_tokens: int
+    reached_stop: bool  # every token and then the stop token were accepted
+    reject_token: int | None = None  # index of the first refused token (None: all accepted)
+    reject_offset: int | None = None  # char offset of that token in the text
+    reject_end: int | None = None  # char offset just after it
+    mask_mismatch: int = 0  # tokens whose mask bit disagreed with accept_token
+    mask_ns: list[int] = field(default_factory=list)
+    advance_ns: list[int] = field(default_factory=list)
+
+
+def walk(
+    compiled: CompiledGrammar,
+    bitmask: np.ndarray,
+    ids: list[int],
+    offsets: list[tuple[int, int]],
+    stop_token_id: int,
+) -> Walk:
+    """Walk ``ids`` through a fresh matcher, timing each mask fill and advance."""
+    m = compiled.matcher()
+    fill, accept = m.fill_mask, m.accept_token
+    pc = time.perf_counter_ns
+    mask_ns: list[int] = []
+    adv_ns: list[int] = []
+    words = bitmask[0]
+    mismatch = 0
+    for k, tid in enumerate(ids):
+        t0 = pc()
+        fill(bitmask)
+        t1 = pc()
+        ok = accept(tid)
+        t2 = pc()
+        mask_ns.append(t1 - t0)
+        adv_ns.append(t2 - t1)
+        if ((int(words[tid >> 5]) >> (tid & 31)) & 1) != ok:
+            mismatch += 1
+        if not ok:
+            off, end = offsets[k] if k < len(offsets) else (None, None)
+            return Walk(len(ids), k, False, k, off, end, mismatch, mask_ns, adv_ns)
+    t0 = pc()
+    fill(bitmask)
+    mask_ns.append(pc() - t0)
+    stop_ok = m.accept_token(stop_token_id)
+    return Walk(len(ids), len(ids), bool(stop_ok), None, None, None, mismatch, mask_ns, adv_ns)
+
+
+def string_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) char offsets of the *contents* of every JSON string literal in ``text``."""
+    spans: list[tuple[int, int]] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            spans.append((i + 1, min(j, n)))
+            i = j + 1
+        else:
+            i += 1
+    return spans
+
+
+def _unusual(ch: str) -> bool:
+    """Characters JSON allows in strings that string grammars commonly refuse."""
+    o = ord(ch)
+    if o < 0x20 or 0x7F <= o <= 0x9F or o > 0xFFFF:
+        return True
+    return unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp")
+
+
+def locate(text: str, start: int | None, end: int | None = None) -> tuple[str, bool]:
+    """Where a refused token ``text[start:end]`` sits: (``"string"``|``"structure"``|``"end"``,
+    content?) where content means it overlaps string contents holding an unusual character."""
+    if start is None:
+        return "end", False
+    end = max(end or start + 1, start + 1)
+    for s, e in string_spans(text):
+        lo, hi = max(s, start), min(e, end)
+        if lo < hi and any(_unusual(c) for c in text[lo:hi]):
+            return "string", True
+        if s <= start < e:
+            return "string", False
+    return "structure", False
+
+
+def summarize(details: list[dict[str, Any]], compiled: bool) -> dict[str, Any]:
+    """The ``enforcement`` block of a result from per-instance ``details``.
+
+    Verdict precedence: ``unsupported`` (did not compile) > ``accepts_invalid`` (the silent
+    failure: a model may emit schema-violating output) > ``rejects_valid`` (structural) >
+    ``enforced``. ``rejects_valid`` counts structural rejections only; content rejections
+    are ``rejects_valid_content``.
+    """
+    acc = sum(1 for d in details if d["kind"] == "invalid" and d["outcome"] == "accepted")
+    rej = sum(
+        1
+        for d in details
+        if d["kind"] == "valid" and d["outcome"] != "accepted" and not d.get("content")
+    )
+    rej_content = sum(
+        1
+        for d in details
+        if d["kind"] == "valid" and d["outcome"] != "accepted" and d.get("content")
+    )
+    keywords: dict[str, dict[str, int]] = {}
+    for d in details:
+        if d["kind"] != "invalid":
+            continue
+        kw = d.get("keyword") or "?"
+        row = keywords.setdefault(kw, {"enforced": 0, "ignored": 0, "rejected": 0})
+        if not compiled:
+            row["rejected"] += 1
+        elif d["outcome"] == "accepted":
+            row["ignored"] += 1
+        else:
+            row["enforced"] += 1
+    if not compiled:
+        verdict = "unsupported"
+    elif acc:
+        verdict = "accepts_invalid"
+    elif rej:
+        verdict = "rejects_valid"
+    else:
+        verdict = "enforced"
+    return {
+        "verdict": verdict,
+        "accepts_invalid": acc,
+        "rejects_valid": rej,
+        "rejects_valid_content": rej_content,
+        "valid": sum(1 for d in details if d["kind"] == "valid"),
+        "invalid": sum(1 for d in details if d["kind"] == "invalid"),
+        "keywords": keywords,
+        "details": [d for d in details if _interesting(d)],
+    }
+
+
+def _interesting(d: dict[str, Any]) -> bool:
+    """Details kept in results: every failure, and every invalid example (for attribution)."""
+    return d["kind"] == "invalid" or d["outcome"] != "accepted"
+
+
+def keyword_matrix(results: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """Across results: keyword -> backend -> {enforced, ignored, rejected} example counts.
+
+    ``ignored`` means an invalid example violating that keyword walked to a stop;
+    ``rejected`` means the schema did not compile on that backend at all.
+    """
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for r in results:
+        kws = (r.get("enforcement") or {}).get("keywords") or {}
+        for kw, row in kws.items():
+            cell = out.setdefault(kw, {}).setdefault(
+                r["backend"], {"enforced": 0, "ignored": 0, "rejected": 0}
+            )
+            for k in cell:
+                cell[k] += row.get(k, 0)
+    return out
+
+
+def keyword_status(cell: dict[str, int]) -> str:
+    """One word for a keyword_matrix cell: enforces / ignores / partial / rejects."""
+    if cell["ignored"] and cell["enforced"]:
+        return "partial"
+    if cell["ignored"]:
+        return "ignores"
+    if cell["enforced"]:
+        return "enforces"
+    return "rejects"

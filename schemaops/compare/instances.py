@@ -1,0 +1,232 @@
+"""Instances to walk through backends: registry examples, generated ones, and the official
+JSON-Schema-Test-Suite.
+
+Every instance becomes a small dict the worker understands::
+
+    {"kind": "valid"|"invalid", "index": int, "source": "registry"|"generated"|"suite"|"given",
+     "value": <the JSON value>, "keyword": <violated keyword, invalid only>}
+
+Values are re-ordered like the schema (``order_like_schema``) before serialisation, because
+xgrammar, llguidance and outlines all make a model write properties in schema order: a valid
+instance with keys in another order is not one these grammars can produce, and counting it
+as ``rejects_valid`` would blame the backend for the example's key order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonschema import exceptions as js_exceptions
+from jsonschema import validators
+
+JSTS_DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "json-schema-test-suite"
+
+
+def validator(schema: Any) -> Any:
+    """A jsonschema validator for ``schema``'s draft, asserting ``format`` (as the audit does)."""
+    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def violated_keyword(schema: Any, instance: Any) -> str | None:
+    """The keyword of jsonschema's most relevant error for ``instance`` (None if valid)."""
+    try:
+        err = js_exceptions.best_match(validator(schema).iter_errors(instance))
+    except Exception:  # an unresolvable $ref or a broken schema: no attribution
+        return "?"
+    return None if err is None else str(err.validator)
+
+
+def _resolve(schema: Any, root: Any) -> Any:
+    """Follow local ``$ref`` (``#/...`` JSON pointers) a few times; give up on anything else."""
+    for _ in range(16):
+        if not isinstance(schema, dict) or not isinstance(schema.get("$ref"), str):
+            return schema
+        ref = schema["$ref"]
+        if not ref.startswith("#"):
+            return schema
+        node = root
+        for part in [p for p in ref[1:].split("/") if p]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return schema
+        schema = node
+    return schema
+
+
+def _branches(schema: dict) -> list[dict]:
+    out = [schema]
+    for key in ("allOf", "anyOf", "oneOf"):
+        for sub in schema.get(key) or []:
+            if isinstance(sub, dict):
+                out.append(sub)
+    return out
+
+
+def order_like_schema(instance: Any, schema: Any, root: Any = None, depth: int = 0) -> Any:
+    """``instance`` with object keys in the order the schema declares them (recursively).
+
+    Keys come in order of first appearance across ``properties`` of the schema and its
+    ``allOf``/``anyOf``/``oneOf`` branches (local ``$ref`` followed); undeclared keys keep
+    their order after them. Approximate by design: it never changes values, only key order.
+    """
+    root = schema if root is None else root
+    schema = _resolve(schema, root)
+    if depth > 64 or not isinstance(schema, dict):
+        return instance
+    branches = [_resolve(b, root) for b in _branches(schema)]
+    branches = [b for b in branches if isinstance(b, dict)]
+    if isinstance(instance, dict):
+        order: list[str] = []
+        sub: dict[str, Any] = {}
+        for b in branches:
+            for k, v in (b.get("properties") or {}).items():
+                if k not in sub:
+                    order.append(k)
+                    sub[k] = v
+        extra = next(
+            (
+                b["additionalProperties"]
+                for b in branches
+                if isinstance(b.get("additionalProperties"), dict)
+            ),
+            None,
+        )
+        keys = [k for k in order if k in instance] + [k for k in instance if k not in sub]
+        return {k: order_like_schema(instance[k], sub.get(k, extra), root, depth + 1) for k in keys}
+    if isinstance(instance, list):
+        prefix = next(
+            (b["prefixItems"] for b in branches if isinstance(b.get("prefixItems"), list)), []
+        )
+        items = next((b["items"] for b in branches if isinstance(b.get("items"), dict)), None)
+        return [
+            order_like_schema(v, prefix[i] if i < len(prefix) else items, root, depth + 1)
+            for i, v in enumerate(instance)
+        ]
+    return instance
+
+
+def build_instances(
+    schema: Any,
+    valid: list[Any] = (),  # type: ignore[assignment]
+    invalid: list[Any] = (),  # type: ignore[assignment]
+    source: str = "registry",
+) -> list[dict[str, Any]]:
+    """Worker-ready instance dicts (schema-ordered, invalid ones with their keyword)."""
+    out: list[dict[str, Any]] = []
+    for i, v in enumerate(valid):
+        out.append(
+            {
+                "kind": "valid",
+                "index": i,
+                "source": source,
+                "value": order_like_schema(v, schema),
+                "keyword": None,
+            }
+        )
+    for i, v in enumerate(invalid):
+        out.append(
+            {
+                "kind": "invalid",
+                "index": i,
+                "source": source,
+                "value": order_like_schema(v, schema),
+                "keyword": violated_keyword(schema, v),
+            }
+        )
+    return out
+
+
+def generate_valid(schema: Any, n: int = 5, seed: int = 0) -> list[Any]:
+    """Up to ``n`` valid instances from hypothesis-jsonschema (empty if it cannot).
+
+    hypothesis-jsonschema 0.23.1 needs ``hypothesis==6.130.13`` and cannot follow recursive or
+    remote ``$ref``s; it fills strings with control characters and rare Unicode, which the
+    walk reports separately as ``content`` rejections. Deterministic (``derandomize``) and
+    bounded by ``n``; call it inside a worker with a deadline: it can be slow on big schemas.
+    Every instance is re-checked with jsonschema (format asserted) and dropped if invalid.
+    """
+    if n <= 0:
+        return []
+    try:
+        from hypothesis import HealthCheck, Phase, given, settings
+        from hypothesis_jsonschema import from_schema
+
+        strategy = from_schema(schema)
+    except Exception:
+        return []
+    found: list[Any] = []
+
+    @settings(
+        max_examples=n,
+        database=None,
+        deadline=None,
+        derandomize=True,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(strategy)
+    def collect(value: Any) -> None:
+        found.append(value)
+
+    try:
+        collect()
+    except Exception:
+        pass
+    check = validator(schema)
+    out, seen = [], set()
+    for v in found:
+        key = json.dumps(v, sort_keys=True, default=str)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            if check.is_valid(v):
+                out.append(v)
+        except Exception:
+            continue
+    return out[:n]
+
+
+@dataclass
+class SuiteCase:
+    """One JSON-Schema-Test-Suite group: a schema and its valid/invalid instances."""
+
+    name: str
+    schema: Any
+    valid: list[Any]
+    invalid: list[Any]
+
+    @property
+    def text(self) -> str:
+        return json.dumps(self.schema, separators=(",", ":"), ensure_ascii=False)
+
+
+def suite_cases(
+    root: Path | str = JSTS_DEFAULT, draft: str = "draft2020-12", optional: bool = False
+) -> Iterator[SuiteCase]:
+    """The suite's groups for ``draft`` (``tests/<draft>/*.json``), skipping ``optional/``
+    unless asked, and groups needing remote refs (``http://localhost:1234``: never fetched)."""
+    folder = Path(root) / "tests" / draft
+    files = sorted(folder.glob("*.json"))
+    if optional:
+        files += sorted((folder / "optional").rglob("*.json"))
+    for path in files:
+        for i, group in enumerate(json.loads(path.read_text())):
+            if "localhost:1234" in json.dumps(group["schema"]):
+                continue
+            tests = group.get("tests") or []
+            yield SuiteCase(
+                name=f"{path.stem}/{i}: {group.get('description', '')}",
+                schema=group["schema"],
+                valid=[t["data"] for t in tests if t.get("valid")],
+                invalid=[t["data"] for t in tests if not t.get("valid")],
+            )

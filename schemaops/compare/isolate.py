@@ -1,0 +1,371 @@
+"""Worker processes: a crash, hang or memory blow-up in a grammar library is a status.
+
+One ``Worker`` is one fresh interpreter (``subprocess`` running ``_child_entry``; not
+``multiprocessing``'s spawn, which re-imports the caller's ``__main__`` and so breaks scripts
+without a main guard) talking over a pair of pipes with ``multiprocessing.connection``,
+holding one backend built for one tokenizer (building the token table and importing
+xgrammar/torch costs seconds, so a worker serves many schemas).
+
+Per task the parent waits ``timeout_s`` for the compile and then, separately,
+``measure_timeout_s`` for the walks; if either passes, the worker is killed (``timeout``)
+and the next task starts a fresh one. A worker that dies is ``crash`` (``oom`` when its
+stderr shows a failed allocation). Memory: after start-up the child caps its own address
+space (``RLIMIT_AS``) at *its start-up size + mem_mb*, since torch alone reserves gigabytes
+of virtual memory before any grammar exists; a compile that needs more then fails its
+allocation (``MemoryError``, ``std::bad_alloc`` or a Rust allocation abort): ``oom``.
+
+The child's stderr goes to a temporary file (xgrammar's C++ warnings and native abort
+messages land there) and its tail is attached to crash results.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from schemaops.compare.measure import CRASH, OOM, TIMEOUT, _unwalked, empty_result
+
+STARTUP_TIMEOUT_S = 300.0
+_OOM_MARKERS = (
+    "memory allocation of",
+    "bad_alloc",
+    "MemoryError",
+    "Cannot allocate memory",
+    "out of memory",
+)
+
+
+def _child_entry() -> None:
+    """``python -c`` entry point: argv = rfd wfd backend tokenizer vocab_size mem_mb."""
+    from multiprocessing.connection import Connection
+
+    rfd, wfd, backend, tokenizer, vocab, mem = sys.argv[1:7]
+
+    class Duplex:  # one object with poll/recv/send over the two pipe ends
+        def __init__(self) -> None:
+            self.r, self.w = (
+                Connection(int(rfd), writable=False),
+                Connection(int(wfd), readable=False),
+            )
+            self.recv, self.send = self.r.recv, self.w.send
+
+    _child_main(Duplex(), backend, tokenizer, int(vocab) or None, int(mem) or None)
+
+
+def _child_main(
+    conn: Any, backend: str, tokenizer: str, vocab_size: int | None, mem_mb: int | None
+) -> None:
+    """Worker loop: build the backend, cap memory, then serve tasks until EOF/None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    from schemaops.compare.measure import make_backend, run_task
+
+    try:
+        b = make_backend(backend, tokenizer, vocab_size)
+    except BaseException as exc:
+        conn.send(("init_error", f"{type(exc).__name__}: {exc}"))
+        return
+    if mem_mb:
+        import resource
+
+        cap = _vm_size() + mem_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    conn.send(("ready", {"pid": os.getpid(), "vocab_size": b.vocab_size}))
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        res = run_task(
+            b,
+            task["schema_text"],
+            task["instances"],
+            name=task.get("name", ""),
+            generate=task.get("generate", 0),
+            on_compiled=lambda ms: conn.send(("compiled", ms)),
+        )
+        conn.send(("done", res))
+
+
+def _vm_size() -> int:
+    """This process's virtual size in bytes (Linux ``/proc/self/statm``)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+class _ParentConn:
+    """The parent's ends: poll/recv from the child, send to it."""
+
+    def __init__(self, r: Any, w: Any) -> None:
+        self.r, self.w = r, w
+
+    def poll(self, timeout: float) -> bool:
+        return self.r.poll(timeout)
+
+    def recv(self) -> Any:
+        return self.r.recv()
+
+    def send(self, obj: Any) -> None:
+        self.w.send(obj)
+
+    def close(self) -> None:
+        self.r.close()
+        self.w.close()
+
+
+class WorkerStartError(RuntimeError):
+    """The worker could not build its backend (library missing, tokenizer unknown...)."""
+
+
+class Worker:
+    """One isolated process for one (backend, tokenizer); restarted after a failure."""
+
+    def __init__(
+        self,
+        backend: str,
+        tokenizer: str = "qwen2.5",
+        vocab_size: int | None = None,
+        mem_mb: int | None = 4096,
+    ) -> None:
+        self.backend, self.tokenizer, self.vocab_size, self.mem_mb = (
+            backend,
+            tokenizer,
+            vocab_size,
+            mem_mb,
+        )
+        self.proc: Any = None
+        self.conn: Any = None
+        self.stderr_path = ""
+        self.starts = 0
+
+    def _start(self) -> None:
+        from multiprocessing.connection import Connection
+
+        fd, self.stderr_path = tempfile.mkstemp(prefix=f"schemaops-{self.backend}-", suffix=".log")
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        env = dict(os.environ)
+        pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pkg_root, env.get("PYTHONPATH")]))
+        args = [
+            sys.executable,
+            "-c",
+            "from schemaops.compare.isolate import _child_entry; _child_entry()",
+            str(to_child_r),
+            str(from_child_w),
+            self.backend,
+            self.tokenizer,
+            str(self.vocab_size or 0),
+            str(self.mem_mb or 0),
+        ]
+        self.proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            env=env,
+            pass_fds=(to_child_r, from_child_w),
+            start_new_session=True,
+        )
+        os.close(fd)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.conn = _ParentConn(
+            Connection(from_child_r, writable=False), Connection(to_child_w, readable=False)
+        )
+        self.starts += 1
+        msg = self._recv(STARTUP_TIMEOUT_S)
+        if msg is None or msg[0] != "ready":
+            detail = msg[1] if msg else f"no answer in {STARTUP_TIMEOUT_S:.0f} s ({self._tail()})"
+            self.close(kill=True)
+            raise WorkerStartError(f"{self.backend} worker failed to start: {detail}")
+
+    def _recv(self, timeout: float) -> Any:
+        """The next message, or None on timeout or when the child died."""
+        try:
+            if self.conn.poll(timeout):
+                return self.conn.recv()
+        except (EOFError, OSError):
+            pass
+        return None
+
+    def _tail(self, n: int = 1500) -> str:
+        try:
+            with open(self.stderr_path, "rb") as f:
+                f.seek(0, 2)
+                f.seek(max(0, f.tell() - n))
+                return f.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def run(
+        self, task: dict[str, Any], timeout_s: float = 60.0, measure_timeout_s: float | None = None
+    ) -> dict[str, Any]:
+        """Run one task; always returns a result dict (never raises for backend failures)."""
+        name = task.get("name", "")
+        if self.proc is None or self.proc.poll() is not None:
+            try:
+                self._start()
+            except WorkerStartError as exc:
+                return _failed(task, self.backend, "error", str(exc))
+        t0 = time.perf_counter()
+        try:
+            self.conn.send(task)
+        except (OSError, ValueError) as exc:
+            self.close(kill=True)
+            return _failed(task, self.backend, CRASH, f"worker unreachable: {exc}")
+        msg = self._recv(timeout_s)
+        if msg is not None and msg[0] == "compiled":
+            msg = self._recv(measure_timeout_s or max(timeout_s, 60.0))
+            if msg is None and self.proc.poll() is None:
+                self.close(kill=True)
+                res = _failed(task, self.backend, TIMEOUT, "timed out while walking instances")
+                return res
+        if msg is not None and msg[0] == "done":
+            res = msg[1]
+            if res["status"] == OOM:  # a failed allocation may leave the library unusable
+                self.close(kill=True)
+            return res
+        if msg is None and self.proc.poll() is None:
+            self.close(kill=True)
+            res = _failed(task, self.backend, TIMEOUT, f"compile exceeded {timeout_s:g} s")
+            res["compile_ms"] = None
+            return res
+        # the child died
+        code = self.proc.wait(5)
+        tail = self._tail()
+        self.close(kill=True)
+        status = OOM if any(m in tail for m in _OOM_MARKERS) else CRASH
+        how = (
+            f"killed by signal {signal.Signals(-code).name}"
+            if code and code < 0
+            else f"exit code {code}"
+        )
+        elapsed = time.perf_counter() - t0
+        return _failed(
+            task,
+            self.backend,
+            status,
+            f"worker died after {elapsed:.1f} s ({how}): {tail[-600:]}".strip(),
+            name,
+        )
+
+    def close(self, kill: bool = False) -> None:
+        """Stop the process (politely unless ``kill``) and remove its stderr file."""
+        if self.proc is not None:
+            if not kill and self.proc.poll() is None:
+                try:
+                    self.conn.send(None)
+                    self.proc.wait(5)
+                except (OSError, ValueError, subprocess.TimeoutExpired):
+                    pass
+            if self.proc.poll() is None:
+                self.proc.kill()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.conn is not None:
+            self.conn.close()
+        if self.stderr_path:
+            try:
+                os.unlink(self.stderr_path)
+            except OSError:
+                pass
+        self.proc = self.conn = None
+        self.stderr_path = ""
+
+
+def _failed(
+    task: dict[str, Any], backend: str, status: str, error: str, name: str | None = None
+) -> dict[str, Any]:
+    from schemaops.compare.enforce import summarize
+
+    res = empty_result(name if name is not None else task.get("name", ""), backend, status, error)
+    res["enforcement"] = summarize(_unwalked(task.get("instances", [])), compiled=False)
+    return res
+
+
+# ---- shared workers for measure(): one per (backend, tokenizer, vocab, mem) per process ----
+_SHARED: dict[tuple, Worker] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_worker(
+    backend: str, tokenizer: str, vocab_size: int | None, mem_mb: int | None
+) -> Worker:
+    """A process-wide worker reused by successive ``measure()`` calls (closed at exit)."""
+    key = (backend, tokenizer, vocab_size, mem_mb)
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = Worker(backend, tokenizer, vocab_size, mem_mb)
+        return _SHARED[key]
+
+
+def close_shared() -> None:
+    """Stop every shared worker (registered with ``atexit``)."""
+    with _SHARED_LOCK:
+        for w in _SHARED.values():
+            w.close()
+        _SHARED.clear()
+
+
+atexit.register(close_shared)
+
+
+def run_pool(
+    tasks: list[dict[str, Any]],
+    backends: list[str],
+    tokenizer: str,
+    vocab_size: int | None,
+    jobs: int,
+    timeout_s: float,
+    mem_mb: int | None,
+    progress: Any = None,
+) -> list[dict[str, Any]]:
+    """Run every task on every backend with ``jobs`` threads, each driving one worker.
+
+    Work is ordered backend-major, and each thread keeps one worker at a time (switching
+    backend closes the previous one), so at most ``jobs`` worker processes exist at once and
+    each pays its start-up once per backend.
+    """
+    order = [(b, i) for b in backends for i in range(len(tasks))]
+    results: dict[tuple[str, int], dict[str, Any]] = {}
+    lock = threading.Lock()
+    local = threading.local()
+    all_workers: list[Worker] = []
+    done = [0]
+
+    def one(job: tuple[str, int]) -> None:
+        backend, i = job
+        w = getattr(local, "worker", None)
+        if w is None or w.backend != backend:
+            if w is not None:
+                w.close()
+            w = local.worker = Worker(backend, tokenizer, vocab_size, mem_mb)
+            with lock:
+                all_workers.append(w)
+        res = w.run(tasks[i], timeout_s=timeout_s)
+        with lock:
+            results[job] = res
+            done[0] += 1
+            n = done[0]
+        if progress is not None:
+            progress(n, len(order), res)
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            list(pool.map(one, order))
+    finally:
+        for w in all_workers:
+            w.close()
+    return [results[(b, i)] for i in range(len(tasks)) for b in backends]

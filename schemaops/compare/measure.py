@@ -1,0 +1,274 @@
+"""Per schema and backend: cold compile time, per-token mask/advance time, enforcement.
+
+Public API::
+
+    measure(schema_text, backend, tokenizer_name="qwen2.5", valid=[], invalid=[],
+            timeout_s=60, mem_mb=4096, generate=0, vocab_size=None) -> dict
+    measure_many(items, backends, tokenizer="qwen2.5", jobs=1, timeout_s=60, mem_mb=4096,
+                 progress=None, generate=0, vocab_size=None) -> list[dict]
+
+Each result has exactly the shape of DESIGN.md's ``compare`` result (plus a few extras)::
+
+    {"schema", "backend", "status", "compile_ms", "mask_us": {"mean","p50","p99"},
+     "advance_us": {...}, "enforcement": {"verdict","accepts_invalid","rejects_valid",
+     "details": [...], ...}, "error": str|None}
+
+Everything that touches a grammar library runs in a worker process (``isolate``), so a
+crash, hang or memory blow-up in a backend becomes a status, never an exception here.
+``run_task`` is the in-worker core; it is also what ``bench/harness_overhead.py`` calls
+in-process to compare against a bare library loop.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from schemaops.backends import GrammarBackend, UnsupportedSchema, get_backend
+from schemaops.compare.enforce import locate, summarize, walk
+from schemaops.compare.instances import build_instances, generate_valid
+
+OK, UNSUPPORTED, ERROR, TIMEOUT, CRASH, OOM = (
+    "ok",
+    "unsupported",
+    "error",
+    "timeout",
+    "crash",
+    "oom",
+)
+STATUSES = (OK, UNSUPPORTED, ERROR, TIMEOUT, CRASH, OOM)
+
+# Compiled once after building a backend, so one-time lazy initialisation inside a library
+# is not billed to the first real schema's "cold" compile.
+_WARMUP_SCHEMA = '{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}'
+
+
+def make_backend(
+    name: str, tokenizer: str = "qwen2.5", vocab_size: int | None = None
+) -> GrammarBackend:
+    """Load the tokenizer, build backend ``name`` for it and warm it up (in this process)."""
+    from schemaops.tokenizers import load_tokenizer
+
+    tok = load_tokenizer(tokenizer)
+    backend = get_backend(name).from_tokenizer(tok, vocab_size)
+    backend.compile(_WARMUP_SCHEMA).matcher()
+    return backend
+
+
+def empty_result(
+    schema: str, backend: str, status: str = OK, error: str | None = None
+) -> dict[str, Any]:
+    """A result with every DESIGN.md field present (figures None until measured)."""
+    return {
+        "schema": schema,
+        "backend": backend,
+        "status": status,
+        "compile_ms": None,
+        "mask_us": {"mean": None, "p50": None, "p99": None},
+        "advance_us": {"mean": None, "p50": None, "p99": None},
+        "enforcement": None,
+        "error": error,
+    }
+
+
+def percentiles(ns: list[int]) -> dict[str, float | None]:
+    """mean/p50/p99 in µs of nanosecond samples (nearest-rank p99)."""
+    if not ns:
+        return {"mean": None, "p50": None, "p99": None}
+    s = sorted(ns)
+    p99 = s[min(len(s) - 1, max(0, int(round(0.99 * len(s) + 0.5)) - 1))]
+    return {
+        "mean": round(statistics.fmean(s) / 1000, 3),
+        "p50": round(statistics.median(s) / 1000, 3),
+        "p99": round(p99 / 1000, 3),
+    }
+
+
+def run_task(
+    backend: GrammarBackend,
+    schema_text: str,
+    instances: list[dict[str, Any]],
+    *,
+    name: str = "",
+    generate: int = 0,
+    on_compiled: Callable[[float], None] | None = None,
+) -> dict[str, Any]:
+    """Compile ``schema_text`` cold, then walk every instance (timed) — in this process.
+
+    Mask and advance figures come from *valid* instances only (that is the path a model
+    takes); invalid instances are walked for enforcement only.
+    """
+    result = empty_result(name, backend.name)
+    t0 = time.perf_counter()
+    try:
+        compiled = backend.compile(schema_text)
+    except UnsupportedSchema as exc:
+        result.update(status=UNSUPPORTED, error=str(exc)[:2000])
+    except MemoryError as exc:
+        result.update(status=OOM, error=f"MemoryError: {exc}"[:2000])
+    except Exception as exc:  # the backend's own error
+        msg = f"{type(exc).__name__}: {exc}"[:2000]
+        result.update(status=OOM if "bad_alloc" in msg else ERROR, error=msg)
+    compile_ms = (time.perf_counter() - t0) * 1000
+    if result["status"] != OK:
+        result["enforcement"] = summarize(_unwalked(instances), compiled=False)
+        return result
+    result["compile_ms"] = round(compile_ms, 3)
+    if on_compiled is not None:
+        on_compiled(compile_ms)
+    if generate:
+        schema = json.loads(schema_text)
+        gen = generate_valid(schema, generate)
+        instances = instances + build_instances(schema, gen, source="generated")
+    tok = backend.tokenizer
+    bitmask = backend.allocate_bitmask()
+    details: list[dict[str, Any]] = []
+    mask_ns: list[int] = []
+    adv_ns: list[int] = []
+    mismatches = 0
+    for inst in instances:
+        text = backend.serialize(inst["value"])
+        enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
+        w = walk(compiled, bitmask, enc["input_ids"], enc["offset_mapping"], backend.stop_token_id)
+        mismatches += w.mask_mismatch
+        if inst["kind"] == "valid":
+            mask_ns += w.mask_ns
+            adv_ns += w.advance_ns
+        outcome = (
+            "accepted"
+            if w.reached_stop
+            else ("rejected" if w.reject_token is not None else "incomplete")
+        )
+        where, content = (
+            locate(text, w.reject_offset, w.reject_end) if outcome == "rejected" else ("end", False)
+        )
+        off = w.reject_offset if w.reject_offset is not None else len(text)
+        details.append(
+            {
+                "kind": inst["kind"],
+                "index": inst["index"],
+                "source": inst.get("source"),
+                "keyword": inst.get("keyword"),
+                "outcome": outcome,
+                "tokens": w.n_tokens,
+                "token": w.reject_token,
+                "offset": w.reject_offset if outcome == "rejected" else None,
+                "where": where if outcome != "accepted" else None,
+                "content": content,
+                "text": text[max(0, off - 40) : off + 40],
+            }
+        )
+    result["mask_us"] = percentiles(mask_ns)
+    result["advance_us"] = percentiles(adv_ns)
+    result["mask_steps"] = len(mask_ns)
+    result["mask_mismatch"] = mismatches
+    result["enforcement"] = summarize(details, compiled=True)
+    return result
+
+
+def _unwalked(instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Details for a schema that did not compile: nothing walked, keywords kept."""
+    return [
+        {
+            "kind": i["kind"],
+            "index": i["index"],
+            "source": i.get("source"),
+            "keyword": i.get("keyword"),
+            "outcome": "not_compiled",
+        }
+        for i in instances
+    ]
+
+
+def measure(
+    schema_text: str,
+    backend: str,
+    tokenizer_name: str = "qwen2.5",
+    valid: Iterable[Any] = (),
+    invalid: Iterable[Any] = (),
+    timeout_s: float = 60.0,
+    mem_mb: int | None = 4096,
+    *,
+    name: str | None = None,
+    generate: int = 0,
+    vocab_size: int | None = None,
+) -> dict[str, Any]:
+    """Measure one schema on one backend in a (reused) isolated worker; see module doc."""
+    from schemaops.compare.isolate import shared_worker
+
+    schema = json.loads(schema_text)
+    instances = build_instances(schema, list(valid), list(invalid))
+    worker = shared_worker(backend, tokenizer_name, vocab_size, mem_mb)
+    return worker.run(
+        {
+            "schema_text": schema_text,
+            "instances": instances,
+            "name": name or "",
+            "generate": generate,
+        },
+        timeout_s=timeout_s,
+    )
+
+
+def measure_many(
+    items: Iterable[Any],
+    backends: Iterable[str],
+    tokenizer: str = "qwen2.5",
+    jobs: int = 1,
+    timeout_s: float = 60.0,
+    mem_mb: int | None = 4096,
+    progress: Callable[[int, int, dict[str, Any]], None] | None = None,
+    *,
+    generate: int = 0,
+    vocab_size: int | None = None,
+) -> list[dict[str, Any]]:
+    """Measure every item on every backend with ``jobs`` parallel workers.
+
+    ``items``: registry ``Schema`` objects, ``SuiteCase``s, JSONSchemaBench records
+    (``{"unique_id", "json_schema"}``), or dicts ``{"name", "schema" (object or text),
+    "valid", "invalid"}``. Results come back item-major, in ``backends`` order.
+    ``progress(done, total, result)`` is called from worker threads as results arrive.
+    """
+    from schemaops.compare.isolate import run_pool
+
+    backends = list(backends)
+    tasks = []
+    for item in items:
+        name, text, valid, invalid = normalise_item(item)
+        try:
+            instances = build_instances(json.loads(text), valid, invalid)
+        except (ValueError, TypeError):
+            instances = []
+        tasks.append(
+            {"schema_text": text, "instances": instances, "name": name, "generate": generate}
+        )
+    return run_pool(tasks, backends, tokenizer, vocab_size, jobs, timeout_s, mem_mb, progress)
+
+
+def normalise_item(item: Any) -> tuple[str, str, list[Any], list[Any]]:
+    """(name, schema text, valid, invalid) from any supported item kind."""
+    if hasattr(item, "wire") and hasattr(item, "name"):  # registry Schema
+        return item.name, item.wire("native"), list(item.valid), list(item.invalid)
+    if hasattr(item, "text") and hasattr(item, "schema"):  # SuiteCase
+        return item.name, item.text, list(item.valid), list(item.invalid)
+    if isinstance(item, dict):
+        if "json_schema" in item:  # JSONSchemaBench line
+            return str(item.get("unique_id", "")), item["json_schema"], [], []
+        schema = item.get("schema", item.get("text"))
+        text = (
+            schema
+            if isinstance(schema, str)
+            else json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+        )
+        return (
+            str(item.get("name", "")),
+            text,
+            list(item.get("valid", [])),
+            list(item.get("invalid", [])),
+        )
+    if isinstance(item, tuple) and len(item) == 2:
+        return str(item[0]), item[1], [], []
+    raise TypeError(f"cannot measure {type(item).__name__}: expected a Schema, SuiteCase or dict")
