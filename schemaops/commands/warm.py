@@ -1,10 +1,305 @@
-"""CLI commands for the warm area (placeholder until that area lands)."""
+"""``schemaops warm`` and ``schemaops registry drift``: option parsing only.
+
+The work is in ``schemaops.warm`` (``plan_from_registry`` / ``plan_from_log`` ->
+``engine.warm`` -> ``report.document``), callable from Python as well.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from urllib.parse import urlparse
+
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from schemaops.commands._common import call, emit_json, fail
+from schemaops.errors import EXIT_USAGE
+from schemaops.registry.loader import DEFAULT_REGISTRY
+
+WARM_HELP = "\n\n".join(
+    [
+        "Warm SGLang's grammar cache: compile every schema on every server before traffic does.",
+        "For each schema and server one 1-token request carries the schema's exact wire string "
+        "(the cache key is the exact text); then a probe proves the entry is there "
+        "(cold_ms vs probe_ms).",
+        "--timeout must be longer than the slowest compile (default 600 s). A client that gives "
+        "up first leaves the server compiling for nothing: SGLang drops the result of a request "
+        "whose client went away, so a retry compiles again (double the work), and a compile "
+        "that runs past the server's own limit is cached as invalid: every later request with "
+        "that schema fails. Timeouts are therefore reported, never retried.",
+        "A 400 is a verdict (the schema failed to compile and is cached as invalid): never "
+        "retried, reported as 'invalid' with the server's message. Connection errors, 5xx and "
+        "429 are retried (--retries, exponential backoff with jitter).",
+        "Every cache: each --server is warmed; DP replicas (dp_size from /server_info, or --dp) "
+        "are each addressed with routed_dp_rank. Behind a router, warming the router warms one "
+        "worker only: pass every worker's URL instead.",
+        "Exit 0 all warmed, 1 any schema not warmed on any server, 2 usage error.",
+    ]
+)
+
+
+def _validate_urls(urls: list[str]) -> list[str]:
+    for u in urls:
+        p = urlparse(u)
+        if p.scheme not in ("http", "https") or not p.netloc:
+            raise fail(
+                f"error: --server {u!r} is not an http(s) URL (e.g. http://127.0.0.1:30000)",
+                EXIT_USAGE,
+            )
+    return urls
+
+
+def _load_tools(path: Path | None) -> list | None:
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise fail(f"error: --tools-file {path}: {exc}", EXIT_USAGE) from None
+    tools = data.get("tools") if isinstance(data, dict) else data
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        raise fail(
+            f"error: --tools-file {path}: expected a JSON array of tool definitions", EXIT_USAGE
+        )
+    return tools
+
+
+def warm_cmd(
+    server: list[str] = typer.Option(
+        ..., "--server", "-s", help="Server base URL; repeat for every worker/replica host."
+    ),
+    registry: Path = typer.Option(DEFAULT_REGISTRY, "--registry", "-r", help="Registry folder."),
+    from_log: Path | None = typer.Option(
+        None,
+        "--from-log",
+        help="Warm the schema strings seen in this request log (JSONL of /generate or "
+        "OpenAI bodies), bytes kept.",
+    ),
+    api: str = typer.Option(
+        "native", "--api", help="native (/generate json_schema) or openai (/v1/chat/completions)."
+    ),
+    tools: str = typer.Option(
+        "off",
+        "--tools",
+        help="openai only: off (response_format), named (tool_choice per tool), required.",
+    ),
+    tools_file: Path | None = typer.Option(
+        None,
+        "--tools-file",
+        help="The application's own tool definitions (JSON array), sent verbatim.",
+    ),
+    parallel_tool_calls: bool | None = typer.Option(
+        None,
+        "--parallel-tool-calls/--no-parallel-tool-calls",
+        help="Send parallel_tool_calls as the application does (it changes the key).",
+    ),
+    concurrency: int = typer.Option(
+        2, "--concurrency", "-c", min=1, help="Requests in flight per server."
+    ),
+    timeout: float = typer.Option(
+        600.0,
+        "--timeout",
+        min=0.1,
+        help="Per-request timeout, seconds; must exceed the slowest compile.",
+    ),
+    retries: int = typer.Option(
+        4,
+        "--retries",
+        min=0,
+        help="Retries on connection errors, 5xx and 429 (never on 400 or timeout).",
+    ),
+    backoff: float = typer.Option(
+        0.5,
+        "--backoff",
+        min=0.0,
+        help="First retry delay, seconds; doubles each retry (cap 8 s), with jitter.",
+    ),
+    wait_ready: float = typer.Option(
+        0.0,
+        "--wait-ready",
+        min=0.0,
+        help="Poll /health up to this many seconds first (and after a connection loss).",
+    ),
+    dp: int | None = typer.Option(
+        None, "--dp", min=1, help="DP replicas per server when /server_info cannot tell."
+    ),
+    dp_routing: str = typer.Option(
+        "auto",
+        "--dp-routing",
+        help="auto|rank (routed_dp_rank) or round-robin (dp consecutive requests).",
+    ),
+    probe: bool = typer.Option(
+        True, "--probe/--no-probe", help="Probe each schema again after warming (proof of warmth)."
+    ),
+    require_proof: bool = typer.Option(
+        False, "--require-proof", help="Exit 1 also when a probe is a miss or suspect."
+    ),
+    model: str | None = typer.Option(
+        None, "--model", help="Model name for --api openai (default: first of /v1/models)."
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print exactly one JSON document on stdout."
+    ),
+    progress: bool = typer.Option(
+        True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."
+    ),
+) -> None:
+    from schemaops.warm import WarmOptions, plan_from_log, plan_from_registry, report, warm
+    from schemaops.warm.retry import RetryPolicy
+
+    _validate_urls(server)
+    if api not in ("native", "openai"):
+        raise fail(f"error: --api must be native or openai, not {api!r}", EXIT_USAGE)
+    if tools not in ("off", "named", "required"):
+        raise fail(f"error: --tools must be off, named or required, not {tools!r}", EXIT_USAGE)
+    if tools != "off" and api != "openai":
+        raise fail(
+            "error: --tools needs --api openai (tool calling is an OpenAI API path)", EXIT_USAGE
+        )
+    if dp_routing not in ("auto", "rank", "round-robin"):
+        raise fail(
+            f"error: --dp-routing must be auto, rank or round-robin, not {dp_routing!r}", EXIT_USAGE
+        )
+    if from_log is not None:
+        from schemaops.warm.drift import registry_index
+
+        names = None
+        if registry.is_dir():
+            from schemaops.registry import load_registry
+
+            names = registry_index(call(load_registry, registry))
+        items, scan = call(plan_from_log, from_log, names)
+        if scan.input_errors:
+            typer.echo(
+                f"{from_log}: {len(scan.input_errors)} unusable line(s), "
+                f"first: {scan.input_errors[0]}",
+                err=True,
+            )
+        if not items:
+            raise fail(
+                f"error: no grammar found in {from_log} ({scan.records} records)", EXIT_USAGE
+            )
+    else:
+        from schemaops.registry import load_registry
+
+        reg = call(load_registry, registry)
+        items = call(
+            plan_from_registry,
+            reg,
+            api,
+            tools,
+            _load_tools(tools_file),
+            parallel_tool_calls,  # type: ignore[arg-type]
+        )
+        if not items:
+            raise fail(f"error: registry {registry} has no schemas", EXIT_USAGE)
+    opts = WarmOptions(
+        servers=server,
+        api=api,  # type: ignore[arg-type]
+        concurrency=concurrency,
+        timeout_s=timeout,
+        policy=RetryPolicy(retries=retries, base_s=backoff),
+        wait_ready_s=wait_ready,
+        dp=dp,
+        dp_routing=dp_routing,  # type: ignore[arg-type]
+        probe=probe,
+        model=model,
+    )
+    err = Console(stderr=True, highlight=False)
+    with Progress(
+        TextColumn("warming"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not (progress and err.is_terminal),
+    ) as bar:
+        task = bar.add_task("warm", total=0)
+
+        def on_progress(event: str, n: int) -> None:
+            if event == "total":
+                bar.update(task, total=(bar.tasks[0].total or 0) + n)
+            else:
+                bar.advance(task, n)
+
+        runs, wall = warm(items, opts, on_progress)
+    doc = report.document(items, runs, opts, wall)
+    if json_out:
+        emit_json(doc)
+    else:
+        report.render(
+            doc, Console(highlight=False, soft_wrap=False, width=max(120, Console().width))
+        )
+    raise typer.Exit(report.exit_code(doc, require_proof))
+
+
+def drift_cmd(
+    log: Path = typer.Argument(
+        ...,
+        help="Request log: JSONL of SGLang /generate or OpenAI chat bodies "
+        "('-' for stdin, .gz ok).",
+    ),
+    registry: Path | None = typer.Option(
+        DEFAULT_REGISTRY, "--registry", "-r", help="Registry folder to match schemas against."
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print exactly one JSON document on stdout."
+    ),
+) -> None:
+    """Schemas sent as several byte strings (key order, whitespace, escaping): one cache entry
+    and one compile each. Exit 1 when any schema drifts, 2 on unreadable input."""
+    from schemaops.warm.drift import run_drift
+
+    reg = registry if registry is not None and registry.is_dir() else None
+    doc = call(run_drift, log, reg)
+    if json_out:
+        emit_json(doc)
+    else:
+        _render_drift(doc)
+    raise typer.Exit(1 if doc["drifting"] else 0)
+
+
+def _render_drift(doc: dict) -> None:
+    from rich.table import Table
+
+    out = Console(highlight=False)
+    out.print(
+        f"{doc['records']} records, {doc['with_grammar']} with a schema: "
+        f"{doc['schemas']} schemas in "
+        f"{doc['cache_entries']} cache entries; {doc['drifting']} drifting, "
+        f"{doc['extra_compiles']} extra compile(s)"
+    )
+    t = Table(header_style="bold")
+    for col in ("schema", "variant", "requests", "apis", "differs", "registry wire"):
+        t.add_column(col)
+    for g in doc["groups"]:
+        name = g["matches"] or f"(unmatched) {g['label']}".strip()
+        for i, v in enumerate(g["variants"]):
+            t.add_row(
+                name if i == 0 else "",
+                v["sha256"][:12],
+                str(v["count"]),
+                ",".join(f"{k}:{n}" for k, n in v["apis"].items()),
+                ",".join(v["differs"]) or ("reference" if g["drift"] else "-"),
+                v["registry_wire"] or "-",
+                style=None if g["drift"] else "dim",
+            )
+    out.print(t)
+    if doc["input_errors"]:
+        out.print(
+            f"[yellow]{len(doc['input_errors'])} unusable line(s)[/], "
+            f"first: {doc['input_errors'][0]}"
+        )
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app."""
-    return None
+    """Add ``warm`` to the root app (``registry drift`` comes via ``registry_drift``)."""
+    app.command("warm", help=WARM_HELP, no_args_is_help=True)(warm_cmd)
+
+
+def register_drift(registry_app: typer.Typer) -> None:
+    """Add ``drift`` to the ``registry`` sub-app."""
+    registry_app.command("drift")(drift_cmd)

@@ -1,1 +1,36 @@
-"""schemaops.warm"""
+"""Grammar-cache warm-up for SGLang (and OpenAI-compatible) servers.
+
+Library API (the CLI ``schemaops warm`` is a thin layer over it)::
+
+    from schemaops.registry import load_registry
+    from schemaops.warm import WarmOptions, plan_from_registry, warm, report
+
+    items = plan_from_registry(load_registry("schemas"), api="native")
+    opts = WarmOptions(servers=["http://127.0.0.1:30000"])
+    runs, wall_s = warm(items, opts)
+    doc = report.document(items, runs, opts, wall_s)   # the --json document
+
+Modules: ``plan`` (what to send), ``client`` (one server, retries), ``retry`` (policy),
+``engine`` (the run), ``prove`` (latency verdicts), ``report`` (JSON, table, exit code),
+``fromlog`` (request logs), ``drift`` (byte variants of one schema).
+"""
+
+from schemaops.warm import report
+from schemaops.warm.engine import ServerRun, WarmOptions, warm, warm_async
+from schemaops.warm.fromlog import plan_from_log
+from schemaops.warm.plan import WarmItem, build_request, plan_from_registry
+from schemaops.warm.retry import Outcome, RetryPolicy
+
+__all__ = [
+    "Outcome",
+    "RetryPolicy",
+    "ServerRun",
+    "WarmItem",
+    "WarmOptions",
+    "build_request",
+    "plan_from_log",
+    "plan_from_registry",
+    "report",
+    "warm",
+    "warm_async",
+]

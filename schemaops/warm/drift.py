@@ -1,0 +1,190 @@
+"""Key drift: one schema, several byte strings, several cache entries and compiles.
+
+SGLang keys its grammar cache on the exact schema text. Two services that send "the same"
+schema, one with ``json.dumps`` defaults and one compact, or with properties in another
+order, or ``"é"`` against ``"\\u00e9"``, make two cache entries: each variant compiles on its
+first request (a latency spike each), and warming one does not warm the other. This module
+groups the schema strings of a request log by JSON value and reports the byte variants of
+each, how often each was sent, how they differ, and which registry schema they equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from schemaops.warm.fromlog import scan
+
+# One JSON token with the whitespace before it; strings keep their escapes as written.
+_TOKEN = re.compile(
+    r'(\s*)("(?:[^"\\]|\\.)*"|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|[{}\[\]:,])',
+    re.S,
+)
+
+
+def _normalise(v: Any) -> Any:
+    """Numbers compare as numbers (``1`` equals ``1.0``, as in JSON Schema); booleans stay."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, dict):
+        return {k: _normalise(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_normalise(x) for x in v]
+    return v
+
+
+def value_key(text: str | Any) -> str:
+    """Identity of a JSON *value*: equal for texts that differ only in bytes, not meaning."""
+    v = json.loads(text) if isinstance(text, str) else text
+    return json.dumps(_normalise(v), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def tokens(text: str) -> tuple[list[str], list[str]]:
+    """``(whitespace_runs, tokens)`` of a JSON text, tokens spelled as written."""
+    ws, toks = [], []
+    pos = 0
+    for m in _TOKEN.finditer(text):
+        if m.start() != pos:
+            raise ValueError(f"not JSON at offset {pos}")
+        ws.append(m.group(1))
+        toks.append(m.group(2))
+        pos = m.end()
+    ws.append(text[pos:])
+    return ws, toks
+
+
+def differences(a: str, b: str) -> list[str]:
+    """How two JSON-equal texts differ.
+
+    Any of ``key_order``, ``whitespace``, ``escaping`` (string spelling) and
+    ``number_format`` (``1.0`` against ``1``, ``1e2`` against ``100``).
+    """
+    if a == b:
+        return []
+    kinds = []
+    ordered = [
+        json.dumps(_normalise(json.loads(t)), separators=(",", ":"), ensure_ascii=False)
+        for t in (a, b)
+    ]
+    if ordered[0] != ordered[1]:
+        kinds.append("key_order")
+    (wa, ta), (wb, tb) = tokens(a), tokens(b)
+    if wa != wb:
+        kinds.append("whitespace")
+    if Counter(t for t in ta if t[0] == '"') != Counter(t for t in tb if t[0] == '"'):
+        kinds.append("escaping")
+    if Counter(t for t in ta if t[0] in "-0123456789") != Counter(
+        t for t in tb if t[0] in "-0123456789"
+    ):
+        kinds.append("number_format")
+    return kinds or ["other"]
+
+
+def registry_index(registry: Any) -> dict[str, str]:
+    """JSON value key -> registry schema name, for the file's schema and its bundled form."""
+    index: dict[str, str] = {}
+    for s in registry:
+        for form in (s.schema, s.bundled()):
+            index.setdefault(value_key(form), s.name)
+    return index
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def analyse(path: str | Path, registry: Any = None) -> dict[str, Any]:
+    """The drift report of a request log (see ``run_drift`` for the document)."""
+    sc = scan(path)
+    index = registry_index(registry) if registry is not None else {}
+    wires: dict[str, tuple[str, str]] = {}
+    if registry is not None:
+        for s in registry:
+            for api in ("native", "openai"):
+                wires[s.wire(api)] = (s.name, api)
+    groups: dict[str, dict[str, Any]] = {}
+    for f in sc.found:
+        if f.schema_text is None:
+            continue
+        try:
+            vk = value_key(f.schema_text)
+        except ValueError:
+            sc.input_errors.append({"line": f.line, "reason": "schema text is not JSON"})
+            continue
+        g = groups.setdefault(vk, {"variants": {}, "labels": Counter()})
+        if f.label:
+            g["labels"][f.label] += 1
+        v = g["variants"].setdefault(
+            f.schema_text, {"count": 0, "apis": Counter(), "first_line": f.line}
+        )
+        v["count"] += 1
+        v["apis"][f.api] += 1
+    schemas = []
+    for vk, g in groups.items():
+        variants = g["variants"]
+        match = index.get(vk)
+        ref = next((t for t in variants if t in wires and wires[t][0] == match), None)
+        ref = ref or max(variants, key=lambda t: variants[t]["count"])
+        rows = []
+        for text, v in sorted(variants.items(), key=lambda kv: -kv[1]["count"]):
+            w = wires.get(text)
+            rows.append(
+                {
+                    "sha256": _sha(text)[:16],
+                    "count": v["count"],
+                    "apis": dict(v["apis"]),
+                    "first_line": v["first_line"],
+                    "chars": len(text),
+                    "differs": differences(ref, text),
+                    "registry_wire": w[1] if w and w[0] == match else None,
+                    "preview": text[:100],
+                }
+            )
+        schemas.append(
+            {
+                "matches": match,
+                "label": g["labels"].most_common(1)[0][0] if g["labels"] else "",
+                "requests": sum(v["count"] for v in variants.values()),
+                "variants": rows,
+                "extra_compiles": len(variants) - 1,
+                "drift": len(variants) > 1,
+            }
+        )
+    schemas.sort(key=lambda s: (not s["drift"], -s["requests"]))
+    return {
+        "log": str(path),
+        "records": sc.records,
+        "with_grammar": len(sc.found),
+        "unconstrained": sc.unconstrained,
+        "input_errors": sc.input_errors,
+        "schemas": len(schemas),
+        "drifting": sum(1 for s in schemas if s["drift"]),
+        "cache_entries": sum(len(s["variants"]) for s in schemas),
+        "extra_compiles": sum(s["extra_compiles"] for s in schemas),
+        "unmatched": sum(1 for s in schemas if s["matches"] is None)
+        if registry is not None
+        else None,
+        "groups": schemas,
+    }
+
+
+def run_drift(path: str | Path, registry_dir: str | Path | None = None) -> dict[str, Any]:
+    """Library entry point of ``schemaops registry drift``: load the registry, analyse the log.
+
+    The document has ``records``, ``schemas`` (distinct JSON values), ``drifting`` (those
+    with more than one byte variant), ``cache_entries``, ``extra_compiles`` (entries beyond
+    one per schema) and ``groups``: per schema the registry name it equals (``matches``) and
+    its ``variants`` with ``count``, ``apis``, ``differs`` (from the registry's wire string,
+    or from the most common variant) and ``registry_wire`` (``native``/``openai`` when the
+    variant is exactly the registry's string for that path).
+    """
+    registry = None
+    if registry_dir is not None:
+        from schemaops.registry import load_registry
+
+        registry = load_registry(registry_dir)
+    return analyse(path, registry)

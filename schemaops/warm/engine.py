@@ -1,0 +1,294 @@
+"""The warm run: readiness, discovery, warm, restart check, probe; per server, concurrently.
+
+Every cache is a scheduler process: each ``--server`` is warmed on its own, and on a server
+with data parallelism every DP replica gets its own request (``routed_dp_rank``, which
+SGLang 0.5.23's ``DataParallelController`` honours before any load balancing). Without rank
+routing the fallback relies on the controller's round-robin: ``dp`` consecutive requests,
+with nothing else in flight from us, visit ``dp`` distinct replicas.
+
+Nothing is reported ``warmed`` that the server does not hold at the end: a connection
+error or a changed ``startup_time`` (``/server_info``) means the server may have restarted
+and lost its cache, so every schema on it is warmed again (and probed again) before the
+report is made, up to ``max_rounds`` times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+from schemaops.warm.client import Result, ServerClient, ServerUnavailable
+from schemaops.warm.plan import Api, WarmItem, baseline_request, build_request
+from schemaops.warm.prove import NOTES, ProofPolicy, baseline, verdict
+from schemaops.warm.retry import Outcome, RetryPolicy
+
+DpRouting = Literal["auto", "rank", "round-robin"]
+Progress = Callable[[str, int], None]  # (event, amount): "total" grows the bar, "advance" moves it
+
+STATUS_BY_OUTCOME = {
+    Outcome.OK: "warmed",
+    Outcome.VERDICT: "invalid",
+    Outcome.TIMEOUT: "timeout",
+    Outcome.REJECTED: "failed",
+    Outcome.TRANSIENT: "failed",
+    Outcome.CONNECTION: "failed",
+}
+
+
+@dataclass
+class WarmOptions:
+    """Everything a warm run needs besides the items (see ``schemaops warm --help``)."""
+
+    servers: list[str]
+    api: Api = "native"
+    concurrency: int = 4
+    timeout_s: float = 600.0
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    wait_ready_s: float = 0.0
+    dp: int | None = None
+    dp_routing: DpRouting = "auto"
+    probe: bool = True
+    model: str | None = None
+    proof: ProofPolicy = field(default_factory=ProofPolicy)
+    max_rounds: int = 3
+    baseline_samples: int = 3
+
+
+@dataclass
+class Cell:
+    """One schema on one cache (server, DP replica or round-robin slot)."""
+
+    status: str = "pending"
+    cold_ms: float | None = None
+    probe_ms: float | None = None
+    proof: str | None = None
+    error: str | None = None
+    attempts: int = 0
+    rewarmed: bool = False
+
+    def record(self, res: Result) -> None:
+        self.attempts += res.attempts
+        status = STATUS_BY_OUTCOME[res.outcome]
+        if status in ("warmed", "invalid") and (self.cold_ms is None or self.status != "warmed"):
+            self.cold_ms = res.last.elapsed_ms
+        if status == "warmed" and self.status == "warmed":
+            self.rewarmed = True
+        self.status = status
+        self.error = None if status == "warmed" else _explain(res)
+
+
+@dataclass
+class ServerRun:
+    """What happened on one server: discovery facts, baseline and the cells per item."""
+
+    url: str
+    ready: bool = False
+    error: str | None = None
+    dp_size: int = 1
+    dp_routing: str = "none"
+    version: str | None = None
+    grammar_backend: str | None = None
+    model: str | None = None
+    base_ms: float | None = None
+    restarts: int = 0
+    rounds: int = 0
+    cells: dict[str, list[Cell]] = field(default_factory=dict)
+
+
+def _explain(res: Result) -> str:
+    last = res.last.error or f"HTTP {res.last.status}"
+    if res.outcome is Outcome.TIMEOUT:
+        return (
+            f"{last}. The server may still be compiling: SGLang drops the result of a request "
+            "whose client left, and a server-side compile timeout caches the schema as invalid. "
+            "Raise --timeout rather than retrying"
+        )
+    if res.outcome in (Outcome.CONNECTION, Outcome.TRANSIENT):
+        return f"{last} (after {res.attempts} attempt(s))"
+    return last
+
+
+async def _discover(client: ServerClient, run: ServerRun, opts: WarmOptions) -> None:
+    """Readiness, then ``/server_info`` (dp_size, version, backend) and the model name."""
+    if opts.wait_ready_s > 0:
+        await client.wait_ready(opts.wait_ready_s)
+    else:
+        res = await client.request("GET", "/health", timeout_s=min(30.0, opts.timeout_s))
+        if res.outcome is not Outcome.OK:
+            hint = "is it running? pass --wait-ready SECONDS to wait for a starting server"
+            raise ServerUnavailable(
+                f"{run.url} not reachable or not ready: {res.last.error} "
+                f"after {res.attempts} attempt(s); {hint}"
+            )
+    info = await client.get_json("/server_info") or {}
+    run.ready = True
+    run.version = info.get("version")
+    run.grammar_backend = info.get("grammar_backend")
+    run.dp_size = int(opts.dp or info.get("dp_size") or 1)
+    if run.dp_size > 1:
+        run.dp_routing = "round-robin" if opts.dp_routing == "round-robin" else "rank"
+    run.model = opts.model
+    if opts.api == "openai" and not run.model:
+        models = await client.get_json("/v1/models") or {}
+        data = models.get("data") or [{}]
+        run.model = data[0].get("id")
+
+
+async def _startup_time(client: ServerClient) -> Any:
+    info = await client.get_json("/server_info")
+    return None if info is None else info.get("startup_time")
+
+
+def _slots(run: ServerRun) -> list[int | None]:
+    """One slot per cache on the server: DP ranks, or unrouted when there is one replica."""
+    return list(range(run.dp_size)) if run.dp_size > 1 else [None]
+
+
+async def _measure_baseline(client: ServerClient, run: ServerRun, opts: WarmOptions) -> None:
+    samples = []
+    for i in range(opts.baseline_samples):
+        rank = None if run.dp_routing != "rank" else i % run.dp_size
+        path, body, headers = baseline_request(opts.api, model=run.model, dp_rank=rank)
+        res = await client.post(path, body, headers)
+        if res.outcome is Outcome.OK:
+            samples.append(res.last.elapsed_ms)
+    run.base_ms = baseline(samples) if samples else None
+
+
+async def _send(client: ServerClient, run: ServerRun, item: WarmItem, rank: int | None) -> Result:
+    path, body, headers = build_request(
+        item, model=run.model, dp_rank=rank if run.dp_routing == "rank" else None
+    )
+    return await client.post(path, body, headers)
+
+
+async def _warm_pass(client, run, items, todo, opts, progress) -> None:
+    """Warm every (item, slot) in ``todo``.
+
+    Round-robin mode sends each item's slots back to back, one item at a time.
+    """
+    sem = asyncio.Semaphore(1 if run.dp_routing == "round-robin" else max(1, opts.concurrency))
+    slots = _slots(run)
+
+    async def one(item: WarmItem, ranks: list[int | None]) -> None:
+        async with sem:
+            for r in ranks:
+                cell = run.cells[item.identity][slots.index(r)]
+                cell.record(await _send(client, run, item, r))
+                progress("advance", 1)
+
+    jobs = []
+    for item in items:
+        ranks = [slots[i] for i in todo.get(item.identity, [])]
+        if not ranks:
+            continue
+        if run.dp_routing == "round-robin":
+            jobs.append(one(item, ranks))
+        else:
+            jobs.extend(one(item, [r]) for r in ranks)
+    await asyncio.gather(*jobs)
+
+
+async def _probe_pass(client, run, items, opts, progress) -> None:
+    """Probe each warmed cell once, one request at a time, so probes do not slow each other."""
+    slots = _slots(run)
+    for item in items:
+        cells = run.cells[item.identity]
+        for i, cell in enumerate(cells):
+            if cell.status != "warmed":
+                continue
+            res = await _send(client, run, item, slots[i])
+            progress("advance", 1)
+            if res.outcome is not Outcome.OK:
+                cell.record(res)  # the cache lost it, or the server is gone: the truth is now this
+                continue
+            cell.probe_ms = res.last.elapsed_ms
+            if run.base_ms is not None and cell.cold_ms is not None:
+                cell.proof = verdict(cell.cold_ms, cell.probe_ms, run.base_ms, opts.proof)
+
+
+async def _run_server(
+    url: str, items: list[WarmItem], opts: WarmOptions, http: httpx.AsyncClient, progress: Progress
+) -> ServerRun:
+    run = ServerRun(url=url.rstrip("/"))
+    client = ServerClient(
+        run.url, http, timeout_s=opts.timeout_s, policy=opts.policy, recover_s=opts.wait_ready_s
+    )
+    try:
+        await _discover(client, run, opts)
+    except ServerUnavailable as exc:
+        run.error = str(exc)
+        for it in items:
+            run.cells[it.identity] = [Cell(status="failed", error=run.error)]
+        progress("advance", len(items) * (2 if opts.probe else 1))
+        return run
+    slots = _slots(run)
+    run.cells = {it.identity: [Cell() for _ in slots] for it in items}
+    extra = len(items) * (len(slots) - 1) * (2 if opts.probe else 1)
+    progress("total", extra)
+    await _measure_baseline(client, run, opts)
+    started = await _startup_time(client)
+    todo = {it.identity: list(range(len(slots))) for it in items}
+    for rnd in range(1, opts.max_rounds + 1):
+        run.rounds = rnd
+        downs = client.down_events
+        await _warm_pass(client, run, items, todo, opts, progress)
+        if opts.probe:
+            await _probe_pass(client, run, items, opts, progress)
+        now = await _startup_time(client)
+        restarted = (
+            started is not None and now is not None and now != started
+        ) or client.down_events > downs
+        if not restarted:
+            break
+        run.restarts += 1
+        started = now
+        # Anything warmed before the break may be gone: warm it again (cheap if it was not).
+        todo = {
+            k: [i for i, c in enumerate(cs) if c.status != "invalid"] for k, cs in run.cells.items()
+        }
+        if rnd < opts.max_rounds:
+            progress("total", sum(len(v) for v in todo.values()) * (2 if opts.probe else 1))
+        else:
+            for cells in run.cells.values():
+                for c in cells:
+                    if c.status == "warmed":
+                        c.status, c.error = (
+                            "failed",
+                            f"server restarted during each of {rnd} rounds; not confirmed warm",
+                        )
+    return run
+
+
+async def warm_async(
+    items: list[WarmItem], opts: WarmOptions, progress: Progress | None = None
+) -> list[ServerRun]:
+    """Warm ``items`` on every server in ``opts.servers`` concurrently; one ServerRun each."""
+    prog = progress or (lambda _e, _n: None)
+    prog("total", len(items) * len(opts.servers) * (2 if opts.probe else 1))
+    limits = httpx.Limits(
+        max_connections=max(4, opts.concurrency * 2 + 2),
+        max_keepalive_connections=max(4, opts.concurrency + 2),
+    )
+    async with httpx.AsyncClient(limits=limits, trust_env=False) as http:
+        return list(
+            await asyncio.gather(*(_run_server(u, items, opts, http, prog) for u in opts.servers))
+        )
+
+
+def warm(
+    items: list[WarmItem], opts: WarmOptions, progress: Progress | None = None
+) -> tuple[list[ServerRun], float]:
+    """Synchronous entry point: the runs and the wall time in seconds."""
+    t0 = time.perf_counter()
+    runs = asyncio.run(warm_async(items, opts, progress))
+    return runs, time.perf_counter() - t0
+
+
+def proof_note(proof: str | None) -> str | None:
+    return NOTES.get(proof) if proof else None

@@ -1,0 +1,180 @@
+"""The warm report: one JSON document (``--json``), a terminal table, and the exit code.
+
+One row per schema and server (the DESIGN.md contract: ``status``, ``cold_ms``,
+``probe_ms``, ``error``). On a server with DP replicas the row aggregates its replicas
+(worst status and proof, slowest latencies) and lists them under ``replicas``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from schemaops.warm.engine import Cell, ServerRun, WarmOptions
+from schemaops.warm.plan import WarmItem
+from schemaops.warm.prove import NOTES, worst
+
+STATUSES = ("warmed", "invalid", "failed", "timeout")
+_STATUS_RANK = {"warmed": 0, "timeout": 1, "invalid": 2, "failed": 3, "pending": 4}
+STYLE = {
+    "warmed": "green",
+    "invalid": "red",
+    "failed": "red",
+    "timeout": "yellow",
+    "pending": "red",
+}
+PROOF_STYLE = {"hit": "green", "unproven": "dim", "suspect": "yellow", "miss": "red"}
+
+
+def _max(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return max(present) if present else None
+
+
+def row(item: WarmItem, run: ServerRun) -> dict[str, Any]:
+    """The JSON row for ``item`` on ``run``'s server."""
+    cells: list[Cell] = run.cells.get(item.identity, [])
+    bad = [c for c in cells if c.status != "warmed"]
+    status = max(bad, key=lambda c: _STATUS_RANK.get(c.status, 4)).status if bad else "warmed"
+    if status == "pending":
+        status = "failed"
+    proof = worst([c.proof for c in cells])
+    errors = [c.error for c in cells if c.error]
+    out: dict[str, Any] = {
+        "schema": item.name,
+        "server": run.url,
+        "api": item.api,
+        "status": status,
+        "cold_ms": _max([c.cold_ms for c in cells]),
+        "probe_ms": _max([c.probe_ms for c in cells]),
+        "proof": proof,
+        "error": errors[0] if errors else None,
+        "attempts": sum(c.attempts for c in cells),
+    }
+    if proof and proof != "hit":
+        out["note"] = NOTES[proof]
+    if item.source != "registry":
+        out.update(source=item.source, seen=item.seen, matches=item.matches)
+    if item.key is not None:
+        out["key_chars"] = len(item.key)
+    if any(c.rewarmed for c in cells):
+        out["rewarmed"] = True
+    if len(cells) > 1:
+        out["replicas"] = [
+            {
+                "replica": i,
+                "status": c.status,
+                "cold_ms": c.cold_ms,
+                "probe_ms": c.probe_ms,
+                "proof": c.proof,
+                "error": c.error,
+            }
+            for i, c in enumerate(cells)
+        ]
+    return out
+
+
+def document(
+    items: list[WarmItem], runs: list[ServerRun], opts: WarmOptions, wall_s: float
+) -> dict[str, Any]:
+    """The ``--json`` document."""
+    rows = [row(it, run) for run in runs for it in items]
+    counts = {s: sum(1 for r in rows if r["status"] == s) for s in STATUSES}
+    proofs = {
+        p: sum(1 for r in rows if r["proof"] == p) for p in ("hit", "suspect", "miss", "unproven")
+    }
+    servers = [
+        {
+            "server": r.url,
+            "ready": r.ready,
+            "error": r.error,
+            "version": r.version,
+            "grammar_backend": r.grammar_backend,
+            "dp_size": r.dp_size,
+            "dp_routing": r.dp_routing,
+            "baseline_ms": r.base_ms,
+            "restarts_detected": r.restarts,
+            "rounds": r.rounds,
+        }
+        for r in runs
+    ]
+    return {
+        "ok": counts["warmed"] == len(rows),
+        "api": opts.api,
+        "summary": {
+            "schemas": len(items),
+            "servers": len(runs),
+            "rows": len(rows),
+            **counts,
+            "proof": proofs,
+            "concurrency": opts.concurrency,
+            "wall_s": round(wall_s, 3),
+        },
+        "servers": servers,
+        "results": rows,
+    }
+
+
+def exit_code(doc: dict[str, Any], require_proof: bool = False) -> int:
+    """1 if any schema is not warmed on any server (or, with ``require_proof``, a miss)."""
+    if not doc["ok"]:
+        return 1
+    if require_proof and (doc["summary"]["proof"]["miss"] or doc["summary"]["proof"]["suspect"]):
+        return 1
+    return 0
+
+
+def _fmt(ms: float | None) -> str:
+    return "-" if ms is None else (f"{ms:.0f}" if ms >= 100 else f"{ms:.1f}")
+
+
+def render(doc: dict[str, Any], console: Console) -> None:
+    """A table per run: schema, server, status, cold/probe latency, proof and the error."""
+    multi = doc["summary"]["servers"] > 1
+    for s in doc["servers"]:
+        if s["error"]:
+            console.print(f"[red]{s['server']}[/]: {s['error']}")
+        else:
+            dp = f", dp_size {s['dp_size']} ({s['dp_routing']})" if s["dp_size"] > 1 else ""
+            rs = (
+                f", [yellow]restart detected {s['restarts_detected']}x, re-warmed[/]"
+                if s["restarts_detected"]
+                else ""
+            )
+            console.print(
+                f"[bold]{s['server']}[/]: SGLang {s['version'] or '?'}, backend "
+                f"{s['grammar_backend'] or '?'}{dp}, baseline {_fmt(s['baseline_ms'])} ms{rs}"
+            )
+    t = Table(show_lines=False, header_style="bold")
+    t.add_column("schema")
+    if multi:
+        t.add_column("server")
+    for col in ("status", "cold ms", "probe ms", "proof", "error"):
+        t.add_column(col, justify="right" if "ms" in col else "left", overflow="fold")
+    for r in doc["results"]:
+        cells = [r["schema"]]
+        if multi:
+            cells.append(r["server"])
+        cells += [
+            f"[{STYLE[r['status']]}]{r['status']}[/]",
+            _fmt(r["cold_ms"]),
+            _fmt(r["probe_ms"]),
+            f"[{PROOF_STYLE[r['proof']]}]{r['proof']}[/]" if r["proof"] else "-",
+            (r["error"] or "")[:300],
+        ]
+        t.add_row(*cells)
+    console.print(t)
+    sm = doc["summary"]
+    pr = sm["proof"]
+    console.print(
+        f"{sm['warmed']}/{sm['rows']} warmed, {sm['invalid']} invalid, {sm['failed']} failed, "
+        f"{sm['timeout']} timeout in {sm['wall_s']:.2f} s; proof: {pr['hit']} hit, "
+        f"{pr['suspect']} suspect, {pr['miss']} miss, {pr['unproven']} unproven"
+    )
+    flagged = sorted(
+        {r["proof"] for r in doc["results"] if r["proof"] in ("miss", "suspect", "unproven")}
+    )
+    for p in flagged:
+        console.print(f"[{PROOF_STYLE[p]}]{p}[/]: {NOTES[p]}")

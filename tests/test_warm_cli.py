@@ -1,0 +1,90 @@
+"""CLI contract: usage errors exit 2; a server that is not running fails fast and clearly."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "schemaops", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["warm", "--server", "localhost:30000"],
+        ["warm", "--server", "http://127.0.0.1:1", "--api", "grpc"],
+        ["warm", "--server", "http://127.0.0.1:1", "--tools", "named"],
+        ["warm", "--server", "http://127.0.0.1:1", "--concurrency", "0"],
+        ["warm", "--server", "http://127.0.0.1:1", "--registry", "/nonexistent"],
+        ["warm", "--server", "http://127.0.0.1:1", "--from-log", "/nonexistent.jsonl"],
+    ],
+)
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    r = _cli(*args)
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == ""
+
+
+def test_no_arguments_prints_usage_and_exits_2() -> None:
+    r = _cli("warm")
+    assert r.returncode == 2 and "--server" in r.stdout + r.stderr
+
+
+def test_server_not_running_fails_fast_with_a_clear_message() -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    t0 = time.monotonic()
+    r = _cli("warm", "--server", url, "--json", "--retries", "2", "--backoff", "0.1")
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is False and doc["summary"]["failed"] == doc["summary"]["rows"] > 0
+    err = doc["servers"][0]["error"]
+    assert url in err and "not reachable" in err and "--wait-ready" in err
+    assert all(row["status"] == "failed" and row["cold_ms"] is None for row in doc["results"])
+    assert elapsed < 30  # interpreter start dominates; the warm itself gives up in < 1 s
+
+
+def test_wait_ready_deadline_is_bounded() -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    t0 = time.monotonic()
+    r = _cli("warm", "--server", url, "--wait-ready", "2", "--json")
+    assert r.returncode == 1
+    assert "not ready after" in json.loads(r.stdout)["servers"][0]["error"]
+    assert time.monotonic() - t0 < 30
+
+
+def test_drift_cli_exit_codes(tmp_path: Path) -> None:
+    log = tmp_path / "r.jsonl"
+    a, b = '{"type":"object"}', '{"type": "object"}'
+    log.write_text(
+        "\n".join(json.dumps({"sampling_params": {"json_schema": t}}) for t in (a, b, a)) + "\n"
+    )
+    r = _cli("registry", "drift", str(log), "--json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["drifting"] == 1 and doc["cache_entries"] == 2
+    log.write_text(json.dumps({"sampling_params": {"json_schema": a}}) + "\n")
+    assert _cli("registry", "drift", str(log)).returncode == 0
+    assert _cli("registry", "drift", str(tmp_path / "missing.jsonl")).returncode == 2

@@ -1,0 +1,155 @@
+"""Request-log parsing and warm planning: exact bytes kept, keys derived as SGLang does."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from schemaops.registry import load_registry
+from schemaops.warm.drift import registry_index
+from schemaops.warm.fromlog import plan_from_log, scan, sglang_tool_key
+from schemaops.warm.plan import build_request, plan_from_registry, tool_definition
+
+
+def _log(tmp_path: Path, bodies: list, name: str = "r.jsonl") -> Path:
+    p = tmp_path / name
+    p.write_text(
+        "".join((b if isinstance(b, str) else json.dumps(b)) + "\n" for b in bodies),
+        encoding="utf-8",
+    )
+    return p
+
+
+ODD = '{"type" : "object",\t"properties":{"s":{"type":"string","pattern":"^\\\\/x$"}}}'
+
+
+def test_native_bodies_keep_the_exact_string(tmp_path: Path) -> None:
+    body = {"text": "x", "sampling_params": {"json_schema": ODD, "max_new_tokens": 5}}
+    batch = {"text": ["a", "b"], "sampling_params": [{"regex": "[ab]+"}, {"ebnf": 'root ::= "x"'}]}
+    sc = scan(
+        _log(tmp_path, [body, batch, {"sampling_params": {"json_schema": {"type": "object"}}}, ""])
+    )
+    assert sc.records == 3
+    assert [(f.key_type, f.key) for f in sc.found] == [
+        ("json", ODD),
+        ("regex", "[ab]+"),
+        ("ebnf", 'root ::= "x"'),
+    ]
+    assert sc.found[0].fragment == {"json_schema": ODD}
+    assert sc.input_errors[0]["line"] == 3 and "not a string" in sc.input_errors[0]["reason"]
+    path, req, _ = build_request(plan_from_log(_log(tmp_path, [body], "one.jsonl"))[0][0])
+    assert path == "/generate"
+    # the bytes on the wire decode to exactly the logged string
+    assert json.loads(json.dumps(req))["sampling_params"]["json_schema"] == ODD
+    assert req["sampling_params"]["max_new_tokens"] == 1
+
+
+def test_openai_bodies_and_wrappers(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"b": {"type": "integer"}, "a": {"type": "string"}}}
+    rf = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema, "strict": True}}
+    chat = {"model": "m", "messages": [], "response_format": rf}
+    sc = scan(
+        _log(tmp_path, [chat, {"request": chat}, {"response_format": {"type": "json_object"}}])
+    )
+    assert [f.key for f in sc.found] == [json.dumps(schema)] * 2 + ['{"type": "object"}']
+    assert sc.found[0].fragment == {"response_format": rf}
+    assert list(sc.found[0].fragment["response_format"]["json_schema"]["schema"]["properties"]) == [
+        "b",
+        "a",
+    ]
+
+
+def test_gzip_and_missing_file(tmp_path: Path) -> None:
+    p = tmp_path / "r.jsonl.gz"
+    with gzip.open(p, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps({"sampling_params": {"json_schema": "{}"}}) + "\n")
+    assert scan(p).found[0].key == "{}"
+    from schemaops.errors import InputError
+
+    with pytest.raises(InputError):
+        scan(tmp_path / "nope.jsonl")
+
+
+def test_plan_from_log_dedupes_keys_and_separates_variants(
+    tmp_path: Path, registry_dir: Path
+) -> None:
+    reg = load_registry(registry_dir)
+    s = reg.get("get_order")
+    gen = lambda t: {"sampling_params": {"json_schema": t}}  # noqa: E731
+    chat = {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "g", "schema": s.bundled()},
+        }
+    }
+    log = _log(
+        tmp_path,
+        [gen(s.wire("native"))] * 3 + [gen(s.wire("openai")), chat, gen('{"type":"string"}')],
+    )
+    items, sc = plan_from_log(log, registry_index(reg))
+    assert len(sc.found) == 6
+    # native compact (3x); json.dumps text sent to /generate and by the OpenAI path: one key (2x)
+    assert sorted(it.seen for it in items) == [1, 2, 3]
+    named = {it.seen: it for it in items}
+    assert named[3].matches == "get_order" and named[3].name.startswith("get_order@")
+    assert named[2].key == s.wire("openai") and named[2].matches == "get_order"
+    assert named[1].matches is None
+
+
+def test_tool_key_follows_sglang_get_json_schema_constraint() -> None:
+    p = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}},
+        "$defs": {"d": {"type": "integer"}},
+    }
+    tools = [tool_definition("a", p), tool_definition("b", {"type": "object"})]
+    named = json.loads(sglang_tool_key(tools, {"type": "function", "function": {"name": "a"}}))
+    assert named == {
+        "type": "array",
+        "minItems": 1,
+        "items": {
+            "properties": {"name": {"type": "string", "enum": ["a"]}, "parameters": p},
+            "required": ["name", "parameters"],
+        },
+    }
+    req = json.loads(sglang_tool_key(tools, "required", parallel_tool_calls=False))
+    assert (
+        req["maxItems"] == 1
+        and len(req["items"]["anyOf"]) == 2
+        and req["$defs"] == {"d": {"type": "integer"}}
+    )
+    assert sglang_tool_key(tools, "auto") is None
+    assert sglang_tool_key(tools, {"type": "function", "function": {"name": "zz"}}) is None
+
+
+def test_plan_from_registry_uses_the_wire_strings(registry_dir: Path) -> None:
+    reg = load_registry(registry_dir)
+    native = plan_from_registry(reg, "native")
+    assert [it.key for it in native] == [s.wire("native") for s in reg]
+    openai = plan_from_registry(reg, "openai")
+    for it, s in zip(openai, reg, strict=True):
+        path, body, headers = build_request(it, model="m", dp_rank=1)
+        assert path == "/v1/chat/completions" and headers == {"X-Data-Parallel-Rank": "1"}
+        assert body["max_tokens"] == 1
+        # SGLang's convert_json_schema_to_str: json.dumps of the parsed schema == wire("openai")
+        assert json.dumps(
+            json.loads(json.dumps(body))["response_format"]["json_schema"]["schema"]
+        ) == s.wire("openai")
+    _, body, _ = build_request(native[0], dp_rank=1)
+    assert body["routed_dp_rank"] == 1
+
+
+def test_plan_tools_named_and_required(registry_dir: Path) -> None:
+    reg = load_registry(registry_dir)
+    named = plan_from_registry(reg, "openai", "named", parallel_tool_calls=False)
+    assert len(named) == len(reg)
+    frag = named[0].fragment
+    assert len(frag["tools"]) == len(reg) and frag["parallel_tool_calls"] is False
+    assert frag["tool_choice"] == {"type": "function", "function": {"name": named[0].name}}
+    req = plan_from_registry(reg, "openai", "required")
+    assert len(req) == 1 and req[0].fragment["tool_choice"] == "required"
+    with pytest.raises(ValueError):
+        plan_from_registry(reg, "native", "named")
