@@ -126,7 +126,7 @@ def _details(result: dict[str, Any], which: str) -> list[dict[str, Any]]:
 
 
 def _example(d: dict[str, Any]) -> str:
-    for key in ("instance", "text", "data"):
+    for key in ("value", "instance", "text", "data"):
         if key in d:
             return _short(d[key]) if key != "text" else _short(d[key])[1:-1]
     return f"#{d['index']}" if "index" in d else "?"

@@ -64,6 +64,9 @@ def register(app: typer.Typer) -> None:
         jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes."),
         timeout: float = typer.Option(60.0, "--timeout", help="Seconds per schema and backend."),
         mem_mb: int = typer.Option(4096, "--mem-mb", help="Memory cap per worker (MiB)."),
+        generate: int = typer.Option(
+            0, "--generate", help="Also walk N generated valid instances per schema."
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
         html: Path | None = typer.Option(None, "--html", help="Write a self-contained report."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
@@ -82,6 +85,7 @@ def register(app: typer.Typer) -> None:
             timeout_s=timeout,
             mem_mb=mem_mb,
             progress=_progress(quiet),
+            generate=generate,
         )
         if html is not None:
             from schemaops.compare.report_html import write_html

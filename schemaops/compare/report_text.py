@@ -47,9 +47,13 @@ def summary_table(report: CompareReport) -> Table:
     """One row per backend: coverage, compile and mask percentiles, enforcement counts."""
     t = Table(title=f"Backends on {report.source} (tokenizer {report.tokenizer})")
     for col in ("backend", "coverage", "compile p50", "p90", "p99", "mask p50", "mask p99"):
-        t.add_column(col, justify="left" if col == "backend" else "right")
-    t.add_column("enforced / accepts_invalid / rejects_valid / unchecked", justify="right")
+        t.add_column(col, justify="left" if col == "backend" else "right", no_wrap=True)
+    t.add_column("enf/acc_inv/rej_val/unchk", justify="right", no_wrap=True)
     t.add_column("not ok")
+    t.caption = (
+        "enforcement verdicts per schema: enforced / accepts_invalid / rejects_valid / "
+        "unchecked (no examples)"
+    )
     for b, s in report.summary().items():
         cov = s["coverage"]
         e = s["enforcement"]
@@ -105,6 +109,8 @@ def keyword_table(report: CompareReport) -> Table | None:
 def print_report(report: CompareReport, console: Console | None = None) -> None:
     """Print the tables and the recommendation."""
     con = console or Console()
+    if console is None and not con.is_terminal:
+        con = Console(width=160)  # piped output: don't squeeze tables into 80 columns
     if len(report.schemas()) <= MAX_SCHEMA_ROWS:
         con.print(schema_table(report))
     con.print(summary_table(report))

@@ -102,6 +102,7 @@ def measure_items(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     mem_mb: int = DEFAULT_MEM_MB,
     progress: Callable[..., Any] | None = None,
+    generate: int = 0,
 ) -> list[dict[str, Any]]:
     """Measure every item on every backend via the core's ``measure_many``.
 
@@ -122,6 +123,7 @@ def measure_items(
         timeout_s=timeout_s,
         mem_mb=mem_mb,
         progress=progress,
+        generate=generate,
     )
     order = {it.name: i for i, it in enumerate(items)}
     border = {b: i for i, b in enumerate(backends)}
@@ -142,17 +144,22 @@ def run_compare(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     mem_mb: int = DEFAULT_MEM_MB,
     progress: Callable[..., Any] | None = None,
+    generate: int = 0,
 ) -> CompareReport:
     """Compare backends over a registry folder (default ``schemas``) or a corpus JSONL file.
 
     Returns a ``CompareReport`` whose ``recommendation`` is filled in. Raises ``InputError``
-    (exit 2) for unreadable input or bad options.
+    (exit 2) for unreadable input or bad options. ``generate`` adds that many generated
+    valid instances per schema (hypothesis-jsonschema) to the enforcement walk, which is how
+    a corpus without examples gets any enforcement evidence.
     """
     if registry is not None and corpus is not None:
         raise InputError("give either --registry or --corpus, not both")
     names = parse_backends(backends)
     if jobs < 1 or timeout_s <= 0 or mem_mb <= 0 or (limit is not None and limit < 1):
         raise InputError("--jobs, --timeout, --mem-mb and --limit must be positive")
+    if generate < 0:
+        raise InputError("--generate must be >= 0")
     if corpus is not None:
         items = corpus_items(corpus, limit)
         source = str(corpus)
@@ -161,14 +168,27 @@ def run_compare(
         items = registry_items(src)[:limit] if limit else registry_items(src)
         source = str(src)
     results = measure_items(
-        items, names, tokenizer, jobs=jobs, timeout_s=timeout_s, mem_mb=mem_mb, progress=progress
+        items,
+        names,
+        tokenizer,
+        jobs=jobs,
+        timeout_s=timeout_s,
+        mem_mb=mem_mb,
+        progress=progress,
+        generate=generate,
     )
     report = CompareReport(
         results=results,
         backends=names,
         tokenizer=tokenizer,
         source=source,
-        settings={"timeout_s": timeout_s, "mem_mb": mem_mb, "jobs": jobs, "limit": limit},
+        settings={
+            "timeout_s": timeout_s,
+            "mem_mb": mem_mb,
+            "jobs": jobs,
+            "limit": limit,
+            "generate": generate,
+        },
     )
     report.recommendation = recommend(report)
     return report
