@@ -1,0 +1,147 @@
+"""``check`` end to end with real backends and the real Qwen2.5 vocabulary: exit codes 0/1/2,
+what-to-change messages, and JUnit XML that CI systems can parse."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from typer.testing import CliRunner
+
+from schemaops.cli import app
+
+runner = CliRunner()
+
+# xgrammar ignores uniqueItems: an invalid example with a duplicate walks to a stop.
+TAGS = {
+    "type": "object",
+    "properties": {
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["billing", "bug", "urgent"]},
+            "uniqueItems": True,
+        }
+    },
+    "required": ["tags"],
+    "additionalProperties": False,
+}
+TAGS_EX = {"valid": [{"tags": ["billing", "urgent"]}], "invalid": [{"tags": ["bug", "bug"]}]}
+STATUS = {
+    "type": "object",
+    "properties": {"status": {"enum": ["open", "closed"]}, "priority": {"type": "integer"}},
+    "required": ["status", "priority"],
+    "additionalProperties": False,
+}
+STATUS_EX = {
+    "valid": [{"status": "open", "priority": 2}],
+    "invalid": [{"status": "pending", "priority": 2}, {"status": "open"}],
+}
+
+
+def write_registry(root, schemas):
+    """A registry folder in the shipped layout: NAME.json plus NAME.examples.json."""
+    for name, (schema, examples) in schemas.items():
+        (root / f"{name}.json").write_text(json.dumps(schema, indent=2))
+        (root / f"{name}.examples.json").write_text(json.dumps(examples, indent=2))
+    return root
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    return write_registry(tmp_path_factory.mktemp("good"), {"status": (STATUS, STATUS_EX)})
+
+
+@pytest.fixture(scope="module")
+def ignored(tmp_path_factory):
+    return write_registry(
+        tmp_path_factory.mktemp("ignored"),
+        {"status": (STATUS, STATUS_EX), "tags": (TAGS, TAGS_EX)},
+    )
+
+
+def _junit(path):
+    suite = ET.parse(path).getroot().find("testsuite")
+    return suite, {tc.get("name"): tc for tc in suite.iter("testcase")}
+
+
+def test_check_passes_exit_0(good, tmp_path):
+    junit = tmp_path / "junit.xml"
+    res = runner.invoke(
+        app, ["check", "--backend", "llguidance", "--registry", str(good), "--junit", str(junit)]
+    )
+    assert res.exit_code == 0, res.stdout + res.stderr
+    assert "PASS status" in res.stdout
+    suite, cases = _junit(junit)
+    assert suite.get("tests") == "1" and suite.get("failures") == "0"
+    assert cases["status"].find("failure") is None
+
+
+def test_ignored_keyword_fails_exit_1_with_advice(ignored, tmp_path):
+    junit = tmp_path / "junit.xml"
+    res = runner.invoke(
+        app,
+        [
+            "check",
+            "--backend",
+            "xgrammar",
+            "--registry",
+            str(ignored),
+            "--json",
+            "--junit",
+            str(junit),
+            "-q",
+        ],
+    )
+    assert res.exit_code == 1, res.stdout + res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["passed"] is False and doc["failed"] == 1
+    case = {c["schema"]: c for c in doc["cases"]}
+    assert case["status"]["passed"] is True
+    texts = [p["text"] for p in case["tags"]["problems"]]
+    assert texts == [
+        "keyword uniqueItems is ignored by xgrammar: enforce it in application validation "
+        "or drop it"
+    ]
+    suite, cases = _junit(junit)
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    fail = cases["tags"].find("failure")
+    assert fail is not None and "uniqueItems" in fail.get("message")
+    assert fail.get("type") == "accepts_invalid"
+
+
+def test_compile_budget_zero_fails_exit_1(good, tmp_path):
+    junit = tmp_path / "junit.xml"
+    res = runner.invoke(
+        app,
+        [
+            "check",
+            "--backend",
+            "llguidance",
+            "--registry",
+            str(good),
+            "--compile-budget-ms",
+            "0",
+            "--junit",
+            str(junit),
+        ],
+    )
+    assert res.exit_code == 1
+    assert "> budget 0 ms" in res.stdout and "schemaops warm" in res.stdout
+    _, cases = _junit(junit)
+    assert "budget" in cases["status"].find("failure").get("message")
+
+
+def test_usage_errors_exit_2(tmp_path):
+    missing = runner.invoke(
+        app, ["check", "--backend", "xgrammar", "--registry", str(tmp_path / "nope")]
+    )
+    assert missing.exit_code == 2
+    assert runner.invoke(app, ["check", "--backend", "vllm"]).exit_code == 2
+    assert runner.invoke(app, ["check"]).exit_code == 2  # --backend is required
+    assert (
+        runner.invoke(
+            app, ["check", "--backend", "xgrammar,llguidance", "--registry", str(tmp_path)]
+        ).exit_code
+        == 2
+    )

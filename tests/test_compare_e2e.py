@@ -1,0 +1,165 @@
+"""``compare`` end to end with the real xgrammar, llguidance and outlines-core libraries and the
+real Qwen2.5 vocabulary (no fakes). Kept small: one three-backend run shared by the module,
+one CLI run over the shipped registry on the fastest backend.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from schemaops.cli import app
+from schemaops.compare.report_html import render_html
+from schemaops.compare.run import run_compare
+
+REPO = Path(__file__).resolve().parents[1]
+
+# xgrammar ignores uniqueItems (lets ["bug","bug"] through); llguidance refuses to compile it.
+TAGS = {
+    "type": "object",
+    "properties": {
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["billing", "bug", "urgent"]},
+            "uniqueItems": True,
+        }
+    },
+    "required": ["tags"],
+    "additionalProperties": False,
+}
+TAGS_EX = {"valid": [{"tags": ["billing", "urgent"]}], "invalid": [{"tags": ["bug", "bug"]}]}
+STATUS = {
+    "type": "object",
+    "properties": {
+        "status": {"enum": ["open", "closed"]},
+        "priority": {"type": "integer", "minimum": 1, "maximum": 5},
+    },
+    "required": ["status", "priority"],
+    "additionalProperties": False,
+}
+STATUS_EX = {
+    "valid": [{"status": "open", "priority": 2}],
+    "invalid": [{"status": "pending", "priority": 2}, {"status": "open"}],
+}
+# outlines needs ~20 s for the shipped create_ticket (bounded string lengths and patterns):
+# with a 5 s timeout it must come back as ``timeout`` and the run must go on.
+TIMEOUT_S = 5.0
+
+
+def write_registry(root: Path, schemas: dict[str, tuple[dict, dict | None]]) -> Path:
+    """A registry folder in the shipped layout: NAME.json plus NAME.examples.json."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, (schema, examples) in schemas.items():
+        (root / f"{name}.json").write_text(json.dumps(schema, indent=2))
+        if examples is not None:
+            (root / f"{name}.examples.json").write_text(json.dumps(examples, indent=2))
+    return root
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    reg = write_registry(
+        tmp_path_factory.mktemp("reg") / "schemas",
+        {"status": (STATUS, STATUS_EX), "tags": (TAGS, TAGS_EX)},
+    )
+    for f in ("create_ticket.json", "create_ticket.examples.json"):
+        shutil.copy(REPO / "schemas" / f, reg / f)
+    return run_compare(reg, jobs=2, timeout_s=TIMEOUT_S, mem_mb=4096)
+
+
+def _get(report, schema, backend):
+    (r,) = [r for r in report.results if r["schema"] == schema and r["backend"] == backend]
+    return r
+
+
+def test_results_follow_the_design_contract(report):
+    assert len(report.results) == 9
+    for r in report.results:
+        assert {"schema", "backend", "status", "compile_ms", "mask_us", "enforcement"} <= set(r)
+        assert r["status"] in ("ok", "unsupported", "error", "timeout", "crash", "oom")
+        assert r["enforcement"]["verdict"] in (
+            "enforced",
+            "accepts_invalid",
+            "rejects_valid",
+            "unsupported",
+        )
+        if r["status"] == "ok":
+            assert r["compile_ms"] > 0
+            assert set(r["mask_us"]) >= {"mean", "p50", "p99"} and r["mask_us"]["p50"] > 0
+
+
+def test_verdicts_and_keyword_attribution(report):
+    for b in ("xgrammar", "llguidance", "outlines"):
+        assert _get(report, "status", b)["enforcement"]["verdict"] == "enforced"
+    xg = _get(report, "tags", "xgrammar")
+    assert xg["enforcement"]["verdict"] == "accepts_invalid"
+    assert report.keywords()["uniqueItems"]["xgrammar"]["ignored"] == 1
+    assert _get(report, "tags", "llguidance")["status"] == "unsupported"
+    out = _get(report, "create_ticket", "outlines")
+    assert out["status"] == "timeout", out.get("error")
+    assert _get(report, "create_ticket", "xgrammar")["status"] == "ok"
+
+
+def test_summary_and_recommendation(report):
+    summ = report.summary()
+    assert summ["xgrammar"]["coverage"] == 1.0
+    assert summ["llguidance"]["status"] == {"ok": 2, "unsupported": 1}
+    assert summ["outlines"]["status"].get("timeout") == 1
+    rec = report.recommendation
+    # Only xgrammar compiles everything; its gap (uniqueItems) must be named.
+    assert rec["backend"] == "xgrammar"
+    assert "uniqueItems" in " ".join(rec["reasons"])
+    assert any("llguidance" in t and "unsupported" in t for t in rec["tradeoffs"])
+    doc = json.loads(json.dumps(report.to_dict()))
+    assert doc["summary"]["xgrammar"]["compile_ms"]["p99"] is not None
+
+
+def test_html_embeds_the_three_plots(report):
+    page = render_html(report)
+    assert page.count('src="data:image/png;base64,') == 3
+    for alt in ("compile-time distribution", "mask-time percentiles", "coverage"):
+        assert f'alt="{alt}"' in page
+    assert "Recommendation: xgrammar" in page
+
+
+def test_cli_compare_shipped_registry_json_and_html(tmp_path):
+    html = tmp_path / "report.html"
+    res = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            "--registry",
+            str(REPO / "schemas"),
+            "--backends",
+            "llguidance",
+            "--json",
+            "--html",
+            str(html),
+            "-q",
+        ],
+    )
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    names = {
+        p.stem
+        for p in (REPO / "schemas").glob("*.json")
+        if not p.name.endswith(".examples.json") and p.stem != "common"
+    }
+    assert {r["schema"] for r in doc["results"]} == names
+    assert all(r["backend"] == "llguidance" for r in doc["results"])
+    assert doc["summary"]["llguidance"]["schemas"] == len(names)
+    assert doc["recommendation"]["backend"] == "llguidance"
+    assert html.read_text().count("data:image/png;base64,") == 3
+
+
+def test_cli_compare_usage_errors(tmp_path):
+    runner = CliRunner()
+    assert runner.invoke(app, ["compare", "--backends", "nope", "--json"]).exit_code == 2
+    assert runner.invoke(app, ["compare", "--registry", str(tmp_path / "missing")]).exit_code == 2
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"unique_id": "x"}\n')
+    assert runner.invoke(app, ["compare", "--corpus", str(bad)]).exit_code == 2
