@@ -34,6 +34,8 @@ from typing import Any
 from schemaops.compare.measure import CRASH, OOM, TIMEOUT, _unwalked, empty_result
 
 STARTUP_TIMEOUT_S = 300.0
+_TIMED_OUT = object()  # _recv: nothing arrived in time
+_DIED = object()  # _recv: the pipe closed (the child exited or was killed)
 _OOM_MARKERS = (
     "memory allocation of",
     "bad_alloc",
@@ -184,19 +186,23 @@ class Worker:
         )
         self.starts += 1
         msg = self._recv(STARTUP_TIMEOUT_S)
-        if msg is None or msg[0] != "ready":
-            detail = msg[1] if msg else f"no answer in {STARTUP_TIMEOUT_S:.0f} s ({self._tail()})"
+        if not (isinstance(msg, tuple) and msg[0] == "ready"):
+            detail = (
+                msg[1]
+                if isinstance(msg, tuple)
+                else f"no answer in {STARTUP_TIMEOUT_S:.0f} s: {self._tail()}"
+            )
             self.close(kill=True)
             raise WorkerStartError(f"{self.backend} worker failed to start: {detail}")
 
     def _recv(self, timeout: float) -> Any:
-        """The next message, or None on timeout or when the child died."""
+        """The next message, ``_TIMED_OUT`` if none came in time, ``_DIED`` on EOF."""
         try:
-            if self.conn.poll(timeout):
-                return self.conn.recv()
+            if not self.conn.poll(timeout):
+                return _TIMED_OUT
+            return self.conn.recv()
         except (EOFError, OSError):
-            pass
-        return None
+            return _DIED
 
     def _tail(self, n: int = 1500) -> str:
         try:
@@ -224,40 +230,45 @@ class Worker:
             self.close(kill=True)
             return _failed(task, self.backend, CRASH, f"worker unreachable: {exc}")
         msg = self._recv(timeout_s)
-        if msg is not None and msg[0] == "compiled":
+        compile_ms = None
+        if isinstance(msg, tuple) and msg[0] == "compiled":
+            compile_ms = round(msg[1], 3)
             msg = self._recv(measure_timeout_s or max(timeout_s, 60.0))
-            if msg is None and self.proc.poll() is None:
-                self.close(kill=True)
-                res = _failed(task, self.backend, TIMEOUT, "timed out while walking instances")
-                return res
-        if msg is not None and msg[0] == "done":
+        if isinstance(msg, tuple) and msg[0] == "done":
             res = msg[1]
             if res["status"] == OOM:  # a failed allocation may leave the library unusable
                 self.close(kill=True)
             return res
-        if msg is None and self.proc.poll() is None:
+        if msg is _TIMED_OUT:
             self.close(kill=True)
-            res = _failed(task, self.backend, TIMEOUT, f"compile exceeded {timeout_s:g} s")
-            res["compile_ms"] = None
+            if compile_ms is None:
+                return _failed(task, self.backend, TIMEOUT, f"compile exceeded {timeout_s:g} s")
+            res = _failed(task, self.backend, TIMEOUT, "compiled, then timed out walking instances")
+            res["compile_ms"] = compile_ms
             return res
         # the child died
-        code = self.proc.wait(5)
+        try:
+            code = self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            code = None
         tail = self._tail()
         self.close(kill=True)
         status = OOM if any(m in tail for m in _OOM_MARKERS) else CRASH
         how = (
             f"killed by signal {signal.Signals(-code).name}"
-            if code and code < 0
+            if code is not None and code < 0
             else f"exit code {code}"
         )
         elapsed = time.perf_counter() - t0
-        return _failed(
+        res = _failed(
             task,
             self.backend,
             status,
             f"worker died after {elapsed:.1f} s ({how}): {tail[-600:]}".strip(),
             name,
         )
+        res["compile_ms"] = compile_ms
+        return res
 
     def close(self, kill: bool = False) -> None:
         """Stop the process (politely unless ``kill``) and remove its stderr file."""
