@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from schemaops.commands._common import call, emit_json
-from schemaops.registry import Schema, load_registry
+from schemaops.registry import Schema, format_problem, load_registry
 from schemaops.registry.diff import diff_paths
 from schemaops.registry.drafts import draft_label
 from schemaops.registry.loader import DEFAULT_REGISTRY, exit_code_for, inspect_registry
@@ -142,12 +142,10 @@ def validate_cmd(
     if len(reg):
         out.print(_schema_table(list(reg), f"registry {root}"))
     if problems:
-        table = Table(title=f"{len(problems)} problem(s)")
-        for col in ("file", "pointer", "kind", "reason"):
-            table.add_column(col, overflow="fold")
+        # plain lines, never truncated or wrapped: ``file#pointer: reason [kind]``
+        typer.echo(f"{len(problems)} problem(s) in {root}:", err=True)
         for p in problems:
-            table.add_row(p["file"], p["pointer"], p["kind"], p["reason"])
-        Console(stderr=True, highlight=False, soft_wrap=True).print(table)
+            typer.echo("  " + format_problem(p), err=True)
     else:
         out.print(f"ok: {len(reg)} schemas, {len(reg.libraries)} libraries, no problems")
     raise typer.Exit(code)

@@ -25,7 +25,8 @@ def _key(url: str, fragment: str) -> str:
 
     Only ``[A-Za-z0-9_]``: some grammar compilers turn def names into rule names.
     """
-    stem = unquote(urlsplit(url).path.rsplit("/", 1)[-1]).removesuffix(".json") or "ref"
+    last = re.split(r"[/:]", unquote(urlsplit(url).path))[-1]  # file name or urn tail
+    stem = last.removesuffix(".json") or "ref"
     tail = fragment.rsplit("/", 1)[-1] if fragment else ""
     return re.sub(r"[^A-Za-z0-9_]", "_", f"{stem}__{tail}" if tail else stem)
 

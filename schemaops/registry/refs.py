@@ -99,7 +99,20 @@ def build(entries: list[Entry]) -> tuple[referencing.Registry, list[tuple[Entry,
             owner[uri] = e
             pairs.append((uri, resource))
     reg = referencing.Registry(retrieve=_refuse).with_resources(pairs).combine(METASCHEMAS)
-    return reg.crawl(), clashes
+    try:
+        return reg.crawl(), clashes
+    except Exception:  # a subschema referencing cannot index (e.g. a boolean in draft-04)
+        good = [(u, r) for u, r in pairs if _crawlable(u, r)]
+        reg = referencing.Registry(retrieve=_refuse).with_resources(good).combine(METASCHEMAS)
+        return reg.crawl(), clashes
+
+
+def _crawlable(uri: str, resource: referencing.Resource) -> bool:
+    try:
+        referencing.Registry().with_resource(uri, resource).crawl()
+    except Exception:
+        return False
+    return True
 
 
 def iter_subschemas(root: Any, base: str, label: str) -> Iterator[tuple[dict, list, str]]:
@@ -149,7 +162,7 @@ def _classify(exc: Exception, ref: str, target: str) -> tuple[str, str]:
             )
         return "ref_outside", f"$ref {ref!r} points outside the registry ({cause.uri})"
     if isinstance(exc, referencing.exceptions.PointerToNowhere):
-        return "ref_unresolvable", f"$ref {ref!r}: {exc.pointer!r} does not exist in {target}"
+        return "ref_unresolvable", f"$ref {ref!r}: {exc.ref!r} does not exist in {target}"
     if isinstance(exc, referencing.exceptions.NoSuchAnchor):
         return "ref_unresolvable", f"$ref {ref!r}: no anchor {exc.anchor!r} in {target}"
     return "ref_unresolvable", f"$ref {ref!r} cannot be resolved ({type(exc).__name__})"
