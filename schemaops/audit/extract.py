@@ -14,9 +14,8 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 import orjson
 
@@ -29,11 +28,11 @@ AUTO_HELP = (
 )
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(NamedTuple):
     """One model output found in a record: its text, schema name (if any) and sub-index.
 
     ``index`` is the tool call's position for OpenAI ``tool_calls`` fan-out (None otherwise).
+    A NamedTuple, not a dataclass: one is made per line, and this is several times cheaper.
     """
 
     text: str

@@ -1,14 +1,16 @@
-"""A compiled yes/no validator for the common subset of JSON Schema 2020-12.
+"""A generated yes/no validator for the common subset of JSON Schema 2020-12.
 
 Why: most audited outputs are valid, and ``jsonschema``'s ``is_valid`` costs tens of
 microseconds per small object (it dispatches every keyword through generic machinery). This
-module compiles a schema once into nested closures that answer only "valid?", so the common
-case costs about as much as parsing. Anything it cannot answer exactly is not compiled
-(``compile_fast`` returns ``None``) and the caller uses ``jsonschema`` for every record.
+module turns a schema once into Python source (one function per ``$ref`` target and per
+``anyOf``/``oneOf``/``not`` branch, everything else inlined as plain ``if`` statements),
+compiles it, and uses it to answer only "valid?". The common case then costs about as much
+as parsing. Anything it cannot answer exactly is not compiled (``compile_fast`` returns
+``None``) and the caller uses ``jsonschema`` for every record of that schema.
 
 The contract is one-sided and tested differentially against ``jsonschema`` (the
-JSON-Schema-Test-Suite and hypothesis): a ``True`` here must mean ``jsonschema`` finds no
-error. A ``False`` only sends the record to ``jsonschema``, which is the authority for the
+JSON-Schema-Test-Suite and hypothesis): ``True`` here must mean ``jsonschema`` finds no
+error. ``False`` only sends the record to ``jsonschema``, which is the authority for the
 category, the path and the message.
 """
 
@@ -25,58 +27,35 @@ Check = Callable[[Any], bool]
 
 # Keywords that only annotate (or only hold subschemas for $ref): jsonschema ignores them.
 _IGNORED = {
-    "$schema",
-    "$comment",
-    "$defs",
-    "definitions",
-    "title",
-    "description",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "contentMediaType",
-    "contentEncoding",
+    "$schema", "$comment", "$defs", "definitions", "title", "description", "default",
+    "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding",
     "contentSchema",
-}
-# Keywords the fast path does not implement: a schema using any of them is not compiled.
+}  # fmt: skip
+# Keys jsonschema does not know are ignored by it, hence here; known ones must be handled.
 _KNOWN = set(Draft202012Validator.VALIDATORS)
+_DATA_KEYWORDS = {"enum", "const", "default", "examples", "description", "title", "$comment"}
 _ID_KEYWORDS = ("$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef")
+_OBJECT = ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
+_ARRAY = ("prefixItems", "items", "minItems", "maxItems", "uniqueItems")
+_STRING = ("minLength", "maxLength", "pattern")
+_NUMBER = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+_HANDLED = {"type", "enum", "const", "format", "allOf", "anyOf", "oneOf", "not", "$ref"}
+_HANDLED.update(_OBJECT, _ARRAY, _STRING, _NUMBER)
+_TYPE_EXPR = {
+    "null": "{v} is None",
+    "boolean": "type({v}) is bool",
+    "integer": "(type({v}) is int or (type({v}) is float and {v}.is_integer()))",
+    "number": "type({v}) in _NUM",
+    "string": "type({v}) is str",
+    "array": "type({v}) is list",
+    "object": "type({v}) is dict",
+}
+MAX_NODES = 20_000  # subschemas emitted (inlined $refs count each time)
+MAX_NESTING = 12  # Python refuses more than 20 nested blocks; branch into functions earlier
 
 
 class Unsupported(Exception):
     """The schema uses something the fast path does not answer exactly."""
-
-
-def _is_integer(x: Any) -> bool:
-    t = type(x)
-    return t is int or (t is float and x.is_integer())
-
-
-def _is_number(x: Any) -> bool:
-    t = type(x)
-    return t is int or t is float
-
-
-_TYPE_TESTS: dict[str, Check] = {
-    "null": lambda x: x is None,
-    "boolean": lambda x: type(x) is bool,
-    "integer": _is_integer,
-    "number": _is_number,
-    "string": lambda x: type(x) is str,
-    "array": lambda x: type(x) is list,
-    "object": lambda x: type(x) is dict,
-}
-# Exact Python types per JSON type, for the common single-type case.
-_PY_TYPES: dict[str, tuple[type, ...]] = {
-    "null": (type(None),),
-    "boolean": (bool,),
-    "number": (int, float),
-    "string": (str,),
-    "array": (list,),
-    "object": (dict,),
-}
 
 
 def _mentions(node: Any, keys: tuple[str, ...]) -> bool:
@@ -100,7 +79,7 @@ def _pointer(root: Any, ref: str) -> Any:
         part = part.replace("~1", "/").replace("~0", "~")
         if "%" in part:
             raise Unsupported("percent-encoded pointer")
-        if isinstance(node, list):
+        if isinstance(node, list) and part.isdigit():
             node = node[int(part)]
         elif isinstance(node, dict) and part in node:
             node = node[part]
@@ -109,177 +88,250 @@ def _pointer(root: Any, ref: str) -> Any:
     return node
 
 
-class _Compiler:
+def inline_refs(root: Any) -> Any:
+    """A copy of ``root`` with every ``{"$ref": "#/..."}``-only object replaced by its target,
+    except where that would recurse. Equivalent under 2020-12 when nothing changes the base
+    URI (the caller checks), and about twice as fast for jsonschema, whose ``$ref``
+    resolution dominates the cost of explaining a failure. Keyword values that are data
+    (``enum``, ``const``, annotations) are left alone.
+    """
+
+    def walk(node: Any, stack: frozenset, budget: list[int]) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise Unsupported("too large to inline")
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if len(node) == 1 and isinstance(ref, str) and ref.startswith("#") and ref not in stack:
+                return walk(_pointer(root, ref), stack | {ref}, budget)
+            return {
+                k: v if k in _DATA_KEYWORDS else walk(v, stack, budget) for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [walk(v, stack, budget) for v in node]
+        return node
+
+    try:
+        return walk(root, frozenset(), [MAX_NODES * 5])
+    except (Unsupported, RecursionError):
+        return root
+
+
+def _format_test(checker: Any, fmt: str) -> Check:
+    """The same verdict as ``FormatChecker.conforms`` without building a FormatError."""
+    if fmt not in checker.checkers:
+        return lambda x: True
+    func, raises = checker.checkers[fmt]
+
+    def test(x: Any) -> bool:
+        try:
+            return bool(func(x))
+        except raises:
+            return False
+
+    return test
+
+
+class _Gen:
     def __init__(self, root: Any, format_checker: Any) -> None:
         self.root = root
-        self.format_checker = format_checker
-        self.refs: dict[str, list[Check]] = {}
+        self.fmt = format_checker
+        self.ns: dict[str, Any] = {"_NUM": (int, float), "_equal": equal, "_uniq": uniq}
+        self.funcs: list[list[str]] = []
+        self.refs: dict[str, str] = {}
+        self.n = 0
+        self.size = 0
+        self.expanding: set[str] = set()
 
-    def ref(self, ref: str) -> Check:
-        if not ref.startswith("#"):
+    def const(self, value: Any) -> str:
+        self.n += 1
+        name = f"C{self.n}"
+        self.ns[name] = value
+        return name
+
+    def var(self) -> str:
+        self.n += 1
+        return f"y{self.n}"
+
+    def function(self, schema: Any) -> str:
+        """Emit ``def fN(x)`` for ``schema``; returns its name."""
+        self.n += 1
+        name = f"f{self.n}"
+        body: list[str] = []
+        self.funcs.append(body)
+        body.append(f"def {name}(x):")
+        self.emit(schema, "x", 1, body)
+        body.append("    return True")
+        return name
+
+    def ref(self, ref: str) -> str:
+        if not isinstance(ref, str) or not ref.startswith("#"):
             raise Unsupported("non-local $ref")
         if ref not in self.refs:
-            cell: list[Check] = []
-            self.refs[ref] = cell
-            cell.append(self.compile(_pointer(self.root, ref)))
-        cell = self.refs[ref]
-        return lambda x: cell[0](x)
+            self.n += 1
+            self.refs[ref] = f"r{self.n}"
+            target = _pointer(self.root, ref)
+            name = self.function(target)
+            self.funcs.append([f"{self.refs[ref]} = {name}"])
+        return self.refs[ref]
 
-    def compile(self, schema: Any) -> Check:
-        if schema is True or schema == {}:
-            return lambda x: True
+    def emit(self, schema: Any, v: str, ind: int, out: list[str]) -> None:
+        """Statements that ``return False`` when ``v`` is not valid against ``schema``."""
+        pad = "    " * ind
+        self.size += 1
+        if self.size > MAX_NODES:
+            raise Unsupported("schema too large for the fast path")
+        if schema is True:
+            return
         if schema is False:
-            return lambda x: False
+            out.append(f"{pad}return False")
+            return
         if not isinstance(schema, dict):
             raise Unsupported("schema is not an object")
-        checks: list[Check] = []
-        for key, value in schema.items():
-            if key in _IGNORED or key not in _KNOWN:
-                continue
-            maker = getattr(self, "k_" + key.lstrip("$"), None)
-            if maker is None:
-                raise Unsupported(key)
-            checks.append(maker(value, schema))
-        if not checks:
-            return lambda x: True
-        if len(checks) == 1:
-            return checks[0]
-        if len(checks) == 2:
-            a, b = checks
-            return lambda x: a(x) and b(x)
-        tup = tuple(checks)
-        return lambda x: all(c(x) for c in tup)
+        if ind > MAX_NESTING:
+            out.append(f"{pad}if not {self.function(schema)}({v}): return False")
+            return
+        keys = [k for k in schema if k not in _IGNORED and k in _KNOWN]
+        if any(k not in _HANDLED for k in keys):
+            raise Unsupported(", ".join(k for k in keys if k not in _HANDLED))
+        if "type" in schema:
+            names = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
+            if not isinstance(names, list) or any(n not in _TYPE_EXPR for n in names):
+                raise Unsupported("bad type")
+            expr = " or ".join(_TYPE_EXPR[n].format(v=v) for n in names) or "False"
+            out.append(f"{pad}if not ({expr}): return False")
+        if "enum" in schema:
+            values = schema["enum"]
+            if not isinstance(values, list):
+                raise Unsupported("bad enum")
+            if values and all(type(e) is str for e in values):
+                c = self.const(frozenset(values))
+                out.append(f"{pad}if not (type({v}) is str and {v} in {c}): return False")
+            else:
+                c = self.const(values)
+                out.append(f"{pad}if not any(_equal({v}, e) for e in {c}): return False")
+        if "const" in schema:
+            c = self.const(schema["const"])
+            out.append(f"{pad}if not _equal({v}, {c}): return False")
+        if "format" in schema and self.fmt is not None:
+            c = self.const(_format_test(self.fmt, schema["format"]))
+            out.append(f"{pad}if not {c}({v}): return False")
+        if "$ref" in schema:
+            ref = schema["$ref"]
+            if isinstance(ref, str) and ref.startswith("#") and ref not in self.expanding:
+                self.expanding.add(ref)  # not recursive (yet): inline the target
+                self.emit(_pointer(self.root, ref), v, ind, out)
+                self.expanding.discard(ref)
+            else:
+                out.append(f"{pad}if not {self.ref(ref)}({v}): return False")
+        for sub in schema.get("allOf", []):
+            self.emit(sub, v, ind, out)
+        if "anyOf" in schema:
+            calls = " or ".join(f"{self.function(s)}({v})" for s in schema["anyOf"]) or "False"
+            out.append(f"{pad}if not ({calls}): return False")
+        if "oneOf" in schema:
+            calls = ", ".join(f"{self.function(s)}({v})" for s in schema["oneOf"])
+            out.append(f"{pad}if sum(({calls},)) != 1: return False")
+        if "not" in schema:
+            out.append(f"{pad}if {self.function(schema['not'])}({v}): return False")
+        if any(k in schema for k in _OBJECT):
+            self.emit_object(schema, v, ind, out)
+        if any(k in schema for k in _ARRAY):
+            self.emit_array(schema, v, ind, out)
+        if any(k in schema for k in _STRING):
+            self.emit_string(schema, v, ind, out)
+        if any(k in schema for k in _NUMBER):
+            block = [f"{pad}if type({v}) in _NUM:"]
+            for k, op in (("minimum", "<"), ("maximum", ">"), ("exclusiveMinimum", "<="),
+                          ("exclusiveMaximum", ">=")):  # fmt: skip
+                if k in schema:
+                    bound = schema[k]
+                    if type(bound) not in (int, float):
+                        raise Unsupported("non-numeric bound")
+                    block.append(f"{pad}    if {v} {op} {self.const(bound)}: return False")
+            out.extend(block)
 
-    # -- keywords ---------------------------------------------------------------------------
-    def k_ref(self, value: Any, schema: dict) -> Check:
-        return self.ref(value)
+    def emit_block(self, schema: Any, v: str, ind: int, out: list[str]) -> None:
+        """``emit`` as the body of a block, which Python requires to be non-empty."""
+        before = len(out)
+        self.emit(schema, v, ind, out)
+        if len(out) == before:
+            out.append("    " * ind + "pass")
 
-    def k_type(self, value: Any, schema: dict) -> Check:
-        names = [value] if isinstance(value, str) else list(value)
-        if any(n not in _TYPE_TESTS for n in names):
-            raise Unsupported("unknown type")
-        if "integer" not in names:
-            pytypes = tuple(t for n in names for t in _PY_TYPES[n])
-            if bool not in pytypes and int in pytypes:
-                return lambda x: type(x) in pytypes and type(x) is not bool
-            return lambda x: type(x) in pytypes
-        tests = tuple(_TYPE_TESTS[n] for n in names)
-        return lambda x: any(t(x) for t in tests)
-
-    def k_enum(self, value: Any, schema: dict) -> Check:
-        if isinstance(value, list) and value and all(type(v) is str for v in value):
-            members = frozenset(value)
-            return lambda x: type(x) is str and x in members
-        return lambda x: any(equal(x, v) for v in value)
-
-    def k_const(self, value: Any, schema: dict) -> Check:
-        if type(value) is str:
-            return lambda x: type(x) is str and x == value
-        return lambda x: equal(x, value)
-
-    def k_properties(self, value: dict, schema: dict) -> Check:
-        subs = tuple((k, self.compile(s)) for k, s in value.items())
-        return lambda x: type(x) is not dict or all(c(x[k]) for k, c in subs if k in x)
-
-    def k_required(self, value: list, schema: dict) -> Check:
-        keys = tuple(value)
-        return lambda x: type(x) is not dict or all(k in x for k in keys)
-
-    def k_additionalProperties(self, value: Any, schema: dict) -> Check:
-        if "patternProperties" in schema:
-            raise Unsupported("patternProperties")
-        known = frozenset(schema.get("properties", {}))
-        if value is False:
-            return lambda x: type(x) is not dict or known.issuperset(x)
-        sub = self.compile(value)
-        return lambda x: type(x) is not dict or all(sub(v) for k, v in x.items() if k not in known)
-
-    def k_prefixItems(self, value: list, schema: dict) -> Check:
-        subs = tuple(self.compile(s) for s in value)
-        return lambda x: type(x) is not list or all(c(v) for c, v in zip(subs, x, strict=False))
-
-    def k_items(self, value: Any, schema: dict) -> Check:
-        start = len(schema.get("prefixItems", []))
-        sub = self.compile(value)
-        if start == 0:
-            return lambda x: type(x) is not list or all(sub(v) for v in x)
-        return lambda x: type(x) is not list or all(sub(v) for v in x[start:])
-
-    def k_uniqueItems(self, value: Any, schema: dict) -> Check:
-        if not value:
-            return lambda x: True
-        return lambda x: type(x) is not list or uniq(x)
-
-    def _size(self, value: Any, kind: type, op: str) -> Check:
+    def _int(self, schema: dict, key: str) -> int | None:
+        value = schema.get(key)
+        if value is None:
+            return None
         if type(value) is not int:
-            raise Unsupported("non-integer size")
-        if op == "min":
-            return lambda x: type(x) is not kind or len(x) >= value
-        return lambda x: type(x) is not kind or len(x) <= value
+            raise Unsupported(f"non-integer {key}")
+        return value
 
-    def k_minLength(self, v: Any, s: dict) -> Check:
-        return self._size(v, str, "min")
+    def emit_object(self, schema: dict, v: str, ind: int, out: list[str]) -> None:
+        pad = "    " * (ind + 1)
+        out.append(f"{'    ' * ind}if type({v}) is dict:")
+        out.append(f"{pad}pass")
+        props = schema.get("properties", {})
+        if not isinstance(props, dict):
+            raise Unsupported("bad properties")
+        for key in schema.get("required", []):
+            out.append(f"{pad}if {key!r} not in {v}: return False")
+        for key, op in (("minProperties", "<"), ("maxProperties", ">")):
+            n = self._int(schema, key)
+            if n is not None:
+                out.append(f"{pad}if len({v}) {op} {n}: return False")
+        extra = schema.get("additionalProperties", True)
+        if extra is False:
+            out.append(f"{pad}if not {self.const(frozenset(props))}.issuperset({v}): return False")
+        elif extra is not True:
+            known = self.const(frozenset(props))
+            k, y = self.var(), self.var()
+            out.append(f"{pad}for {k}, {y} in {v}.items():")
+            out.append(f"{pad}    if {k} not in {known}:")
+            self.emit_block(extra, y, ind + 3, out)
+        for key, sub in props.items():
+            if sub is True or sub == {}:
+                continue
+            y = self.var()
+            out.append(f"{pad}if {key!r} in {v}:")
+            out.append(f"{pad}    {y} = {v}[{key!r}]")
+            self.emit(sub, y, ind + 2, out)
 
-    def k_maxLength(self, v: Any, s: dict) -> Check:
-        return self._size(v, str, "max")
+    def emit_array(self, schema: dict, v: str, ind: int, out: list[str]) -> None:
+        pad = "    " * (ind + 1)
+        out.append(f"{'    ' * ind}if type({v}) is list:")
+        out.append(f"{pad}pass")
+        for key, op in (("minItems", "<"), ("maxItems", ">")):
+            n = self._int(schema, key)
+            if n is not None:
+                out.append(f"{pad}if len({v}) {op} {n}: return False")
+        if schema.get("uniqueItems") is True:
+            out.append(f"{pad}if not _uniq({v}): return False")
+        prefix = schema.get("prefixItems", [])
+        for i, sub in enumerate(prefix):
+            y = self.var()
+            out.append(f"{pad}if len({v}) > {i}:")
+            out.append(f"{pad}    {y} = {v}[{i}]")
+            self.emit(sub, y, ind + 2, out)
+        if "items" in schema and schema["items"] is not True:
+            y = self.var()
+            source = v if not prefix else f"{v}[{len(prefix)}:]"
+            out.append(f"{pad}for {y} in {source}:")
+            self.emit_block(schema["items"], y, ind + 2, out)
 
-    def k_minItems(self, v: Any, s: dict) -> Check:
-        return self._size(v, list, "min")
-
-    def k_maxItems(self, v: Any, s: dict) -> Check:
-        return self._size(v, list, "max")
-
-    def k_minProperties(self, v: Any, s: dict) -> Check:
-        return self._size(v, dict, "min")
-
-    def k_maxProperties(self, v: Any, s: dict) -> Check:
-        return self._size(v, dict, "max")
-
-    def _bound(self, value: Any, test: Callable[[Any, Any], bool]) -> Check:
-        if not _is_number(value):
-            raise Unsupported("non-numeric bound")
-        return lambda x: not _is_number(x) or test(x, value)
-
-    def k_minimum(self, v: Any, s: dict) -> Check:
-        return self._bound(v, lambda x, b: not x < b)
-
-    def k_maximum(self, v: Any, s: dict) -> Check:
-        return self._bound(v, lambda x, b: not x > b)
-
-    def k_exclusiveMinimum(self, v: Any, s: dict) -> Check:
-        return self._bound(v, lambda x, b: not x <= b)
-
-    def k_exclusiveMaximum(self, v: Any, s: dict) -> Check:
-        return self._bound(v, lambda x, b: not x >= b)
-
-    def k_pattern(self, value: str, schema: dict) -> Check:
-        try:
-            search = re.compile(value).search
-        except re.error as exc:
-            raise Unsupported("bad pattern") from exc
-        return lambda x: type(x) is not str or search(x) is not None
-
-    def k_format(self, value: str, schema: dict) -> Check:
-        checker = self.format_checker
-        if checker is None:
-            return lambda x: True
-        return lambda x: checker.conforms(x, value)
-
-    def k_allOf(self, value: list, schema: dict) -> Check:
-        subs = tuple(self.compile(s) for s in value)
-        return lambda x: all(c(x) for c in subs)
-
-    def k_anyOf(self, value: list, schema: dict) -> Check:
-        subs = tuple(self.compile(s) for s in value)
-        return lambda x: any(c(x) for c in subs)
-
-    def k_oneOf(self, value: list, schema: dict) -> Check:
-        subs = tuple(self.compile(s) for s in value)
-        return lambda x: sum(1 for c in subs if c(x)) == 1
-
-    def k_not(self, value: Any, schema: dict) -> Check:
-        sub = self.compile(value)
-        return lambda x: not sub(x)
+    def emit_string(self, schema: dict, v: str, ind: int, out: list[str]) -> None:
+        pad = "    " * (ind + 1)
+        out.append(f"{'    ' * ind}if type({v}) is str:")
+        out.append(f"{pad}pass")
+        for key, op in (("minLength", "<"), ("maxLength", ">")):
+            n = self._int(schema, key)
+            if n is not None:
+                out.append(f"{pad}if len({v}) {op} {n}: return False")
+        if "pattern" in schema:
+            try:
+                search = re.compile(schema["pattern"]).search
+            except (re.error, TypeError) as exc:
+                raise Unsupported("bad pattern") from exc
+            out.append(f"{pad}if {self.const(search)}({v}) is None: return False")
 
 
 def compile_fast(schema: Any, validator_cls: type, format_checker: Any) -> Check | None:
@@ -291,7 +343,14 @@ def compile_fast(schema: Any, validator_cls: type, format_checker: Any) -> Check
     """
     if validator_cls is not Draft202012Validator or _mentions(schema, _ID_KEYWORDS):
         return None
+    gen = _Gen(schema, format_checker)
     try:
-        return _Compiler(schema, format_checker).compile(schema)
-    except (Unsupported, RecursionError, ValueError, IndexError, TypeError):
+        entry = gen.function(schema)
+        source = "\n".join(line for body in gen.funcs for line in body)
+        exec(compile(source, "<schemaops-fastcheck>", "exec"), gen.ns)  # noqa: S102
+    except (Unsupported, RecursionError, ValueError, IndexError, TypeError, SyntaxError,
+            MemoryError):  # fmt: skip
         return None
+    check = gen.ns[entry]
+    check.source = source  # type: ignore[attr-defined]
+    return check

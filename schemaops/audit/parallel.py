@@ -76,7 +76,7 @@ def _work(args: tuple) -> Tally:
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    with alarm_handler():
+    with alarm_handler(opts.timeout):
         if part is None:
             return audit_lines(lines, opts, resolver, first_line)
         with open(part, "wb") as out:

@@ -6,9 +6,10 @@ take the fast path (``fastcheck``), and only failures run ``iter_errors`` so tha
 ``best_match`` can name the most relevant keyword, pointer and message.
 
 A ``pattern`` that backtracks catastrophically cannot be interrupted from inside ``re``
-except by a signal, so validation of schemas that use regexes runs under an interval timer
-(``SIGALRM``, main thread only). A record whose validation times out is a
-``schema_violation:pattern`` (it could not be verified), and the pipeline lists it.
+except by a signal, so validation of schemas that use regexes runs under a watchdog
+(a periodic ``SIGALRM``, main thread only; ``re`` checks for signals while it matches).
+A record whose validation times out is a ``schema_violation:pattern`` (it could not be
+verified), and the pipeline lists it.
 """
 
 from __future__ import annotations
@@ -16,18 +17,19 @@ from __future__ import annotations
 import json
 import signal
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jsonschema import FormatChecker
+from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
 
 from schemaops.audit.classify import MAX_DEPTH, OUTCOME_OK, PARSE, VIOLATION, Outcome
-from schemaops.audit.fastcheck import _mentions, compile_fast
+from schemaops.audit.fastcheck import _ID_KEYWORDS, _mentions, compile_fast, inline_refs
 from schemaops.errors import InputError
 
 MESSAGE_LIMIT = 300
@@ -35,33 +37,56 @@ TIMEOUT_PREFIX = "validation exceeded"
 
 
 class ValidationTimeout(Exception):
-    """Raised by the SIGALRM handler while a record is being validated."""
+    """Raised by the watchdog while one record's validation has run too long."""
 
 
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise ValidationTimeout()
-
-
-class _Alarm:
-    """Whether our SIGALRM handler is installed (by ``alarm_handler``) in this process."""
+class _Watch:
+    """Watchdog state. A record under validation bumps ``seq`` and sets ``active``; a
+    periodic SIGALRM tick raises ValidationTimeout when the same record is still active
+    ``timeout`` seconds later. One counter write per record instead of two timer syscalls."""
 
     installed = False
+    active = False
+    seq = 0
+    last = -1
+    since = 0.0
+    timeout = 1.0
+
+
+def _tick(signum: int, frame: Any) -> None:
+    w = _Watch
+    if not w.active:
+        w.last = -1
+        return
+    if w.seq != w.last:
+        w.last, w.since = w.seq, time.monotonic()
+        return
+    if time.monotonic() - w.since >= w.timeout:
+        w.last = -1
+        w.active = False
+        raise ValidationTimeout()
 
 
 @contextmanager
-def alarm_handler() -> Iterator[None]:
-    """Install the timeout handler for the duration of an audit (main thread only)."""
-    if threading.current_thread() is not threading.main_thread() or _Alarm.installed:
+def alarm_handler(timeout: float = 1.0) -> Iterator[None]:
+    """Run the watchdog for the duration of an audit (main thread only; else no bound)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or _Watch.installed
+        or timeout <= 0
+    ):
         yield
         return
-    old = signal.signal(signal.SIGALRM, _on_alarm)
-    _Alarm.installed = True
+    old = signal.signal(signal.SIGALRM, _tick)
+    _Watch.installed, _Watch.timeout, _Watch.last = True, timeout, -1
+    tick = max(timeout / 4, 0.01)
+    signal.setitimer(signal.ITIMER_REAL, tick, tick)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-        _Alarm.installed = False
+        _Watch.installed = _Watch.active = False
 
 
 def pointer(path: Any) -> str:
@@ -85,31 +110,42 @@ class SchemaChecker:
         except SchemaError as exc:
             raise InputError(f"schema {name!r} is not a valid JSON Schema: {exc.message}") from None
         fmt = FormatChecker() if assert_format else None
-        self.validator = cls(schema, format_checker=fmt)
+        explain = schema
+        if cls is Draft202012Validator and not _mentions(schema, _ID_KEYWORDS):
+            explain = inline_refs(schema)
+        self.validator = cls(explain, format_checker=fmt)
         self.fast = compile_fast(schema, cls, fmt)
-        self.timeout = timeout
-        # Only schemas with regexes can hang; only the main thread can take a signal.
+        # Only schemas with regexes can hang (the watchdog's timeout is set by alarm_handler).
         self.guarded = _mentions(schema, ("pattern", "patternProperties")) and timeout > 0
         self.timeouts = 0
 
     def check(self, value: Any) -> Outcome:
-        """Classify a parsed value: ``ok`` or ``schema_violation:<keyword>``."""
-        fast = self.fast
-        if fast is not None and not self.guarded:
-            try:
-                if fast(value):
-                    return OUTCOME_OK
-            except RecursionError:
-                return _too_deep()
-        if self.guarded and _Alarm.installed:
-            return self._guarded(value)
-        if fast is not None and self.guarded:
-            try:
-                if fast(value):
-                    return OUTCOME_OK
-            except RecursionError:
-                return _too_deep()
-        return self._slow(value)
+        """Classify a parsed value: ``ok`` or ``schema_violation:<keyword>``.
+
+        Only schemas with regexes are watched: without one, validation is linear in the size
+        of the output and a slow record is just a big one.
+        """
+        w = _Watch
+        w.seq += 1
+        w.active = self.guarded
+        try:
+            fast = self.fast
+            if fast is not None and fast(value):
+                return OUTCOME_OK
+            return self._slow(value)
+        except ValidationTimeout:
+            self.timeouts += 1
+            return Outcome(
+                f"{VIOLATION}:pattern",
+                None,
+                "",
+                f"{TIMEOUT_PREFIX} {w.timeout:g}s (a pattern backtracking catastrophically?);"
+                " counted as a failure because the output could not be verified",
+            )
+        except RecursionError:
+            return _too_deep()
+        finally:
+            w.active = False
 
     def _slow(self, value: Any) -> Outcome:
         try:
@@ -123,40 +159,18 @@ class SchemaChecker:
             f"{VIOLATION}:{keyword}", None, pointer(err.absolute_path), _short(err.message)
         )
 
-    def _guarded(self, value: Any) -> Outcome:
-        signal.setitimer(signal.ITIMER_REAL, self.timeout)
-        try:
-            if self.fast is not None and self.fast(value):
-                return OUTCOME_OK
-            return self._slow(value)
-        except ValidationTimeout:
-            self.timeouts += 1
-            return Outcome(
-                f"{VIOLATION}:pattern",
-                None,
-                "",
-                f"{TIMEOUT_PREFIX} {self.timeout:g}s (a pattern backtracking catastrophically?);"
-                " counted as a failure because the output could not be verified",
-            )
-        except RecursionError:
-            return _too_deep()
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-
     def all_errors(self, value: Any) -> Counter:
         """Keyword -> count of every top-level violation (for ``--all-errors``)."""
         counts: Counter = Counter()
-        armed = self.guarded and _Alarm.installed
-        if armed:
-            signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        _Watch.seq += 1
+        _Watch.active = self.guarded
         try:
             for err in self.validator.iter_errors(value):
                 counts[err.validator if err.validator is not None else "false"] += 1
         except (RecursionError, ValidationTimeout):
             pass
         finally:
-            if armed:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+            _Watch.active = False
         return counts
 
 
