@@ -139,3 +139,14 @@ def test_cli_list_show_hash_json(reg, registry_dir):
         assert row["openai_sha256"] == hashlib.sha256(wire).hexdigest()
     human = runner.invoke(app, ["registry", "list", *r])
     assert human.exit_code == 0 and "schedule_callback" in human.stdout
+
+
+def test_load_schema_file_matches_registry(reg, registry_dir):
+    """A single file (audit --schema FILE) resolves its cross-file refs like the registry."""
+    from schemaops.registry import load_schema_file
+
+    for s in reg:
+        one = load_schema_file(registry_dir / f"{s.name}.json")
+        assert (one.name, one.version, one.hash) == (s.name, s.version, s.hash)
+        assert one.wire("openai") == s.wire("openai")
+        assert (one.valid, one.invalid) == (s.valid, s.invalid)

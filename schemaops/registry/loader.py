@@ -13,6 +13,7 @@ unreadable file, not JSON) exit 2; problems with readable content exit 1.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,16 +146,17 @@ def is_library(data: Any) -> bool:
     return isinstance(data, dict) and data.get("x-schemaops-library") is True
 
 
-def _check(docs: list[_Doc], problems: list[dict]) -> dict[str, Schema]:
+def _check(docs: list[_Doc], problems: list[dict], extra: tuple = ()) -> dict[str, Schema]:
     """Ref checks, duplicates, bundling and examples over parsed docs.
 
     Returns every loaded schema by name, libraries included (the caller splits them off).
+    ``extra`` entries are only ref targets (a single file's neighbours), not checked.
     """
     from schemaops.registry import refs
 
     good = [d for d in docs if d.ok]
     entries = [refs.Entry(d.base, d.data, d.draft) for d in good]
-    registry, clashes = refs.build(entries)
+    registry, clashes = refs.build(entries + list(extra))
     by_entry = {id(e): d for e, d in zip(entries, good, strict=True)}
     for entry, uri in clashes:
         d = by_entry[id(entry)]
@@ -286,19 +288,44 @@ def load_registry(path: str | Path = DEFAULT_REGISTRY) -> Registry:
     return reg
 
 
-def _single(doc: _Doc, text: str | None) -> tuple[Schema | None, list[dict]]:
+def _neighbours(path: Path, text: str) -> tuple:
+    """Sibling schema files as ref targets, when the file refers to other files at all.
+
+    So ``load_schema_file("schemas/get_order.json")`` resolves ``common.json#/...`` as the
+    registry does, and ``bundled()`` is self-contained.
+    """
+    from schemaops.registry import refs
+
+    if not re.search(r'"\$ref"\s*:\s*"(?!#)', text):
+        return ()
+    out = []
+    for f in sorted(path.parent.glob("*.json")):
+        if f.name.endswith(SIDECAR_SUFFIX) or f.resolve() == path.resolve():
+            continue
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+            label = draft_label(data.get("$schema") if isinstance(data, dict) else None)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, UnknownDraft):
+            continue
+        if isinstance(data, (dict, bool)):
+            out.append(refs.Entry(refs.file_uri(f), data, label))
+    return tuple(out)
+
+
+def _single(doc: _Doc, text: str | None, extra: tuple = ()) -> tuple[Schema | None, list[dict]]:
     problems: list[dict] = []
     _parse(doc, text, problems)
     if not doc.ok:
         return None, problems
-    schemas = _check([doc], problems)
+    schemas = _check([doc], problems, extra)
     return next(iter(schemas.values()), None), problems
 
 
 def load_schema_file(path: str | Path) -> Schema:
     """Load one schema file (with its sidecar examples, if any); raise on any problem.
 
-    A missing file raises InputError (exit 2); problems raise RegistryError.
+    ``$ref``s to other files resolve against the ``*.json`` files in the same folder (as in
+    a registry). A missing file raises InputError (exit 2); problems raise RegistryError.
     """
     from schemaops.registry.refs import file_uri
 
@@ -309,7 +336,8 @@ def load_schema_file(path: str | Path) -> Schema:
         raise InputError(f"schema file not found: {f}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RegistryError([problem(f, "", "unreadable", f"cannot read: {exc}")]) from None
-    schema, problems = _single(_Doc(name=f.stem, label=str(f), path=f, base=file_uri(f)), text)
+    doc = _Doc(name=f.stem, label=str(f), path=f, base=file_uri(f))
+    schema, problems = _single(doc, text, _neighbours(f, text))
     if problems or schema is None:
         raise RegistryError(problems)
     return schema

@@ -1,0 +1,60 @@
+"""Every JSONSchemaBench schema (9,557 real-world schemas) goes through load + validate.
+
+Each either loads with no problems or yields problems of a known kind, each with a reason:
+never an exception. Counts are printed (``-s``) and recorded as test properties. Marked
+``slow`` (several minutes on a shared 2-core machine); it still runs in CI.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from schemaops.registry import validate_schema_object
+from schemaops.registry.drafts import UnknownDraft, draft_label, validator_class
+
+KINDS = {
+    "not_schema", "unknown_draft", "metaschema", "ref_remote", "ref_outside",
+    "ref_unresolvable", "ref_cycle", "duplicate_id", "too_deep",
+}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_jsonschemabench_loads_or_errors_clearly(corpora, record_property):
+    files = sorted((corpora / "jsonschemabench").glob("*.jsonl"))
+    assert len(files) == 10
+    total = loaded = 0
+    errored: Counter = Counter()  # schemas with at least one problem of each kind
+    per_subset: dict[str, list[int]] = {}
+    for f in files:
+        counts = per_subset.setdefault(f.stem, [0, 0])
+        for i, line in enumerate(f.open(encoding="utf-8")):
+            rec = json.loads(line)
+            schema = json.loads(rec["json_schema"])
+            total += 1
+            problems = validate_schema_object(schema, name=rec["unique_id"])
+            for p in problems:
+                assert p["kind"] in KINDS, p
+                assert p["reason"] and p["file"] == f"<{rec['unique_id']}>", p
+            if problems:
+                errored.update({p["kind"] for p in problems})
+                counts[1] += 1
+                continue
+            loaded += 1
+            counts[0] += 1
+            if i % 10 == 0:  # no problem reported: jsonschema's own check agrees
+                try:
+                    label = draft_label(schema.get("$schema") if isinstance(schema, dict) else None)
+                except UnknownDraft:  # pragma: no cover - would have been a problem
+                    pytest.fail(f"{rec['unique_id']}: unknown draft not reported")
+                validator_class(label).check_schema(schema)
+    n_errored = sum(c[1] for c in per_subset.values())
+    summary = {"total": total, "loaded": loaded, "with_problems": n_errored,
+               "by_kind": dict(errored.most_common()), "per_subset": per_subset}  # fmt: skip
+    print("\nJSONSchemaBench:", json.dumps(summary, indent=1))
+    record_property("jsonschemabench", summary)
+    assert total == 9557
+    assert loaded + n_errored == total
+    assert loaded > total * 0.9  # real schemas mostly load; a collapse means a loader bug
