@@ -1,10 +1,130 @@
-"""CLI commands for the devserver area (placeholder until that area lands)."""
+"""``schemaops dev-server``: install and start a real SGLang on CPU with a tiny random model.
+
+Option parsing only; the work is in ``schemaops.devserver``.
+"""
 
 from __future__ import annotations
 
+import signal
+import time
+from pathlib import Path
+
 import typer
+
+from schemaops.commands._common import call, emit_json, fail
+
+HELP = """Start a real SGLang 0.5.23 server on CPU (tiny random Qwen2, real Qwen tokenizer).
+
+Grammar enforcement is real (xgrammar, llguidance or outlines); the text is meaningless.
+The first call installs a separate venv (~1.5-3 min, ~6.5 GB) under the cache dir; later calls
+reuse it. Servers run in the background until `--stop` (or Ctrl-C with `--foreground`).
+Arguments after `--` go to `sglang.launch_server` unchanged.
+"""
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the root app."""
-    return None
+    """Add ``dev-server`` to the root app."""
+
+    @app.command(
+        "dev-server",
+        help=HELP,
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    )
+    def dev_server(
+        ctx: typer.Context,
+        port: int = typer.Option(0, "--port", help="Port of the first server (0: a free port)."),
+        grammar_backend: str = typer.Option(
+            "xgrammar", "--grammar-backend", help="xgrammar, llguidance or outlines."
+        ),
+        dp_size: int = typer.Option(1, "--dp-size", min=1, help="SGLang data-parallel replicas."),
+        workers: int = typer.Option(1, "--workers", min=1, help="Independent servers to start."),
+        disable_any_whitespace: bool = typer.Option(
+            False,
+            "--disable-any-whitespace",
+            help="Pass --constrained-json-disable-any-whitespace (a random model then ends JSON).",
+        ),
+        cache_dir: Path | None = typer.Option(
+            None,
+            "--cache-dir",
+            envvar="SCHEMAOPS_DEVSERVER_DIR",
+            help="Where the venv, model, logs and pid files live [~/.cache/schemaops/devserver].",
+        ),
+        timeout: float = typer.Option(420.0, "--timeout", help="Seconds to wait for /health."),
+        install_only: bool = typer.Option(
+            False, "--install-only", help="Install the environment and model, start nothing."
+        ),
+        stop: bool = typer.Option(False, "--stop", help="Stop every server started here."),
+        status: bool = typer.Option(False, "--status", help="List running dev servers."),
+        foreground: bool = typer.Option(
+            False, "--foreground", help="Stay attached; Ctrl-C stops the server(s)."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    ) -> None:
+        from schemaops import devserver as ds
+
+        extra = list(ctx.args)
+        if stop:
+            ports = call(ds.stop_servers, cache_dir=cache_dir)
+            if as_json:
+                emit_json({"stopped": ports})
+            else:
+                typer.echo(f"stopped {len(ports)} server(s)" + (f": {ports}" if ports else ""))
+            return
+        if status:
+            running = ds.running_servers(cache_dir)
+            if as_json:
+                emit_json({"servers": running})
+            else:
+                for s in running:
+                    typer.echo(
+                        f"{s['url']}  pid {s['pid']}  {s['grammar_backend']}  log {s['log']}"
+                    )
+            return
+        if grammar_backend not in ds.GRAMMAR_BACKENDS:
+            raise fail(f"error: --grammar-backend must be one of {ds.GRAMMAR_BACKENDS}", 2)
+        if install_only:
+            env = call(ds.ensure_env, cache_dir)
+            if as_json:
+                emit_json({"cache_dir": str(env.root), "python": str(env.python)})
+            else:
+                typer.echo(f"dev-server environment ready in {env.root}")
+            return
+        servers = call(
+            ds.start_servers,
+            workers,
+            grammar_backend=grammar_backend,
+            dp_size=dp_size,
+            port=port or None,
+            disable_any_whitespace=disable_any_whitespace,
+            extra_args=extra,
+            cache_dir=cache_dir,
+            timeout=timeout,
+        )
+        if as_json:
+            emit_json({"servers": [s.info() for s in servers], "url": servers[0].url})
+        else:
+            for s in servers:
+                typer.echo(s.url)
+            typer.echo(
+                f"started {len(servers)} server(s); stop with: schemaops dev-server --stop",
+                err=True,
+            )
+        if foreground:
+            _wait_attached(servers)
+
+
+def _wait_attached(servers: list) -> None:
+    """Block until Ctrl-C/SIGTERM or a server exits, then stop them all."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: (_ for _ in ()).throw(KeyboardInterrupt))
+    dead = []
+    try:
+        while not dead:
+            dead = [s for s in servers if not s.is_running()]
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for s in servers:
+            s.stop()
+    if dead:
+        raise fail(f"error: a server exited; log {dead[0].log_path}", 1)

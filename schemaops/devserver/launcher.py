@@ -1,0 +1,344 @@
+"""Start, wait for, stop and restart real SGLang dev servers (one process group each).
+
+Each server runs in its own session (``start_new_session``) so that stopping it signals the
+whole group: the HTTP process, the scheduler(s), the detokenizer and multiprocessing helpers.
+A pid file per server (``<cache>/run/<port>.json``) lets ``stop_servers()`` (and
+``schemaops dev-server --stop``) find servers started by another process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schemaops.devserver.env import DevEnv, DevServerError, default_cache_dir, ensure_env, log_tail
+
+GRAMMAR_BACKENDS = ("xgrammar", "llguidance", "outlines")
+DEFAULT_START_TIMEOUT_S = 420.0  # 20-65 s alone; several at once on 2 shared cores take longer
+STOP_GRACE_S = 15.0
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str, timeout: float = 5.0) -> int:
+    """HTTP status of a GET (0 when nothing answers)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return int(resp.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+    except (OSError, ValueError):
+        return 0
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of a process group, from /proc.
+
+    ``killpg(pgid, 0)`` also succeeds while only an unreaped zombie is left, which would make
+    every stop wait out its grace period.
+    """
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(stat.parent.name))
+    return members
+
+
+def _group_alive(pgid: int) -> bool:
+    return bool(_group_members(pgid))
+
+
+def _is_sglang(pid: int) -> bool:
+    """Guard against a recycled pid: only signal a process that is an SGLang server."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return False
+    return b"sglang" in cmd
+
+
+def _stop_group(
+    pgid: int, grace: float = STOP_GRACE_S, proc: subprocess.Popen[bytes] | None = None
+) -> None:
+    """SIGTERM the group, wait up to ``grace`` s, then SIGKILL what is left.
+
+    ``proc`` is the leader when this process started it: it is reaped while waiting.
+    """
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    for sig_deadline, then in ((grace, signal.SIGKILL), (10.0, None)):
+        deadline = time.monotonic() + sig_deadline
+        while time.monotonic() < deadline:
+            if proc is not None:
+                proc.poll()
+            if not _group_alive(pgid):
+                return
+            time.sleep(0.2)
+        if then is not None:
+            _signal_group(pgid, then)
+
+
+@dataclass
+class DevServer:
+    """One SGLang server on 127.0.0.1 serving the tiny model from a DevEnv.
+
+    ``start()`` returns once ``/health`` answers 200; ``stop()`` ends the whole process group;
+    ``kill()`` SIGKILLs it (a crash, for tests); ``restart()`` starts it again on the same port,
+    so clients keep the same URL. Usable as a context manager.
+    """
+
+    env: DevEnv
+    port: int = 0
+    grammar_backend: str = "xgrammar"
+    dp_size: int = 1
+    disable_any_whitespace: bool = False
+    extra_args: list[str] = field(default_factory=list)
+    start_timeout: float = DEFAULT_START_TIMEOUT_S
+    pid: int | None = None
+    log_path: Path | None = None
+    started_in_s: float | None = None
+    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _t0: float = field(default=0.0, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.grammar_backend not in GRAMMAR_BACKENDS:
+            raise DevServerError(
+                f"unknown grammar backend {self.grammar_backend!r}: "
+                f"expected one of {', '.join(GRAMMAR_BACKENDS)}"
+            )
+        if self.port == 0:
+            self.port = free_port()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.env.run_dir / f"{self.port}.json"
+
+    def command(self) -> list[str]:
+        """The exact launch command (the verified CPU flags, then the caller's extra args)."""
+        cmd = [
+            str(self.env.python), "-m", "sglang.launch_server",
+            "--model-path", str(self.env.model),
+            "--device", "cpu",
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--grammar-backend", self.grammar_backend,
+            "--max-total-tokens", "32768",  # without it the KV pool takes ~15 GB
+            "--sleep-on-idle",
+            "--enable-metrics",
+        ]  # fmt: skip
+        if self.dp_size > 1:
+            cmd += ["--dp-size", str(self.dp_size)]
+        if self.disable_any_whitespace:
+            # A random model never ends a value when whitespace is free: force compact JSON.
+            cmd.append("--constrained-json-disable-any-whitespace")
+        return cmd + list(self.extra_args)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "port": self.port,
+            "pid": self.pid,
+            "log": str(self.log_path) if self.log_path else None,
+            "grammar_backend": self.grammar_backend,
+            "dp_size": self.dp_size,
+            "disable_any_whitespace": self.disable_any_whitespace,
+            "extra_args": list(self.extra_args),
+            "started_in_s": self.started_in_s,
+        }
+
+    def is_running(self) -> bool:
+        """Whether the server's process group still has a live process."""
+        if self._proc is not None:
+            self._proc.poll()  # reap the leader if it exited, so it does not count as alive
+        return self.pid is not None and _group_alive(self.pid)
+
+    def launch(self) -> None:
+        """Spawn the server process (returns at once; see ``wait_ready``)."""
+        if self.is_running():
+            return
+        self.env.log_dir.mkdir(parents=True, exist_ok=True)
+        self.env.run_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = (
+            self.env.log_dir / f"server-{self.port}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+        )
+        with open(self.log_path, "wb") as log:
+            log.write(("$ " + " ".join(self.command()) + "\n").encode())
+            log.flush()
+            self._proc = subprocess.Popen(
+                self.command(),
+                cwd=str(self.env.root),
+                env=self.env.server_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # own process group: stop() reaches every child
+            )
+        self.pid = self._proc.pid
+        self._t0 = time.monotonic()
+        self.pid_file.write_text(json.dumps({**self.info(), "started_at": time.time()}))
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        """Poll ``/health`` until 200; on exit or timeout stop the server and raise with the log."""
+        timeout = self.start_timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        while True:
+            if self._proc is not None and self._proc.poll() is not None:
+                rc = self._proc.returncode
+                self.stop()
+                raise DevServerError(self._failure(f"exited with code {rc} during start"))
+            if _get(self.url + "/health", timeout=5) == 200:
+                self.started_in_s = round(time.monotonic() - self._t0, 1)
+                return
+            if time.monotonic() > deadline:
+                self.stop()
+                raise DevServerError(self._failure(f"not healthy after {timeout:.0f}s"))
+            time.sleep(0.5)
+
+    def _failure(self, what: str) -> str:
+        return f"SGLang dev server on port {self.port} {what}; log {self.log_path}:\n" + log_tail(
+            self.log_path or Path("/nonexistent")
+        )
+
+    def start(self, timeout: float | None = None) -> DevServer:
+        self.launch()
+        self.wait_ready(timeout)
+        return self
+
+    def stop(self, grace: float = STOP_GRACE_S) -> None:
+        """Stop the whole process group (SIGTERM, then SIGKILL after ``grace`` s)."""
+        proc = self._proc
+        if self.pid is not None:
+            _stop_group(self.pid, grace, proc)
+        self._proc = None
+        self.pid_file.unlink(missing_ok=True)
+
+    def kill(self) -> None:
+        """SIGKILL the whole group at once, like a crash (the pid file stays until stop())."""
+        if self.pid is not None:
+            _signal_group(self.pid, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and self.is_running():
+                time.sleep(0.1)
+
+    def restart(self, timeout: float | None = None) -> DevServer:
+        """Stop (if running) and start again on the same port: same URL, empty grammar cache."""
+        self.stop()
+        return self.start(timeout)
+
+    def __enter__(self) -> DevServer:
+        if not self.is_running():
+            self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_servers(
+    n: int = 1,
+    *,
+    grammar_backend: str = "xgrammar",
+    dp_size: int = 1,
+    port: int | None = None,
+    disable_any_whitespace: bool = False,
+    extra_args: list[str] | None = None,
+    cache_dir: Path | str | None = None,
+    timeout: float = DEFAULT_START_TIMEOUT_S,
+) -> list[DevServer]:
+    """Install if needed, then start ``n`` independent servers concurrently; all healthy or error.
+
+    ``port`` is the first server's port (the others take the next free ports); default: free
+    ports. If any server fails to start, all are stopped and DevServerError carries its log.
+    """
+    if n < 1:
+        raise DevServerError("need at least one server")
+    env = ensure_env(cache_dir)
+    servers: list[DevServer] = []
+    try:
+        for i in range(n):
+            p = 0 if port is None else port + i
+            servers.append(
+                DevServer(
+                    env,
+                    port=p,
+                    grammar_backend=grammar_backend,
+                    dp_size=dp_size,
+                    disable_any_whitespace=disable_any_whitespace,
+                    extra_args=list(extra_args or []),
+                    start_timeout=timeout,
+                )
+            )
+            servers[-1].launch()
+        for s in servers:
+            s.wait_ready()
+    except BaseException:
+        for s in servers:
+            s.stop()
+        raise
+    return servers
+
+
+def running_servers(cache_dir: Path | str | None = None) -> list[dict[str, Any]]:
+    """Servers recorded in the cache's pid files whose process group is still alive."""
+    run = DevEnv(Path(cache_dir) if cache_dir else default_cache_dir()).run_dir
+    found = []
+    for f in sorted(run.glob("*.json")) if run.is_dir() else []:
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        pid = data.get("pid")
+        members = _group_members(pid) if isinstance(pid, int) else []
+        if any(_is_sglang(m) for m in members):
+            found.append(data)
+        else:
+            f.unlink(missing_ok=True)  # stale: the server is gone
+    return found
+
+
+def stop_servers(
+    servers: list[DevServer] | None = None, *, cache_dir: Path | str | None = None
+) -> list[int]:
+    """Stop the given servers, or every server recorded in the cache dir; return their ports."""
+    if servers is not None:
+        for s in servers:
+            s.stop()
+        return [s.port for s in servers]
+    env = DevEnv(Path(cache_dir) if cache_dir else default_cache_dir())
+    ports = []
+    for data in running_servers(env.root):
+        _stop_group(int(data["pid"]))
+        (env.run_dir / f"{data['port']}.json").unlink(missing_ok=True)
+        ports.append(int(data["port"]))
+    return ports
