@@ -191,6 +191,8 @@ class Worker:
                 msg[1]
                 if isinstance(msg, tuple)
                 else f"no answer in {STARTUP_TIMEOUT_S:.0f} s: {self._tail()}"
+                if msg is _TIMED_OUT
+                else f"it exited during start-up: {self._tail()}"
             )
             self.close(kill=True)
             raise WorkerStartError(f"{self.backend} worker failed to start: {detail}")

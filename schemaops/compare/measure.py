@@ -156,6 +156,7 @@ def run_task(
                 "tokens": w.n_tokens,
                 "token": w.reject_token,
                 "offset": w.reject_offset if outcome == "rejected" else None,
+                "end": w.reject_end if outcome == "rejected" else None,
                 "where": where if outcome != "accepted" else None,
                 "content": content,
                 "text": text[max(0, off - 40) : off + 40],

@@ -1,0 +1,255 @@
+"""The backend protocol and the enforcement walk, in-process, on the real libraries with the
+real Qwen2.5 vocabulary (151,665 tokens; bitmasks sized for its 151,936-wide lm head).
+
+Every fact asserted here was measured on xgrammar 0.2.9, llguidance 1.9.1 and
+outlines-core 0.2.14 (see the report in the module docstrings of schemaops.backends.*).
+Backends are built once per module: each token table costs about a second.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from schemaops.backends import BACKENDS, UnsupportedSchema, allowed_ids, get_backend, is_allowed
+from schemaops.compare.enforce import keyword_matrix, keyword_status, string_spans
+from schemaops.compare.instances import build_instances, order_like_schema, violated_keyword
+from schemaops.compare.measure import make_backend, run_task
+
+HEAD = 151936  # Qwen2.5's lm head: wider than the tokenizer
+
+PERSON = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "age": {"type": "integer", "minimum": 0},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["name", "age"],
+    "additionalProperties": False,
+}
+RECURSIVE = {
+    "$defs": {
+        "node": {
+            "type": "object",
+            "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+            "additionalProperties": False,
+        }
+    },
+    "$ref": "#/$defs/node",
+}
+
+
+def nest(depth: int) -> dict:
+    node: dict = {"kids": []}
+    for _ in range(depth - 1):
+        node = {"kids": [node]}
+    return node
+
+
+@pytest.fixture(scope="module")
+def backends() -> dict:
+    return {name: make_backend(name, "qwen2.5", HEAD) for name in BACKENDS}
+
+
+def walk_all(backend, schema, valid=(), invalid=()) -> dict:
+    return run_task(backend, json.dumps(schema), build_instances(schema, valid, invalid), name="t")
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_supported_schema_walks_valid_to_stop(backends, name):
+    b = backends[name]
+    assert b.vocab_size == HEAD and b.allocate_bitmask().shape == (1, HEAD // 32)
+    compiled = b.compile(json.dumps(PERSON))
+    text = b.serialize({"name": "Ada", "age": 36, "tags": ["x"]})
+    ids = b.tokenizer.encode(text, add_special_tokens=False)
+    m, mask = compiled.matcher(), b.allocate_bitmask()
+    for tid in ids:
+        m.fill_mask(mask)
+        assert is_allowed(mask, tid)
+        assert m.accept_token(tid)
+    assert m.can_stop()
+    m.fill_mask(mask)
+    assert is_allowed(mask, b.stop_token_id)
+    # padding ids beyond the tokenizer are never allowed
+    assert allowed_ids(mask, HEAD).max() < len(b.tokenizer)
+    assert m.accept_token(b.stop_token_id) and m.is_terminated()
+    m.reset()
+    assert not m.is_terminated() and not m.can_stop()
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_wrong_type_is_refused_at_the_right_token(backends, name):
+    res = walk_all(backends[name], PERSON, invalid=[{"name": "Ada", "age": "36"}])
+    assert res["status"] == "ok"
+    (d,) = res["enforcement"]["details"]
+    assert d["outcome"] == "rejected" and d["keyword"] == "type"
+    # the refused token is the one that holds the opening quote of "36" (char 20)
+    assert d["offset"] <= len('{"name":"Ada","age":') < d["end"]
+
+
+@pytest.mark.parametrize(
+    ("name", "schema", "message"),
+    [
+        # xgrammar's regex engine has no lookbehind
+        ("xgrammar", {"type": "string", "pattern": "(?<=a)b"}, "Lookbehind"),
+        # llguidance refuses keywords it does not implement unless lenient
+        ("llguidance", {"type": "array", "uniqueItems": True}, "uniqueItems"),
+        # outlines-core has no translation for a bare `not`
+        ("outlines", {"not": {"type": "string"}}, "Unsupported JSON Schema structure"),
+    ],
+)
+def test_each_backend_rejects_a_schema(backends, name, schema, message):
+    with pytest.raises(UnsupportedSchema, match=message):
+        backends[name].compile(json.dumps(schema))
+    res = walk_all(backends[name], schema, invalid=[[1, 1]] if name == "llguidance" else [])
+    assert res["status"] == "unsupported" and message in res["error"]
+    assert res["enforcement"]["verdict"] == "unsupported"
+
+
+def test_broken_schema_is_an_error_not_unsupported(backends):
+    res = run_task(backends["xgrammar"], '{"$ref": "#/$defs/missing"}', [])
+    assert res["status"] == "error" and "missing" in res["error"]
+
+
+def test_recursive_schema(backends):
+    deep, bad = nest(6), {"kids": [{"kids": 1}]}
+    for name in ("xgrammar", "llguidance"):
+        res = walk_all(backends[name], RECURSIVE, valid=[deep], invalid=[bad])
+        assert res["enforcement"]["verdict"] == "enforced", (name, res["enforcement"])
+    # outlines-core unrolls recursion to depth 3: shallow instances pass, deep ones cannot
+    res = walk_all(backends["outlines"], RECURSIVE, valid=[nest(2), deep], invalid=[bad])
+    enf = res["enforcement"]
+    assert res["status"] == "ok" and enf["verdict"] == "rejects_valid"
+    assert enf["rejects_valid"] == 1
+    (d,) = [d for d in enf["details"] if d["kind"] == "valid"]
+    assert d["index"] == 1 and d["where"] == "structure"
+
+
+@pytest.mark.parametrize(
+    ("name", "schema", "invalid", "keyword"),
+    [
+        (
+            "xgrammar",
+            {"type": "array", "items": {"type": "integer"}, "uniqueItems": True},
+            [1, 1],
+            "uniqueItems",
+        ),
+        (
+            "xgrammar",
+            {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "dependentRequired": {"a": ["b"]},
+            },
+            {"a": 1},
+            "dependentRequired",
+        ),
+        ("outlines", {"type": "integer", "multipleOf": 3}, 7, "multipleOf"),
+        ("outlines", {"type": "integer", "minimum": 10}, 9, "minimum"),
+    ],
+)
+def test_ignored_keyword_is_caught_as_accepts_invalid(backends, name, schema, invalid, keyword):
+    res = walk_all(backends[name], schema, invalid=[invalid])
+    enf = res["enforcement"]
+    assert res["status"] == "ok"
+    assert enf["verdict"] == "accepts_invalid" and enf["accepts_invalid"] == 1
+    assert enf["keywords"] == {keyword: {"enforced": 0, "ignored": 1, "rejected": 0}}
+
+
+def test_llguidance_lenient_silently_drops_what_strict_refuses(backends):
+    b = backends["llguidance"]
+    schema = {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}
+    b.lenient = True
+    try:
+        res = walk_all(b, schema, valid=[[1, 2]], invalid=[[1, 1]])
+    finally:
+        b.lenient = False
+    assert res["status"] == "ok" and res["enforcement"]["verdict"] == "accepts_invalid"
+
+
+def test_keyword_matrix_across_backends(backends):
+    schema = {"type": "integer", "multipleOf": 3}
+    results = [walk_all(backends[n], schema, valid=[6], invalid=[7]) for n in BACKENDS]
+    matrix = keyword_matrix(results)
+    assert {n: keyword_status(c) for n, c in matrix["multipleOf"].items()} == {
+        "xgrammar": "enforces",
+        "llguidance": "enforces",
+        "outlines": "ignores",
+    }
+
+
+def test_string_content_rejection_is_not_structural(backends):
+    # JSON allows U+007F raw in strings; llguidance and outlines refuse it.
+    schema = {"type": "object", "properties": {"s": {"type": "string"}}}
+    for name in ("llguidance", "outlines"):
+        enf = walk_all(backends[name], schema, valid=[{"s": "a\x7fb"}])["enforcement"]
+        assert enf["rejects_valid"] == 0 and enf["rejects_valid_content"] == 1, name
+        assert enf["verdict"] == "enforced"
+        assert enf["details"][0]["where"] == "string" and enf["details"][0]["content"]
+    enf = walk_all(backends["xgrammar"], schema, valid=[{"s": "a\x7fb"}])["enforcement"]
+    assert enf["rejects_valid_content"] == 0 and enf["verdict"] == "enforced"
+
+
+def test_keys_are_walked_in_schema_order(backends):
+    inst = {"age": 3, "name": "x"}
+    assert list(order_like_schema(inst, PERSON)) == ["name", "age"]
+    for name in BACKENDS:
+        assert (
+            walk_all(backends[name], PERSON, valid=[inst])["enforcement"]["verdict"] == "enforced"
+        )
+
+
+def test_xgrammar_strict_mode_refuses_undeclared_properties(backends):
+    # SGLang compiles with xgrammar's strict_mode=True: JSON Schema allows extra properties
+    # by default, xgrammar does not. A real deployment difference, reported as rejects_valid.
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    res = walk_all(backends["xgrammar"], schema, valid=[{"a": 1, "zz": 2}])
+    assert res["enforcement"]["verdict"] == "rejects_valid"
+    assert (
+        walk_all(backends["llguidance"], schema, valid=[{"a": 1, "zz": 2}])["enforcement"][
+            "verdict"
+        ]
+        == "enforced"
+    )
+
+
+def test_timings_and_result_shape(backends):
+    res = walk_all(backends["llguidance"], PERSON, valid=[{"name": "Ada", "age": 1}])
+    assert set(res) >= {
+        "schema",
+        "backend",
+        "status",
+        "compile_ms",
+        "mask_us",
+        "advance_us",
+        "enforcement",
+        "error",
+    }
+    assert (
+        res["mask_steps"]
+        == len(
+            backends["llguidance"].tokenizer.encode(
+                '{"name":"Ada","age":1}', add_special_tokens=False
+            )
+        )
+        + 1
+    )
+    for key in ("mask_us", "advance_us"):
+        fig = res[key]
+        assert 0 < fig["p50"] <= fig["p99"] and fig["mean"] > 0
+    assert res["mask_mismatch"] == 0
+
+
+def test_helpers():
+    assert violated_keyword(PERSON, {"name": "x"}) == "required"
+    assert violated_keyword({"type": "string", "format": "email"}, "nope") == "format"
+    assert violated_keyword(PERSON, {"name": "x", "age": 1}) is None
+    assert string_spans('{"a":"b\\"c",1}') == [(2, 3), (6, 10)]
+    mask = np.zeros((1, 2), dtype=np.int32)
+    mask[0, 1] = 1 << 3
+    assert is_allowed(mask, 35) and not is_allowed(mask, 34)
+    with pytest.raises(ValueError, match="unknown backend"):
+        get_backend("vllm")
