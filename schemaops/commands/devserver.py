@@ -53,7 +53,9 @@ def register(app: typer.Typer) -> None:
         install_only: bool = typer.Option(
             False, "--install-only", help="Install the environment and model, start nothing."
         ),
-        stop: bool = typer.Option(False, "--stop", help="Stop every server started here."),
+        stop: bool = typer.Option(
+            False, "--stop", help="Stop the servers in the cache dir (all, or the one on --port)."
+        ),
         status: bool = typer.Option(False, "--status", help="List running dev servers."),
         foreground: bool = typer.Option(
             False, "--foreground", help="Stay attached; Ctrl-C stops the server(s)."
@@ -64,7 +66,7 @@ def register(app: typer.Typer) -> None:
 
         extra = list(ctx.args)
         if stop:
-            ports = call(ds.stop_servers, cache_dir=cache_dir)
+            ports = call(ds.stop_servers, cache_dir=cache_dir, port=port or None)
             if as_json:
                 emit_json({"stopped": ports})
             else:

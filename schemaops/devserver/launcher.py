@@ -53,7 +53,7 @@ def _signal_group(pgid: int, sig: int) -> bool:
         return False
 
 
-def _group_members(pgid: int) -> list[int]:
+def group_members(pgid: int) -> list[int]:
     """Live (non-zombie) processes of a process group, from /proc.
 
     ``killpg(pgid, 0)`` also succeeds while only an unreaped zombie is left, which would make
@@ -72,7 +72,7 @@ def _group_members(pgid: int) -> list[int]:
 
 
 def _group_alive(pgid: int) -> bool:
-    return bool(_group_members(pgid))
+    return bool(group_members(pgid))
 
 
 def _is_sglang(pid: int) -> bool:
@@ -319,7 +319,7 @@ def running_servers(cache_dir: Path | str | None = None) -> list[dict[str, Any]]
         except (OSError, ValueError):
             continue
         pid = data.get("pid")
-        members = _group_members(pid) if isinstance(pid, int) else []
+        members = group_members(pid) if isinstance(pid, int) else []
         if any(_is_sglang(m) for m in members):
             found.append(data)
         else:
@@ -328,9 +328,15 @@ def running_servers(cache_dir: Path | str | None = None) -> list[dict[str, Any]]
 
 
 def stop_servers(
-    servers: list[DevServer] | None = None, *, cache_dir: Path | str | None = None
+    servers: list[DevServer] | None = None,
+    *,
+    cache_dir: Path | str | None = None,
+    port: int | None = None,
 ) -> list[int]:
-    """Stop the given servers, or every server recorded in the cache dir; return their ports."""
+    """Stop the given servers, or those recorded in the cache dir (all, or the one on ``port``).
+
+    Returns the ports stopped. Only process groups whose processes are SGLang are signalled.
+    """
     if servers is not None:
         for s in servers:
             s.stop()
@@ -338,6 +344,8 @@ def stop_servers(
     env = DevEnv(Path(cache_dir) if cache_dir else default_cache_dir())
     ports = []
     for data in running_servers(env.root):
+        if port is not None and int(data["port"]) != port:
+            continue
         _stop_group(int(data["pid"]))
         (env.run_dir / f"{data['port']}.json").unlink(missing_ok=True)
         ports.append(int(data["port"]))

@@ -1,0 +1,101 @@
+"""Fixtures that run integration tests against a real SGLang 0.5.23 dev server on CPU.
+
+- ``sglang_server`` (session): one xgrammar server started with
+  ``--constrained-json-disable-any-whitespace`` (so the random model finishes JSON values),
+  started at first use and stopped at the end of the session.
+- ``sglang_url``: its base URL.
+- ``sglang_client``: an ``httpx.Client`` bound to it.
+- ``sglang_factory`` (session): ``sglang_factory(grammar_backend="xgrammar", dp_size=1,
+  workers=1, disable_any_whitespace=True, extra_args=(), fresh=False) -> list[DevServer]``
+  for tests that need their own servers. Same arguments share running servers unless
+  ``fresh=True`` (use it when the test kills, restarts or stops them). All are stopped at the end.
+
+A server that cannot start FAILS the test with the server log's tail; it never skips: CI must
+not pass without having talked to a real server. Every test in this folder is marked
+``integration`` (``pytest -m "not integration"`` runs the fast tier alone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from schemaops.devserver import DevServer, DevServerError, start_servers
+
+HTTP_TIMEOUT_S = 300.0  # a compile-heavy schema on 2 shared cores can take seconds
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test under tests/integration, so `-m "not integration"` skips them all."""
+    for item in items:
+        if "/tests/integration/" in str(item.path).replace("\\", "/"):
+            item.add_marker(pytest.mark.integration)
+
+
+def _start(**kwargs: object) -> list[DevServer]:
+    try:
+        return start_servers(**kwargs)  # type: ignore[arg-type]
+    except DevServerError as exc:
+        pytest.fail(f"could not start the SGLang dev server:\n{exc}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def sglang_server() -> Iterator[DevServer]:
+    """One xgrammar server with compact JSON whitespace, shared by the whole session."""
+    servers = _start(n=1, grammar_backend="xgrammar", disable_any_whitespace=True)
+    yield servers[0]
+    for s in servers:
+        s.stop()
+
+
+@pytest.fixture(scope="session")
+def sglang_url(sglang_server: DevServer) -> str:
+    return sglang_server.url
+
+
+@pytest.fixture()
+def sglang_client(sglang_server: DevServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=sglang_server.url, timeout=HTTP_TIMEOUT_S) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def sglang_factory() -> Iterator[Callable[..., list[DevServer]]]:
+    """Start extra servers on demand; all of them are stopped when the session ends."""
+    started: list[DevServer] = []
+    shared: dict[tuple, list[DevServer]] = {}
+
+    def factory(
+        grammar_backend: str = "xgrammar",
+        dp_size: int = 1,
+        workers: int = 1,
+        disable_any_whitespace: bool = True,
+        extra_args: tuple[str, ...] | list[str] = (),
+        fresh: bool = False,
+    ) -> list[DevServer]:
+        key = (grammar_backend, dp_size, workers, disable_any_whitespace, tuple(extra_args))
+        if not fresh and key in shared:
+            for s in shared[key]:
+                if not s.is_running():  # a test killed it: bring it back on the same port
+                    try:
+                        s.restart()
+                    except DevServerError as exc:
+                        pytest.fail(f"could not restart the dev server:\n{exc}", pytrace=False)
+            return shared[key]
+        servers = _start(
+            n=workers,
+            grammar_backend=grammar_backend,
+            dp_size=dp_size,
+            disable_any_whitespace=disable_any_whitespace,
+            extra_args=list(extra_args),
+        )
+        started.extend(servers)
+        if not fresh:
+            shared[key] = servers
+        return servers
+
+    yield factory
+    for s in started:
+        s.stop()
