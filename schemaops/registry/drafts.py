@@ -10,6 +10,7 @@ validating with the wrong rules gives answers that look right and are not.
 from __future__ import annotations
 
 import re
+import warnings
 from functools import cache
 from typing import Any
 
@@ -110,9 +111,11 @@ def metaschema_problems(schema: Any, label: str) -> list[tuple[str, str]]:
     """
     out: list[tuple[str, str]] = []
     seen: set[tuple[str, str]] = set()
-    errors = sorted(
-        _meta_validator(label).iter_errors(schema), key=lambda e: list(map(str, e.path))
-    )
+    with warnings.catch_warnings():  # re.compile's FutureWarnings about odd patterns: noise
+        warnings.simplefilter("ignore", FutureWarning)
+        errors = sorted(
+            _meta_validator(label).iter_errors(schema), key=lambda e: list(map(str, e.path))
+        )
     for top in errors:
         for e in _leaves(top):
             item = (
