@@ -150,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mem-mb", type=int, default=4096)
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--generate",
+        type=int,
+        default=1,
+        help="generated valid instances per schema to walk (mask figures need one; 0: none)",
+    )
     ap.add_argument("--json", type=Path, help="also write every result to this file")
     a = ap.parse_args(argv)
     backends = [b.strip() for b in a.backends.split(",") if b.strip()]
@@ -159,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{len(picked)} schemas from {len(set(subset_of.values()))} subsets; backends "
         f"{','.join(backends)}; tokenizer {a.tokenizer}; timeout {a.timeout:g} s; "
-        f"mem {a.mem_mb} MiB; jobs {a.jobs}",
+        f"mem {a.mem_mb} MiB; jobs {a.jobs}; generate {a.generate}",
         file=sys.stderr,
     )
     done = {"n": 0}
@@ -179,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         timeout_s=a.timeout,
         mem_mb=a.mem_mb,
         progress=progress,
+        generate=a.generate,
     )
     wall = time.perf_counter() - t0
     print(summarise(results, subset_of, backends))

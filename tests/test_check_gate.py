@@ -68,3 +68,20 @@ def test_junit_one_testcase_per_schema_with_failures():
     assert tcs["a"].find("failure") is None
     assert "budget" in tcs["b"].find("failure").get("message")
     assert not rep.passed and rep.to_dict()["failed"] == 1
+
+
+def test_unimplemented_keyword_and_unknown_format_advice():
+    un = evaluate(
+        {"schema": "x", "status": "unsupported", "error": 'Unimplemented keys: ["if", "then"]'},
+        "llguidance",
+        1000,
+    )
+    assert un.problems[0].message.startswith(
+        "llguidance does not implement keyword if, keyword then"
+    )
+    fm = evaluate(
+        {"schema": "y", "status": "error", "error": "RuntimeError: Unknown format: uri-reference"},
+        "llguidance",
+        1000,
+    )
+    assert "format uri-reference" in fm.problems[0].message

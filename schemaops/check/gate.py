@@ -16,6 +16,7 @@ A schema without examples only warns: nothing can be said about its enforcement.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -132,10 +133,38 @@ def _example(d: dict[str, Any]) -> str:
     return f"#{d['index']}" if "index" in d else "?"
 
 
+_KW_PATTERNS = (
+    (re.compile(r"Unimplemented keys: \[([^\]]*)\]"), "keyword {}"),
+    (re.compile(r"Unknown format: ([\w.-]+)"), "format {}"),
+    (re.compile(r"Format ([\w.-]+) is not supported"), "format {}"),
+    (re.compile(r"(\w+) constraints are not supported"), "keyword {}"),
+)
+
+
+def _named_keywords(error: str) -> list[str]:
+    """Keywords/formats a backend's error message names as not implemented (for advice)."""
+    out: list[str] = []
+    for pat, fmt in _KW_PATTERNS:
+        for m in pat.finditer(error):
+            for part in m.group(1).split(","):
+                name = part.strip().strip('"')
+                if name:
+                    out.append(fmt.format(name))
+    return list(dict.fromkeys(out))
+
+
 def _status_problem(backend: str, result: dict[str, Any], timeout_s: float) -> Problem:
     st = result.get("status", "error")
     err = str(result.get("error") or "").strip().splitlines()
     why = f" ({err[0][:200]})" if err else ""
+    kws = _named_keywords(str(result.get("error") or ""))
+    if kws and st in ("unsupported", "error"):
+        return Problem(
+            "compile_status",
+            f"{backend} does not implement {', '.join(kws)}{why}",
+            "drop or rewrite it and enforce it in application validation, or use a backend "
+            "that compiles it (`schemaops compare` shows which)",
+        )
     if st == "unsupported":
         return Problem(
             "compile_status",
