@@ -212,3 +212,18 @@ def test_fast_path_declines_what_it_cannot_answer() -> None:
     assert compile_fast({"unevaluatedProperties": False}, Draft202012Validator, None) is None
     assert compile_fast({"$id": "x", "type": "object"}, Draft202012Validator, None) is None
     assert compile_fast({"type": "object"}, Draft7Validator, None) is None
+
+
+@pytest.mark.parametrize("fmt", ["uuid", "date", "date-time"])
+@SETTINGS
+@given(data=st.data())
+def test_format_prefilters_only_accept_what_jsonschema_accepts(
+    fmt: str, data: st.DataObject
+) -> None:
+    from jsonschema import FormatChecker
+
+    from schemaops.audit.fastcheck import FORMAT_PREFILTERS
+
+    pattern = FORMAT_PREFILTERS[fmt].__self__.pattern
+    text = data.draw(st.from_regex(pattern, fullmatch=True))
+    assert FormatChecker().conforms(text, fmt), text

@@ -113,6 +113,7 @@ def parse_output(text: str) -> tuple[Any, Outcome | None]:
             return None, classify_parse_failure(text)
     if (
         type(value) in (dict, list)
+        and len(text) > 2 * MAX_DEPTH
         and text.count("[") + text.count("{") > MAX_DEPTH
         and _depth_exceeds(value, MAX_DEPTH)
     ):

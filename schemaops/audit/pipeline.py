@@ -252,7 +252,7 @@ def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
     from schemaops.audit.parallel import can_split, run_parallel
 
     if jobs > 1 and can_split(path):
-        tally = run_parallel(path, opts, jobs)
+        tally = run_parallel(path, opts, jobs, resolver)
     else:
         jobs = 1
         with alarm_handler(opts.timeout), open_lines(path) as lines:

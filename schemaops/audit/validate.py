@@ -188,6 +188,14 @@ def read_schema_file(path: Path) -> Any:
         raise InputError(f"schema file {path} is not JSON: {exc}") from None
 
 
+def _bundled(entry: Any) -> Any:
+    """The registry's self-contained form (refs to other files inlined into ``$defs``)."""
+    if hasattr(entry, "bundled"):
+        return entry.bundled()
+    body = getattr(entry, "self_contained", None)
+    return entry.schema if body is None else body
+
+
 class SchemaResolver:
     """Name -> compiled checker, loading the registry only when a record names a schema."""
 
@@ -220,8 +228,7 @@ class SchemaResolver:
                 path.stem, read_schema_file(path), self.assert_format, self.timeout
             )
         entry = load_schema_file(path)
-        body = entry.self_contained if entry.self_contained is not None else entry.schema
-        return SchemaChecker(entry.name, body, self.assert_format, self.timeout)
+        return SchemaChecker(entry.name, _bundled(entry), self.assert_format, self.timeout)
 
     def _load_registry(self) -> Any:
         if self._registry is None:
@@ -237,9 +244,13 @@ class SchemaResolver:
 
     def _compile_from_registry(self, name: str) -> SchemaChecker:
         entry = self._load_registry().get(name)  # raises InputError naming known schemas
-        body = getattr(entry, "self_contained", None)
-        body = entry.schema if body is None else body
-        return SchemaChecker(name, body, self.assert_format, self.timeout)
+        return SchemaChecker(name, _bundled(entry), self.assert_format, self.timeout)
+
+    def registry_names(self) -> list[str]:
+        """Every schema name in the registry, or [] when there is none (or ``--schema``)."""
+        if self.fixed is not None or not self.registry_path.is_dir():
+            return []
+        return list(self._load_registry().schemas)
 
     def has(self, name: str) -> bool:
         """True when the registry has ``name`` (used for tool-call names)."""
