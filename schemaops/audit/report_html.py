@@ -43,7 +43,7 @@ def chart_svg(doc: dict, max_steps: int | None = None) -> str:
         color="#1f6feb",
         label="95% interval (Wilson, carried through)",
     )
-    ax.plot(ns, [p**n for n in ns], color="#1f6feb", label=f"p^n, p = {p:.4f}")
+    ax.plot(ns, [p**n for n in ns], color="#1f6feb", label=f"$p^n$, p = {p:.4f}")
     for s in doc["steps"]:
         ax.plot([s], [p**s], "o", color="#1f6feb")
         ax.annotate(f"{p**s:.1%}", (s, p**s), textcoords="offset points", xytext=(4, 6), fontsize=8)
