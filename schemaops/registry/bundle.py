@@ -12,12 +12,12 @@ from __future__ import annotations
 import copy
 import re
 from typing import Any
-from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+from urllib.parse import unquote, urldefrag, urlsplit
 
 import referencing
 import referencing.exceptions
 
-from schemaops.registry.refs import iter_subschemas
+from schemaops.registry.refs import iter_subschemas, split_target
 
 
 def _key(url: str, fragment: str) -> str:
@@ -52,8 +52,8 @@ def bundle(contents: Any, base: str, label: str, registry: referencing.Registry)
             ref = node.get("$ref")
             if not isinstance(ref, str):
                 continue
-            target = urljoin(node_base, ref)
-            url, fragment = urldefrag(target)
+            url, fragment = split_target(node_base, ref)
+            target = f"{url}#{fragment}"
             if url in own:
                 if not is_root:  # a ref from inlined content back into the root document
                     node["$ref"] = "#" + fragment

@@ -62,6 +62,17 @@ def _refuse(uri: str) -> referencing.Resource:
 OFFLINE = referencing.Registry(retrieve=_refuse).combine(METASCHEMAS)
 
 
+def split_target(base: str, ref: str) -> tuple[str, str]:
+    """(resource URI, fragment) a ref points to, exactly as ``referencing`` resolves it.
+
+    A ``#...`` ref stays in the current resource even when its base is a URN (``urljoin``
+    cannot join against ``urn:`` and would return the bare fragment).
+    """
+    if ref.startswith("#"):
+        return base, ref[1:]
+    return urldefrag(urljoin(base, ref))
+
+
 def file_uri(path: Path) -> str:
     """Base URI of a registry file: its absolute ``file://`` URI."""
     return path.resolve().as_uri()
@@ -183,14 +194,14 @@ def check_refs(entry: Entry, registry: referencing.Registry) -> RefReport:
             ref = node.get(kw)
             if not isinstance(ref, str):
                 continue
-            target = urljoin(base, ref)
+            url = split_target(base, ref)[0]
             try:
                 registry.resolver(base).lookup(ref)
             except referencing.exceptions.Unresolvable as exc:
-                kind, reason = _classify(exc, ref, urldefrag(target)[0])
+                kind, reason = _classify(exc, ref, url)
                 problems.append((pointer([*parts, kw]), kind, reason))
                 continue
-            if kw == "$ref" and urldefrag(target)[0] not in own:
+            if kw == "$ref" and url not in own:
                 external = True
     problems.extend(_cycles(nodes, registry, entry.label))
     return RefReport(problems, external)
@@ -203,7 +214,7 @@ def _inplace(node: dict, base: str, registry: referencing.Registry, label: str):
     if isinstance(ref, str):
         try:
             resolved = registry.resolver(base).lookup(ref)
-            target = urldefrag(urljoin(base, ref))[0]
+            target = split_target(base, ref)[0]
             out.append((resolved.contents, target, f"$ref {ref}"))
         except referencing.exceptions.Unresolvable:
             pass
