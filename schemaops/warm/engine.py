@@ -241,13 +241,18 @@ async def _run_server(
         if opts.probe:
             await _probe_pass(client, run, items, opts, progress)
         now = await _startup_time(client)
-        restarted = (
-            started is not None and now is not None and now != started
-        ) or client.down_events > downs
-        if not restarted:
+        proven = started is not None and now is not None and now != started
+        if not (proven or client.down_events > downs):
             break
         run.restarts += 1
         started = now
+        if proven:  # a new process: its cache started empty, earlier timings say nothing now
+            for cells in run.cells.values():
+                for c in cells:
+                    if c.status != "invalid":
+                        c.cold_ms = c.probe_ms = c.proof = None
+                        c.rewarmed = True
+            await _measure_baseline(client, run, opts)
         # Anything warmed before the break may be gone: warm it again (cheap if it was not).
         todo = {
             k: [i for i, c in enumerate(cs) if c.status != "invalid"] for k, cs in run.cells.items()
