@@ -230,3 +230,51 @@ def test_generator_is_deterministic(tmp_path: Path) -> None:
     subprocess.run([sys.executable, str(REPO / "audits/generate_example.py"), "--out", str(out)],
                    check=True, cwd=REPO, capture_output=True)  # fmt: skip
     assert out.read_bytes() == EXAMPLE.read_bytes()
+
+
+def test_hostile_content_never_crashes_the_reports(tmp_path: Path, reg: Path) -> None:
+    lines = [
+        '{"schema": "tool", "text": "{\\"tool\\": \\"\\ud800[/bold]\\",'
+        ' \\"args\\": {\\"q\\": 1}}"}',
+        '{"schema": "tool", "text": "[/red] Sure! {\\"a\\": 1}"}',
+        '{"schema": "tool", "id": 123456789012345678901234567890, "text": "{\\"x\\": 1e400}"}',
+        '{"schema": "tool", "text": "\\u0000\\u001f"}',
+        b'{"schema": "tool", "text": "\xff\xfe"}'.decode("latin-1"),
+    ]
+    f = tmp_path / "o.jsonl"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape")
+    records, md = tmp_path / "r.jsonl", tmp_path / "r.md"
+    out = run(str(f), "--registry", str(reg), "--records", str(records), "--markdown", str(md))
+    assert out.exit_code == 0, out.output
+    doc = doc_of(run(str(f), "--registry", str(reg), "--json"))
+    accounted(doc)
+    assert doc["total"] == 5
+    assert len(records.read_text().splitlines()) == 5
+
+
+def test_corrupt_gzip_is_exit_2(tmp_path: Path) -> None:
+    gz = tmp_path / "o.jsonl.gz"
+    gz.write_bytes(gzip.compress(b'{"text": "{}"}\n' * 1000)[:-30])
+    result = run(str(gz))
+    assert result.exit_code == 2 and "unreadable" in result.stderr
+
+
+def test_broken_registry_schema_is_a_per_line_input_error(tmp_path: Path, reg: Path) -> None:
+    (reg / "broken.json").write_text('{"$ref": "missing.json"}')
+    f = write(
+        tmp_path / "o.jsonl", [{"schema": "tool", "text": OK}, {"schema": "broken", "text": OK}]
+    )
+    doc = doc_of(run(str(f), "--registry", str(reg), "--json"))
+    accounted(doc)
+    assert doc["ok"] == 1 and doc["input_errors"] == 1
+    assert "broken" in doc["input_error_lines"][0]["message"]
+
+
+def test_no_format_through_the_cli(tmp_path: Path) -> None:
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"type": "string", "format": "email"}))
+    f = write(tmp_path / "o.jsonl", [{"text": '"not-an-email"'}])
+    assert doc_of(run(str(f), "--schema", str(schema), "--json"))["categories"] == {
+        "ok": 0, "schema_violation:format": 1,
+    }  # fmt: skip
+    assert doc_of(run(str(f), "--schema", str(schema), "--no-format", "--json"))["ok"] == 1

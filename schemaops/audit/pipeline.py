@@ -10,6 +10,7 @@ worker processes and merges the tallies (see ``parallel.py``).
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections import Counter
@@ -149,7 +150,12 @@ def audit_lines(
                 name = NO_SCHEMA
             value, outcome = parse_output(out.text)
             if outcome is None:
-                outcome = OUTCOME_OK if checker is None else checker.check(value)
+                try:
+                    outcome = OUTCOME_OK if checker is None else checker.check(value)
+                except Exception as exc:  # the schema, not the output: e.g. an unresolvable $ref
+                    msg = f"cannot validate against schema {name!r}: {type(exc).__name__}: {exc}"
+                    _input_error(tally, records_out, lineno, record_id(rec), msg[:300])
+                    continue
             ok = outcome is OUTCOME_OK
             if ok:
                 n_ok += 1
@@ -190,9 +196,7 @@ def _input_error(tally: Tally, out: IO[bytes] | None, line: int, rid: Any, messa
     tally.add_input_error(line, message)
     if out is not None:
         doc = {"line": line, "id": rid, "category": "input_error", "message": message}
-        out.write(
-            orjson.dumps({k: v for k, v in doc.items() if v is not None}, default=str) + b"\n"
-        )
+        out.write(_dumps({k: v for k, v in doc.items() if v is not None}))
 
 
 def _failure(
@@ -234,7 +238,16 @@ def _write_record(
         path=outcome.path,
         message=outcome.message,
     )
-    out.write(orjson.dumps(doc, default=str) + b"\n")
+    out.write(_dumps(doc))
+
+
+def _dumps(doc: dict) -> bytes:
+    """One JSON line; ASCII-escaped stdlib fallback for what orjson refuses (lone surrogates,
+    integers beyond 64 bits in a record id)."""
+    try:
+        return orjson.dumps(doc, default=str) + b"\n"
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(doc, default=str).encode("ascii") + b"\n"
 
 
 def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape as esc
 from rich.table import Table
 
 from schemaops.audit.report_text import fmt_ci, fmt_p, headline
@@ -11,14 +12,14 @@ from schemaops.audit.report_text import fmt_ci, fmt_p, headline
 def render_terminal(doc: dict, console: Console | None = None) -> None:
     """Print the report of one ``--json`` document."""
     con = console or Console(highlight=False)
-    con.print(f"[bold]schemaops audit[/bold] {doc['input']}")
+    con.print(f"[bold]schemaops audit[/bold] {esc(str(doc['input']))}")
     con.print(headline(doc))
     if doc["input_errors"]:
         shown = ", ".join(str(e["line"]) for e in doc["input_error_lines"][:10])
         more = " ..." if doc["input_errors"] > 10 else ""
         con.print(
             f"[yellow]{doc['input_errors']} input error(s)[/yellow] (not model outputs; excluded"
-            f" from p) at line(s) {shown}{more}: {doc['input_error_lines'][0]['message']}"
+            f" from p) at line(s) {shown}{more}: {esc(doc['input_error_lines'][0]['message'])}"
         )
 
     cats = Table(title="Outcomes", title_justify="left")
@@ -26,7 +27,7 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
         cats.add_column(col, justify="left" if col == "category" else "right")
     n = doc["outputs"] or 1
     for cat, k in doc["categories"].items():
-        cats.add_row(cat, f"{k:,}", f"{k / n:.2%}")
+        cats.add_row(esc(cat), f"{k:,}", f"{k / n:.2%}")
         if cat == "json_parse_failure":
             for sub, j in doc["parse_failures"].items():
                 cats.add_row(f"  └ {sub}", f"{j:,}", f"{j / n:.2%}")
@@ -60,17 +61,23 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
             tab.add_column(col, justify="left" if col in ("schema", "failures") else "right")
         for name, s in doc["by_schema"].items():
             fails = ", ".join(f"{c} {k}" for c, k in s["categories"].items() if c != "ok" and k)
-            tab.add_row(name, f"{s['outputs']:,}", fmt_p(s["p"]), fails or "-")
+            tab.add_row(esc(name), f"{s['outputs']:,}", fmt_p(s["p"]), esc(fails or "-"))
         con.print(tab)
     if doc["paths"]:
         tab = Table(title="Top failing locations", title_justify="left")
         for col in ("schema", "category", "path", "count"):
             tab.add_column(col, justify="right" if col == "count" else "left")
         for row in doc["paths"][:10]:
-            tab.add_row(row["schema"], row["category"], row["path"] or "(root)", str(row["count"]))
+            tab.add_row(
+                esc(row["schema"]), esc(row["category"]), esc(row["path"] or "(root)"),
+                str(row["count"]),
+            )  # fmt: skip
         con.print(tab)
     if doc.get("all_errors"):
-        con.print("All violations: " + ", ".join(f"{k} {v}" for k, v in doc["all_errors"].items()))
+        con.print(
+            "All violations: " + ", ".join(f"{k} {v}" for k, v in doc["all_errors"].items()),
+            markup=False,
+        )
     if doc["examples"]:
         con.print("[bold]Examples[/bold]")
         for key, exs in sorted(doc["examples"].items()):

@@ -20,6 +20,16 @@ PATHS_CAP = 10_000
 TIMEOUT_LINES = 100
 
 
+def safe_text(text: Any) -> Any:
+    """Strings that can be written as UTF-8 (lone surrogates from a bad log become U+FFFD)."""
+    if isinstance(text, str):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
 def wilson(ok: int, n: int, z: float = Z95) -> tuple[float, float] | None:
     """Wilson score interval for a binomial proportion (good near 0 and 1, unlike Wald)."""
     if n <= 0:
@@ -92,7 +102,7 @@ class Tally:
             per = self.by_schema[schema] = Counter()
         per[category] += 1
         if path is not None:
-            self.paths[(schema, category, path)] += 1
+            self.paths[(schema, category, safe_text(path))] += 1
             if len(self.paths) > PATHS_CAP:
                 self.paths = Counter(dict(self.paths.most_common(PATHS_CAP // 2)))
         key = category if subtype is None else f"{category}/{subtype}"
@@ -102,11 +112,11 @@ class Tally:
             ex.append(
                 {
                     "line": line,
-                    "id": rid,
+                    "id": safe_text(rid),
                     "schema": schema,
-                    "path": path,
-                    "message": message,
-                    "text": snippet,
+                    "path": safe_text(path),
+                    "message": safe_text(message),
+                    "text": safe_text(snippet),
                 }
             )
 

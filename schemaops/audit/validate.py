@@ -210,6 +210,7 @@ class SchemaResolver:
         self.assert_format = assert_format
         self.timeout = timeout
         self._registry: Any = None
+        self._problems: dict[str, list[dict]] = {}
         self._cache: dict[str, SchemaChecker | None] = {}
         self.fixed: SchemaChecker | None = None
         if schema is not None:
@@ -232,18 +233,27 @@ class SchemaResolver:
 
     def _load_registry(self) -> Any:
         if self._registry is None:
-            from schemaops.registry import load_registry
+            from schemaops.registry import inspect_registry
 
             if not self.registry_path.is_dir():
                 raise InputError(
                     f"registry folder not found: {self.registry_path} (records name schemas;"
                     " pass --registry DIR, or --schema FILE|NAME for all records)"
                 )
-            self._registry = load_registry(self.registry_path)
+            # Not load_registry: one broken file (or a failing sidecar example) must not stop
+            # the audit of outputs of the other schemas. A schema whose own file has problems
+            # is refused per line instead (see _compile_from_registry).
+            self._registry, problems = inspect_registry(self.registry_path)
+            for p in problems:
+                self._problems.setdefault(str(p.get("file")), []).append(p)
         return self._registry
 
     def _compile_from_registry(self, name: str) -> SchemaChecker:
         entry = self._load_registry().get(name)  # raises InputError naming known schemas
+        own = self._problems.get(str(entry.path)) if entry.path is not None else None
+        if own:
+            reasons = "; ".join(f"{p.get('pointer') or '/'}: {p.get('reason')}" for p in own[:3])
+            raise InputError(f"schema {name!r} has registry problems ({entry.path}): {reasons}")
         return SchemaChecker(name, _bundled(entry), self.assert_format, self.timeout)
 
     def registry_names(self) -> list[str]:
