@@ -167,6 +167,11 @@ def find_outputs(
 
     ``tool_schema(record_schema, function_name)`` picks a tool call's schema name.
     """
+    if field is None and type(rec) is dict and "." not in schema_field:
+        # The common case (SGLang /generate: a string ``text``), decided in a few lookups.
+        text, schema = rec.get("text"), rec.get(schema_field)
+        if type(text) is str and (schema is None or type(schema) is str):
+            return [Output(text, schema)]
     if not isinstance(rec, dict):
         raise RecordError(f"record is a JSON {_kind(rec)}, not an object")
     schema = rec.get(schema_field) if "." not in schema_field else _maybe(rec, schema_field)
