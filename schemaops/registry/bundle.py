@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import re
 from typing import Any
-from urllib.parse import unquote, urldefrag, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import referencing
 import referencing.exceptions
@@ -40,7 +40,7 @@ def bundle(contents: Any, base: str, label: str, registry: referencing.Registry)
     if not isinstance(contents, dict):
         return contents
     root = copy.deepcopy(contents)
-    own = {urldefrag(b)[0] for _, _, b in iter_subschemas(root, base, label)} | {base}
+    own = {b for _, _, b in iter_subschemas(root, base, label)} | {base}
     defs_kw = "$defs" if label in ("2019-09", "2020-12") else "definitions"
     existing = root.get(defs_kw) if isinstance(root.get(defs_kw), dict) else {}
     added: dict[str, Any] = {}

@@ -9,13 +9,14 @@ validating with the wrong rules gives answers that look right and are not.
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from functools import cache
 from typing import Any
 
 import jsonschema.validators
-from jsonschema.exceptions import ValidationError
+from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 
 from schemaops.registry.model import DEFAULT_DRAFT
@@ -93,14 +94,29 @@ def short(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _leaves(error: ValidationError) -> list[ValidationError]:
-    """The most specific errors under an anyOf/oneOf failure (its message alone is vague)."""
-    if not error.context:
-        return [error]
-    deepest = max(len(e.absolute_path) for e in error.context)
-    if deepest <= len(error.absolute_path):
-        return [error]
-    return [e for e in error.context if len(e.absolute_path) == deepest]
+def _leaf(error: ValidationError) -> ValidationError:
+    """The most specific error under an anyOf/oneOf failure (its own message is vague)."""
+    return best_match([error]) if error.context else error
+
+
+def describe(error: ValidationError) -> str:
+    """A one-line reason that names the problem, not megabytes of the offending value.
+
+    jsonschema messages start with the whole instance (``[...] has non-unique elements``);
+    keep the start of the value, the verdict, and for uniqueItems the duplicate itself.
+    """
+    msg, shown = error.message, repr(error.instance)
+    if msg.startswith(shown) and len(shown) > 80:
+        msg = shown[:60] + "..." + msg[len(shown) :]
+    if error.validator == "uniqueItems" and isinstance(error.instance, list):
+        seen: set[str] = set()
+        for item in error.instance:
+            key = json.dumps(item, sort_keys=True)
+            if key in seen:
+                msg += f" (duplicate: {short(key, 60)})"
+                break
+            seen.add(key)
+    return short(msg)
 
 
 def metaschema_problems(schema: Any, label: str) -> list[tuple[str, str]]:
@@ -117,12 +133,9 @@ def metaschema_problems(schema: Any, label: str) -> list[tuple[str, str]]:
             _meta_validator(label).iter_errors(schema), key=lambda e: list(map(str, e.path))
         )
     for top in errors:
-        for e in _leaves(top):
-            item = (
-                pointer(e.absolute_path),
-                f"{short(e.message)} (metaschema keyword {e.validator!r})",
-            )
-            if item not in seen:
-                seen.add(item)
-                out.append(item)
+        e = _leaf(top)
+        item = (pointer(e.absolute_path), f"{describe(e)} (metaschema keyword {e.validator!r})")
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
     return out

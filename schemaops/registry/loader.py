@@ -170,8 +170,9 @@ def _check(docs: list[_Doc], problems: list[dict], extra: tuple = ()) -> dict[st
         d = by_entry[id(entry)]
         try:
             report = refs.check_refs(entry, registry)
-        except Exception as exc:  # malformed refs deep inside a schema the metaschema allowed
-            report = refs.RefReport([("", "ref_unresolvable", f"cannot check $refs: {exc}")], False)
+        except Exception as exc:  # a malformed $id/$ref: explained by metaschema problems
+            found = [] if not d.clean else [("", "ref_unresolvable", f"cannot check $refs: {exc}")]
+            report = refs.RefReport(found, False)
         for ptr, kind, reason in report.problems:
             problems.append(problem(d.label, ptr, kind, reason))
             d.clean = False

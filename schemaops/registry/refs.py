@@ -100,9 +100,12 @@ def build(entries: list[Entry]) -> tuple[referencing.Registry, list[tuple[Entry,
     for e in entries:
         resource = SPECS[e.label].create_resource(e.contents)
         uris = [e.base]
-        rid = resource.id() if isinstance(e.contents, dict) else None
+        try:
+            rid = resource.id() if isinstance(e.contents, dict) else None
+        except (AttributeError, TypeError):  # a non-string $id: the metaschema reports it
+            rid = None
         if isinstance(rid, str):
-            uris.append(urldefrag(urljoin(e.base, rid))[0])
+            uris.append(urljoin(e.base, rid))  # as referencing.crawl() does
         for uri in dict.fromkeys(uris):
             if uri in owner and owner[uri] is not e:
                 clashes.append((e, uri))
@@ -139,7 +142,7 @@ def iter_subschemas(root: Any, base: str, label: str) -> Iterator[tuple[dict, li
             continue
         sid = spec.id_of(node)
         if isinstance(sid, str) and sid:
-            node_base = urldefrag(urljoin(node_base, sid))[0]
+            node_base = urljoin(node_base, sid.rstrip("#"))  # as Resource.id() + crawl()
         yield node, parts, node_base
         children: list[tuple[Any, list, str]] = []
         for kw, value in node.items():  # document order, so bundles and reports are stable
@@ -188,7 +191,7 @@ def check_refs(entry: Entry, registry: referencing.Registry) -> RefReport:
         iter_subschemas(entry.contents, entry.base, entry.label)
     )
     for _, _, b in nodes:
-        own.add(urldefrag(b)[0])
+        own.add(b)
     for node, parts, base in nodes:
         for kw in REF_KEYWORDS:
             ref = node.get(kw)
