@@ -32,7 +32,12 @@ NO_SCHEMA = "(none)"
 
 @dataclass
 class AuditOptions:
-    """Everything that changes what an audit computes (the CLI maps its options here)."""
+    """Everything that changes what an audit computes (the CLI maps its options here).
+
+    ``episode_field``/``step_field`` are read only when a record has them, so the defaults
+    cost nothing on logs without episodes. ``timeout`` bounds one record's validation when
+    its schema has regexes (main thread only).
+    """
 
     schema: str | None = None
     registry: str = "schemas"
@@ -55,8 +60,12 @@ class AuditOptions:
             self.steps = [1, 5, 10, 20]
         if any(n < 1 for n in self.steps):
             raise InputError("--steps must be positive integers")
-        if self.target is not None and not 0 < self.target <= 1:
-            raise InputError("--target must be in (0, 1]")
+        for flag, value in (("--target", self.target), ("--min-compound", self.min_compound),
+                            ("--max-failure-rate", self.max_failure_rate)):  # fmt: skip
+            if value is not None and not 0 <= value <= 1:
+                raise InputError(f"{flag} must be between 0 and 1, got {value}")
+        if self.target == 0:
+            raise InputError("--target must be above 0")
 
 
 @dataclass
