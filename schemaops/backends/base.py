@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,15 @@ class Matcher(ABC):
     @abstractmethod
     def fill_mask(self, bitmask: np.ndarray) -> None:
         """Write the allowed next tokens into ``bitmask`` (row 0). Does not change state."""
+
+    def mask_filler(self, bitmask: np.ndarray) -> Callable[[], object]:
+        """A zero-argument callable that fills ``bitmask`` for the current state.
+
+        The timing loop calls this instead of ``fill_mask`` so that the per-token figure is
+        the library call alone: backends return the library's own bound method with its
+        arguments pre-bound (``functools.partial``, resolved once), not a Python wrapper.
+        """
+        return lambda: self.fill_mask(bitmask)
 
     @abstractmethod
     def accept_token(self, token_id: int) -> bool:

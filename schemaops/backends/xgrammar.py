@@ -16,6 +16,8 @@ uses this backend.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,9 @@ class XGrammarMatcher(Matcher):
 
     def fill_mask(self, bitmask: np.ndarray) -> None:
         self._m.fill_next_token_bitmask(bitmask, 0)
+
+    def mask_filler(self, bitmask: np.ndarray) -> Callable[[], object]:
+        return partial(self._m.fill_next_token_bitmask, bitmask, 0)
 
     def accept_token(self, token_id: int) -> bool:
         return bool(self._m.accept_token(token_id))

@@ -54,7 +54,7 @@ def walk(
 ) -> Walk:
     """Walk ``ids`` through a fresh matcher, timing each mask fill and advance."""
     m = compiled.matcher()
-    fill, accept = m.fill_mask, m.accept_token
+    fill, accept = m.mask_filler(bitmask), m.accept_token
     pc = time.perf_counter_ns
     mask_ns: list[int] = []
     adv_ns: list[int] = []
@@ -62,7 +62,7 @@ def walk(
     mismatch = 0
     for k, tid in enumerate(ids):
         t0 = pc()
-        fill(bitmask)
+        fill()
         t1 = pc()
         ok = accept(tid)
         t2 = pc()
@@ -74,7 +74,7 @@ def walk(
             off, end = offsets[k] if k < len(offsets) else (None, None)
             return Walk(len(ids), k, False, k, off, end, mismatch, mask_ns, adv_ns)
     t0 = pc()
-    fill(bitmask)
+    fill()
     mask_ns.append(pc() - t0)
     stop_ok = m.accept_token(stop_token_id)
     return Walk(len(ids), len(ids), bool(stop_ok), None, None, None, mismatch, mask_ns, adv_ns)
