@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -191,7 +192,17 @@ def main(argv: list[str] | None = None) -> int:
     print(summarise(results, subset_of, backends))
     print()
     print(versus_maskbench(results, backends))
-    print(f"\nwall {wall:.1f} s for {total} schema x backend measurements")
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    print(
+        f"\nwall {wall:.1f} s for {total} schema x backend measurements; jobs {a.jobs}, "
+        f"{os.cpu_count()} CPUs, load average {load[0]:.1f}"
+        if load
+        else f"\nwall {wall:.1f} s for {total} schema x backend measurements"
+    )
+    print(
+        f"coverage counts a compile over --timeout ({a.timeout:g} s) as not covered; "
+        "MaskBench medians come from other hardware and versions (context, not a target)"
+    )
     if a.json:
         a.json.write_text(json.dumps({"results": results, "subset_of": subset_of}, indent=1))
     return 0

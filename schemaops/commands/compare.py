@@ -150,6 +150,8 @@ def _print_check(report: Any) -> None:
     from rich.markup import escape
 
     con = Console()
+    if not con.is_terminal:
+        con = Console(width=160)  # piped into a CI log: keep one problem per line
     for c in report.cases:
         ms = f"{c.compile_ms:.1f} ms" if isinstance(c.compile_ms, (int, float)) else c.status
         mark = "[green]PASS[/]" if c.passed else "[red]FAIL[/]"
