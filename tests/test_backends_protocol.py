@@ -15,7 +15,13 @@ import pytest
 
 from schemaops.backends import BACKENDS, UnsupportedSchema, allowed_ids, get_backend, is_allowed
 from schemaops.compare.enforce import keyword_matrix, keyword_status, string_spans
-from schemaops.compare.instances import build_instances, order_like_schema, violated_keyword
+from schemaops.compare.instances import (
+    build_instances,
+    generate_valid,
+    order_like_schema,
+    suite_cases,
+    violated_keyword,
+)
 from schemaops.compare.measure import make_backend, run_task
 
 HEAD = 151936  # Qwen2.5's lm head: wider than the tokenizer
@@ -253,3 +259,39 @@ def test_helpers():
     assert is_allowed(mask, 35) and not is_allowed(mask, 34)
     with pytest.raises(ValueError, match="unknown backend"):
         get_backend("vllm")
+
+
+def test_generated_instances_are_walked(backends):
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "n": {"type": "integer", "minimum": 0},
+            "tags": {"type": "array", "items": {"enum": ["a", "b"]}},
+        },
+        "required": ["name", "n"],
+        "additionalProperties": False,
+    }
+    res = run_task(backends["llguidance"], json.dumps(schema), [], generate=6)
+    enf = res["enforcement"]
+    assert 1 <= enf["valid"] <= 6 and enf["invalid"] == 0
+    # hypothesis fills strings with control characters and rare Unicode: any refusal of a
+    # generated instance here must be string content, never structure
+    assert enf["rejects_valid"] == 0, enf["details"]
+    assert all(d["source"] == "generated" for d in enf["details"])
+    assert generate_valid(RECURSIVE, 3) == []  # hypothesis-jsonschema cannot follow it
+
+
+def test_suite_keyword_attribution(backends):
+    groups = [c for c in suite_cases() if c.name.split("/")[0] in ("uniqueItems", "multipleOf")]
+    assert len(groups) >= 5
+    rows = {}
+    for name in ("xgrammar", "llguidance"):
+        results = [
+            run_task(backends[name], c.text, build_instances(c.schema, c.valid, c.invalid))
+            for c in groups
+        ]
+        rows[name] = keyword_matrix(results)
+    assert rows["xgrammar"]["uniqueItems"]["xgrammar"]["ignored"] > 0
+    assert rows["xgrammar"]["multipleOf"]["xgrammar"]["enforced"] > 0
+    assert keyword_status(rows["llguidance"]["uniqueItems"]["llguidance"]) == "rejects"
