@@ -278,3 +278,23 @@ def test_no_format_through_the_cli(tmp_path: Path) -> None:
         "ok": 0, "schema_violation:format": 1,
     }  # fmt: skip
     assert doc_of(run(str(f), "--schema", str(schema), "--no-format", "--json"))["ok"] == 1
+
+
+def test_sglang_batch_response_fans_out(tmp_path: Path, reg: Path) -> None:
+    batch = [
+        {"text": OK, "meta_info": {"id": "r1"}, "schema": "tool", "episode_id": "e", "step": 1},
+        {
+            "text": OK[:-1],
+            "meta_info": {"id": "r2"},
+            "schema": "tool",
+            "episode_id": "e",
+            "step": 2,
+        },
+    ]
+    records = tmp_path / "r.jsonl"
+    f = write(tmp_path / "o.jsonl", [batch])
+    doc = doc_of(run(str(f), "--registry", str(reg), "--json", "--records", str(records)))
+    accounted(doc)
+    assert doc["outputs"] == 2 and doc["ok"] == 1 and doc["episodes"]["episodes"] == 1
+    rows = [json.loads(x) for x in records.read_text().splitlines()]
+    assert [(r["line"], r["id"], r["batch_index"]) for r in rows] == [(1, "r1", 0), (1, "r2", 1)]

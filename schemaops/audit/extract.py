@@ -31,13 +31,15 @@ AUTO_HELP = (
 class Output(NamedTuple):
     """One model output found in a record: its text, schema name (if any) and sub-index.
 
-    ``index`` is the tool call's position for OpenAI ``tool_calls`` fan-out (None otherwise).
+    ``index`` is the tool call's position for OpenAI ``tool_calls`` fan-out, or the element's
+    position in a batch response (``record`` is then that element); None otherwise.
     A NamedTuple, not a dataclass: one is made per line, and this is several times cheaper.
     """
 
     text: str
     schema: str | None
     index: int | None = None
+    record: dict | None = None  # the element of a batch response this output came from
 
 
 class RecordError(Exception):
@@ -172,6 +174,13 @@ def find_outputs(
         text, schema = rec.get("text"), rec.get(schema_field)
         if type(text) is str and (schema is None or type(schema) is str):
             return [Output(text, schema)]
+    if isinstance(rec, list) and rec and all(isinstance(r, dict) for r in rec):
+        # SGLang /generate with a batch of prompts answers with a JSON array: one output each.
+        return [
+            Output(o.text, o.schema, i, r)
+            for i, r in enumerate(rec)
+            for o in find_outputs(r, field, schema_field, tool_schema)
+        ]
     if not isinstance(rec, dict):
         raise RecordError(f"record is a JSON {_kind(rec)}, not an object")
     schema = rec.get(schema_field) if "." not in schema_field else _maybe(rec, schema_field)

@@ -142,6 +142,8 @@ def audit_lines(
             _input_error(tally, records_out, lineno, None, str(exc))
             continue
         for out in outs:
+            if out.record is not None:  # an element of a batch response
+                rec = out.record
             name = out.schema
             if fixed is not None:
                 checker = fixed
@@ -192,7 +194,9 @@ def audit_lines(
                         if not ok:
                             st[1] += 1
             if records_out is not None:
-                _write_record(records_out, lineno, rec, out.index, name, outcome)
+                _write_record(
+                    records_out, lineno, rec, out.index, name, outcome, out.record is not None
+                )
     tally.lines = lineno - first_line + 1
     tally.ok += n_ok
     tally.outputs += n_ok  # failures were counted by add_failure
@@ -232,14 +236,20 @@ def _failure(
 
 
 def _write_record(
-    out: IO[bytes], line: int, rec: dict, index: int | None, schema: str, outcome: Outcome
+    out: IO[bytes],
+    line: int,
+    rec: dict,
+    index: int | None,
+    schema: str,
+    outcome: Outcome,
+    batch: bool = False,
 ) -> None:
     doc: dict[str, Any] = {"line": line}
     rid = record_id(rec)
     if rid is not None:
         doc["id"] = rid
     if index is not None:
-        doc["tool_call"] = index
+        doc["batch_index" if batch else "tool_call"] = index
     doc.update(
         schema=schema,
         category=outcome.category,
