@@ -153,9 +153,12 @@ def _print_check(report: Any) -> None:
     if not con.is_terminal:
         con = Console(width=160)  # piped into a CI log: keep one problem per line
     for c in report.cases:
-        ms = f"{c.compile_ms:.1f} ms" if isinstance(c.compile_ms, (int, float)) else c.status
+        if c.status == "ok" and isinstance(c.compile_ms, (int, float)):
+            what = f"{c.compile_ms:.1f} ms, {c.verdict}"
+        else:
+            what = c.status
         mark = "[green]PASS[/]" if c.passed else "[red]FAIL[/]"
-        con.print(f"{mark} {escape(c.schema)}  ({ms}, {c.verdict})")
+        con.print(f"{mark} {escape(c.schema)}  ({what})")
         for p in c.problems:
             con.print(f"     - {escape(p.message)}: [bold]{escape(p.fix)}[/]")
         for w in c.warnings:
