@@ -227,3 +227,27 @@ def test_format_prefilters_only_accept_what_jsonschema_accepts(
     pattern = FORMAT_PREFILTERS[fmt].__self__.pattern
     text = data.draw(st.from_regex(pattern, fullmatch=True))
     assert FormatChecker().conforms(text, fmt), text
+
+
+LINE = st.one_of(
+    st.binary(max_size=60),
+    st.text(max_size=60).map(lambda t: json.dumps({"schema": "tool", "text": t}).encode()),
+    JSON.map(lambda v: json.dumps({"text": json.dumps(v)}).encode()),
+    JSON.map(lambda v: json.dumps(v).encode()),
+    st.just(b""),
+)
+
+
+@SETTINGS
+@given(st.lists(LINE, max_size=30))
+def test_every_line_is_accounted_for(lines: list[bytes]) -> None:
+    from schemaops.audit.pipeline import AuditOptions, audit_lines
+    from schemaops.audit.validate import SchemaResolver
+
+    lines = [x.replace(b"\n", b" ") for x in lines]
+    resolver = SchemaResolver(None, "no-such-registry")
+    tally = audit_lines(lines, AuditOptions(registry="no-such-registry"), resolver)
+    assert tally.lines == len(lines)
+    assert tally.outputs == sum(tally.categories.values()) + tally.ok
+    assert tally.outputs + tally.input_errors >= len(lines)  # fan-out adds outputs, never loses
+    assert all(1 <= e["line"] <= len(lines) for e in tally.input_error_lines)

@@ -298,3 +298,21 @@ def test_sglang_batch_response_fans_out(tmp_path: Path, reg: Path) -> None:
     assert doc["outputs"] == 2 and doc["ok"] == 1 and doc["episodes"]["episodes"] == 1
     rows = [json.loads(x) for x in records.read_text().splitlines()]
     assert [(r["line"], r["id"], r["batch_index"]) for r in rows] == [(1, "r1", 0), (1, "r2", 1)]
+
+
+def test_jobs_keep_global_line_numbers(tmp_path: Path) -> None:
+    src = EXAMPLE.read_text().splitlines()
+    mixed = []
+    for i, line in enumerate(src[:3000]):
+        mixed.append(line)
+        if i % 700 == 0:
+            mixed.append("garbage line")
+    f = tmp_path / "m.jsonl"
+    f.write_text("\n".join(mixed) + "\n")
+    opts = {"registry": str(REPO / "schemas")}
+    one = run_audit(str(f), AuditOptions(**opts)).to_json()
+    two = run_audit(str(f), AuditOptions(jobs=2, **opts)).to_json()
+    expected = [i + 1 for i, x in enumerate(mixed) if x == "garbage line"]
+    assert [e["line"] for e in one["input_error_lines"]] == expected
+    assert two["input_error_lines"] == one["input_error_lines"]
+    assert two["examples"] == one["examples"] and two["categories"] == one["categories"]
