@@ -208,8 +208,11 @@ def audit_lines(
 def _input_error(tally: Tally, out: IO[bytes] | None, line: int, rid: Any, message: str) -> None:
     tally.add_input_error(line, message)
     if out is not None:
-        doc = {"line": line, "id": rid, "category": "input_error", "message": message}
-        out.write(_dumps({k: v for k, v in doc.items() if v is not None}))
+        doc: dict[str, Any] = {"line": line}
+        if rid is not None:
+            doc["id"] = rid
+        doc.update(category="input_error", subtype=None, path=None, message=message)
+        out.write(_dumps(doc))
 
 
 def _failure(
