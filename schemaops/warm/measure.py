@@ -1,0 +1,36 @@
+"""Direct first-request measurements, independent of the warm engine.
+
+Tests and ``bench/warm.py`` use these to check the engine's claims from outside: a plain
+1-token request with a given key string, timed, and ``/flush_cache`` with its retry.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+
+def first_request_ms(
+    url: str, schema_text: str, *, rank: int | None = None, timeout: float = 600
+) -> tuple[int, float]:
+    """One 1-token ``/generate`` with ``schema_text`` as the key: ``(status, milliseconds)``."""
+    body: dict[str, Any] = {
+        "text": "Hi",
+        "sampling_params": {"max_new_tokens": 1, "temperature": 0.0, "json_schema": schema_text},
+    }
+    if rank is not None:
+        body["routed_dp_rank"] = rank
+    t0 = time.perf_counter()
+    r = httpx.post(url.rstrip("/") + "/generate", json=body, timeout=timeout)
+    return r.status_code, (time.perf_counter() - t0) * 1000
+
+
+def flush_cache(url: str, attempts: int = 40, pause_s: float = 0.25) -> None:
+    """``/flush_cache`` (grammar cache included); SGLang answers 400 while requests run."""
+    for _ in range(attempts):
+        if httpx.post(url.rstrip("/") + "/flush_cache", timeout=30).status_code == 200:
+            return
+        time.sleep(pause_s)
+    raise RuntimeError(f"{url}/flush_cache kept refusing (requests still running?)")

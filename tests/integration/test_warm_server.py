@@ -1,0 +1,153 @@
+"""schemaops warm against the real SGLang 0.5.23 dev server (shared session server).
+
+Each test uses heavy schemas with its own index range, so no test sees another's cache
+entries (the session server is shared with other areas' tests).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import httpx
+import pytest
+from warm_support import cli, fresh_cold_ms, generate_ms, heavy_registry, rows_by_schema, warm_json
+
+from schemaops.registry import load_registry
+from schemaops.registry.model import canonical_text, openai_text
+from schemaops.warm.heavy import heavy_schema
+from schemaops.warm.measure import flush_cache
+
+pytestmark = pytest.mark.integration
+
+
+def test_warm_shipped_registry(sglang_url: str, registry_dir: Path) -> None:
+    """Every shipped schema is warmed or judged by the server; a 400 verdict is cached."""
+    rc, doc = warm_json("--server", sglang_url, "--registry", str(registry_dir))
+    reg = load_registry(registry_dir)
+    rows = rows_by_schema(doc)
+    assert set(rows) == {s.name for s in reg}
+    assert (
+        doc["servers"][0]["version"] == "0.5.23"
+        and doc["servers"][0]["grammar_backend"] == "xgrammar"
+    )
+    for name, row in rows.items():
+        assert row["status"] in ("warmed", "invalid"), row
+        assert row["cold_ms"] is not None
+        if row["status"] == "invalid":
+            # a verdict: not retried, and the server's own message is reported
+            assert row["attempts"] == 1 and row["error"].startswith(
+                "HTTP 400: Failed to compile json grammar"
+            )
+            status, _ = generate_ms(sglang_url, reg.get(name).wire("native"))
+            assert status == 400  # cached as invalid: the same answer, forever
+        else:
+            assert row["probe_ms"] is not None and row["proof"] in ("hit", "unproven", "suspect")
+    assert rc == (0 if doc["summary"]["warmed"] == len(rows) else 1)
+
+
+def test_heavy_warm_then_again_then_flush(sglang_url: str, tmp_path: Path) -> None:
+    """Warm: cold >> probe. Again: already cached (cold ~ probe). After /flush_cache: cold again."""
+    reg = heavy_registry(tmp_path, 100, 6)
+    rc1, first = warm_json("--server", sglang_url, "-r", str(reg))
+    assert rc1 == 0 and first["summary"]["warmed"] == 6
+    assert first["summary"]["proof"]["hit"] >= 5, first["results"]
+    cold1 = statistics.median(r["cold_ms"] for r in first["results"])
+    probe1 = statistics.median(r["probe_ms"] for r in first["results"])
+    assert probe1 < cold1 / 2
+
+    rc2, again = warm_json("--server", sglang_url, "-r", str(reg))
+    cold2 = statistics.median(r["cold_ms"] for r in again["results"])
+    assert rc2 == 0 and cold2 < cold1 / 2  # nothing compiled: it was cached
+
+    flush_cache(sglang_url)  # retried: it answers 400 while requests are still running
+    rc3, flushed = warm_json("--server", sglang_url, "-r", str(reg))
+    cold3 = statistics.median(r["cold_ms"] for r in flushed["results"])
+    assert rc3 == 0 and cold3 > 2 * cold2  # cold again: the flush emptied the grammar cache
+    assert flushed["summary"]["proof"]["hit"] >= 5
+    print(
+        f"median cold {cold1:.0f} ms, probe {probe1:.0f} ms; "
+        f"rewarm {cold2:.0f} ms; after flush {cold3:.0f} ms"
+    )
+
+
+def test_invalid_schema_reported_others_warmed(sglang_url: str, tmp_path: Path) -> None:
+    reg = heavy_registry(tmp_path, 200, 2)
+    bad = {"type": "object", "properties": {"code": {"type": "string", "pattern": "(?<=x)y"}}}
+    (reg / "lookbehind.json").write_text(json.dumps(bad))
+    rc, doc = warm_json("--server", sglang_url, "-r", str(reg))
+    assert rc == 1
+    rows = rows_by_schema(doc)
+    assert rows["lookbehind"]["status"] == "invalid" and rows["lookbehind"]["attempts"] == 1
+    assert "Lookbehind is not supported" in rows["lookbehind"]["error"]
+    assert [rows[n]["status"] for n in ("heavy_200", "heavy_201")] == ["warmed", "warmed"]
+    r = cli(
+        "warm", "--server", sglang_url, "-r", str(reg), "--no-progress"
+    )  # the table, for humans
+    assert r.returncode == 1 and "invalid" in r.stdout and "Lookbehind" in r.stdout
+
+
+def test_openai_path_key_is_json_dumps_of_the_schema(sglang_url: str, tmp_path: Path) -> None:
+    """Warming via response_format caches json.dumps(schema): a /generate sending exactly
+    that string is warm, while the compact text of the same schema is a different key."""
+    reg = heavy_registry(tmp_path, 300, 2)
+    rc, doc = warm_json("--server", sglang_url, "-r", str(reg), "--api", "openai")
+    assert rc == 0 and doc["summary"]["warmed"] == 2
+    cold = statistics.median(r["cold_ms"] for r in doc["results"])
+    for i in (300, 301):
+        status, ms = generate_ms(sglang_url, openai_text(heavy_schema(i)))
+        assert status == 200 and ms < cold / 2  # same key: cache hit
+    compact = [generate_ms(sglang_url, canonical_text(heavy_schema(i)))[1] for i in (300, 301)]
+    assert statistics.median(compact) > 2 * statistics.median(  # other bytes: compiled again
+        generate_ms(sglang_url, openai_text(heavy_schema(i)))[1] for i in (300, 301)
+    )
+
+
+def test_tools_named_warms_what_the_application_sends(sglang_url: str, tmp_path: Path) -> None:
+    reg = heavy_registry(tmp_path, 400, 2)
+    rc, doc = warm_json(
+        "--server", sglang_url, "-r", str(reg), "--api", "openai", "--tools", "named"
+    )
+    assert rc == 0, doc["results"]
+    tools = [
+        {"type": "function", "function": {"name": f"heavy_{i}", "parameters": heavy_schema(i)}}
+        for i in (400, 401)
+    ]
+    app_request = {  # what the agent sends: all tools, one named
+        "model": "default",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "tools": tools,
+        "tool_choice": {"type": "function", "function": {"name": "heavy_400"}},
+        "max_tokens": 1,
+    }
+    ms = []
+    for _ in range(2):
+        r = httpx.post(sglang_url + "/v1/chat/completions", json=app_request, timeout=600)
+        assert r.status_code == 200, r.text
+        ms.append(r.elapsed.total_seconds() * 1000)
+    row = rows_by_schema(doc)["heavy_400"]
+    assert ms[0] < row["cold_ms"] / 2  # the application's first request is already warm
+    assert fresh_cold_ms(sglang_url, 450, 1) > 2 * ms[0]
+
+
+def test_from_log_warms_each_byte_variant(sglang_url: str, tmp_path: Path) -> None:
+    s = heavy_schema(500)
+    variants = [canonical_text(s), json.dumps(s), json.dumps(s, indent=1)]
+    log = tmp_path / "requests.jsonl"
+    log.write_text(
+        "\n".join(
+            json.dumps({"text": "x", "sampling_params": {"json_schema": v}}) for v in variants * 2
+        )
+        + "\n"
+    )
+    r = cli("registry", "drift", str(log), "--json", "-r", str(tmp_path / "none"))
+    drift = json.loads(r.stdout)
+    assert r.returncode == 1 and drift["drifting"] == 1 and drift["cache_entries"] == 3
+    rc, doc = warm_json("--server", sglang_url, "--from-log", str(log))
+    assert rc == 0 and doc["summary"]["rows"] == 3
+    assert all(row["seen"] == 2 and row["status"] == "warmed" for row in doc["results"])
+    colds = sorted(row["cold_ms"] for row in doc["results"])
+    for v in variants:  # every variant is its own entry, and each is now warm
+        status, ms = generate_ms(sglang_url, v)
+        assert status == 200 and ms < colds[0] / 2
