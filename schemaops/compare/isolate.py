@@ -28,7 +28,7 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
 from typing import Any
 
 from schemaops.compare.measure import CRASH, OOM, TIMEOUT, _unwalked, empty_result
@@ -67,6 +67,7 @@ def _child_main(
 ) -> None:
     """Worker loop: build the backend, cap memory, then serve tasks until EOF/None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    _exit_with_parent()
     from schemaops.compare.measure import make_backend, run_task
 
     try:
@@ -96,6 +97,19 @@ def _child_main(
             on_compiled=lambda ms: conn.send(("compiled", ms)),
         )
         conn.send(("done", res))
+
+
+def _exit_with_parent() -> None:
+    """Exit if the parent goes away, even in the middle of a minutes-long native compile
+    (which would otherwise only notice the closed pipe when it finishes)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def _vm_size() -> int:
@@ -347,38 +361,58 @@ def run_pool(
 ) -> list[dict[str, Any]]:
     """Run every task on every backend with ``jobs`` threads, each driving one worker.
 
-    Work is ordered backend-major, and each thread keeps one worker at a time (switching
-    backend closes the previous one), so at most ``jobs`` worker processes exist at once and
-    each pays its start-up once per backend.
+    Each backend has a queue. A thread keeps draining its current backend's queue with one
+    worker; when it runs dry it moves to the backend with work left and the fewest threads
+    on it (closing the old worker). So at most ``jobs`` worker processes exist at once, and
+    with ``jobs >= len(backends)`` each backend's start-up is paid by as few threads as
+    possible. Results come back item-major, in ``backends`` order.
     """
-    order = [(b, i) for b in backends for i in range(len(tasks))]
+    queues = {b: deque(range(len(tasks))) for b in backends}
+    active = dict.fromkeys(backends, 0)
     results: dict[tuple[str, int], dict[str, Any]] = {}
     lock = threading.Lock()
-    local = threading.local()
-    all_workers: list[Worker] = []
+    total = len(tasks) * len(backends)
     done = [0]
+    errors: list[BaseException] = []
 
-    def one(job: tuple[str, int]) -> None:
-        backend, i = job
-        w = getattr(local, "worker", None)
-        if w is None or w.backend != backend:
-            if w is not None:
-                w.close()
-            w = local.worker = Worker(backend, tokenizer, vocab_size, mem_mb)
-            with lock:
-                all_workers.append(w)
-        res = w.run(tasks[i], timeout_s=timeout_s)
-        with lock:
-            results[job] = res
-            done[0] += 1
-            n = done[0]
-        if progress is not None:
-            progress(n, len(order), res)
+    def drain() -> None:
+        worker: Worker | None = None
+        try:
+            while True:
+                with lock:
+                    if worker is not None and queues[worker.backend]:
+                        backend = worker.backend
+                    else:
+                        left = [b for b in backends if queues[b]]
+                        if not left:
+                            return
+                        backend = min(left, key=lambda b: (active[b], -len(queues[b])))
+                        if worker is not None:
+                            active[worker.backend] -= 1
+                        active[backend] += 1
+                    i = queues[backend].popleft()
+                if worker is None or worker.backend != backend:
+                    if worker is not None:
+                        worker.close()
+                    worker = Worker(backend, tokenizer, vocab_size, mem_mb)
+                res = worker.run(tasks[i], timeout_s=timeout_s)
+                with lock:
+                    results[(backend, i)] = res
+                    done[0] += 1
+                    n = done[0]
+                if progress is not None:
+                    progress(n, total, res)
+        except BaseException as exc:  # surfaced after the other threads finish
+            errors.append(exc)
+        finally:
+            if worker is not None:
+                worker.close()
 
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            list(pool.map(one, order))
-    finally:
-        for w in all_workers:
-            w.close()
+    threads = [threading.Thread(target=drain, daemon=True) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
     return [results[(b, i)] for i in range(len(tasks)) for b in backends]
