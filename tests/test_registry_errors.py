@@ -331,3 +331,23 @@ def test_cli_entry_point_no_traceback(tmp_path):
     )
     assert proc.returncode == 2 and "registry folder not found" in proc.stderr + proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+def test_refs_resolve_where_referencing_cannot_crawl():
+    """Real schemas (JSONSchemaStore tmlanguage) trip referencing's crawler: a draft-07
+    ``dependencies`` list. Pointer refs must still resolve, not be called 'outside'."""
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": "https://example.com/s.json",
+        "$ref": "#/definitions/root",
+        "definitions": {
+            "root": {"type": "object", "properties": {"a": {"$ref": "#/definitions/name"}},
+                     "dependencies": {"a": ["b"]}},
+            "name": {"type": "string"},
+        },
+    }  # fmt: skip
+    assert validate_schema_object(schema) == []
+    validator = load_schema_text(json.dumps(schema)).validator()
+    assert validator.is_valid({"a": "x", "b": 1})
+    assert not validator.is_valid({"a": "x"})  # dependencies: b required with a
+    assert not validator.is_valid({"a": 1, "b": 1})

@@ -61,7 +61,7 @@ def bundle(contents: Any, base: str, label: str, registry: referencing.Registry)
             if target not in keys:
                 try:
                     resolved = registry.resolver(node_base).lookup(ref)
-                except referencing.exceptions.Unresolvable:
+                except Exception:  # reported by the loader's ref checks
                     continue
                 key = base_key = _key(url, fragment)
                 n = 2

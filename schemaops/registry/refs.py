@@ -94,7 +94,7 @@ class Entry:
 
 def build(entries: list[Entry]) -> tuple[referencing.Registry, list[tuple[Entry, str]]]:
     """An offline ref registry holding ``entries``; also returns (entry, clashing $id) pairs."""
-    pairs: list[tuple[str, referencing.Resource]] = []
+    pairs: list[tuple[str, referencing.Resource, Entry]] = []
     owner: dict[str, Entry] = {}
     clashes: list[tuple[Entry, str]] = []
     for e in entries:
@@ -111,14 +111,27 @@ def build(entries: list[Entry]) -> tuple[referencing.Registry, list[tuple[Entry,
                 clashes.append((e, uri))
                 continue
             owner[uri] = e
-            pairs.append((uri, resource))
-    reg = referencing.Registry(retrieve=_refuse).with_resources(pairs).combine(METASCHEMAS)
+            pairs.append((uri, resource, e))
+    empty = referencing.Registry(retrieve=_refuse)
     try:
+        reg = empty.with_resources((u, r) for u, r, _ in pairs).combine(METASCHEMAS)
         return reg.crawl(), clashes
-    except Exception:  # a subschema referencing cannot index (e.g. a boolean in draft-04)
-        good = [(u, r) for u, r in pairs if _crawlable(u, r)]
-        reg = referencing.Registry(retrieve=_refuse).with_resources(good).combine(METASCHEMAS)
-        return reg.crawl(), clashes
+    except Exception:
+        pass
+    # referencing's crawler trips on some real schemas (e.g. a draft-07 ``dependencies``
+    # value that is a list of names). Crawl what it can; add the rest uncrawled, with their
+    # embedded ``$id`` resources found by our own walker, so pointer refs still resolve.
+    good = [(u, r) for u, r, _ in pairs if _crawlable(u, r)]
+    reg = empty.with_resources(good).combine(METASCHEMAS).crawl()
+    for uri, resource, e in pairs:
+        if (uri, resource) in good:
+            continue
+        extra = [(uri, resource)]
+        for node, _, base in iter_subschemas(e.contents, e.base, e.label):
+            if base not in (e.base, uri) and node is not e.contents:
+                extra.append((base, SPECS[e.label].create_resource(node)))
+        reg = reg.with_resources(extra)
+    return reg, clashes
 
 
 def _crawlable(uri: str, resource: referencing.Resource) -> bool:
@@ -204,6 +217,10 @@ def check_refs(entry: Entry, registry: referencing.Registry) -> RefReport:
                 kind, reason = _classify(exc, ref, url)
                 problems.append((pointer([*parts, kw]), kind, reason))
                 continue
+            except Exception as exc:  # referencing itself failed (see build())
+                reason = f"$ref {ref!r} cannot be resolved: {type(exc).__name__}: {exc}"
+                problems.append((pointer([*parts, kw]), "ref_unresolvable", reason))
+                continue
             if kw == "$ref" and url not in own:
                 external = True
     problems.extend(_cycles(nodes, registry, entry.label))
@@ -219,7 +236,7 @@ def _inplace(node: dict, base: str, registry: referencing.Registry, label: str):
             resolved = registry.resolver(base).lookup(ref)
             target = split_target(base, ref)[0]
             out.append((resolved.contents, target, f"$ref {ref}"))
-        except referencing.exceptions.Unresolvable:
+        except Exception:  # unresolvable refs are reported by check_refs
             pass
         if label in _OLD:
             return out
