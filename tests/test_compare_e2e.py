@@ -156,6 +156,36 @@ def test_cli_compare_shipped_registry_json_and_html(tmp_path):
     assert html.read_text().count("data:image/png;base64,") == 3
 
 
+def test_cli_compare_corpus_generates_instances_for_mask_times(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    schema = json.dumps(STATUS, separators=(",", ":"))
+    corpus.write_text(
+        json.dumps({"unique_id": "s1", "json_schema": schema})
+        + "\n"
+        + json.dumps({"unique_id": "s2", "json_schema": schema})
+        + "\n"
+    )
+    res = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            "--corpus",
+            str(corpus),
+            "--limit",
+            "1",
+            "--backends",
+            "llguidance",
+            "--json",
+            "-q",
+        ],
+    )
+    assert res.exit_code == 0, res.stderr
+    (r,) = json.loads(res.stdout)["results"]
+    assert r["schema"] == "s1" and r["status"] == "ok"
+    # no examples in a corpus: the default --generate 1 walks one generated valid instance
+    assert r["enforcement"]["valid"] == 1 and r["mask_us"]["p50"] > 0
+
+
 def test_cli_compare_usage_errors(tmp_path):
     runner = CliRunner()
     assert runner.invoke(app, ["compare", "--backends", "nope", "--json"]).exit_code == 2

@@ -64,8 +64,11 @@ def register(app: typer.Typer) -> None:
         jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes."),
         timeout: float = typer.Option(60.0, "--timeout", help="Seconds per schema and backend."),
         mem_mb: int = typer.Option(4096, "--mem-mb", help="Memory cap per worker (MiB)."),
-        generate: int = typer.Option(
-            0, "--generate", help="Also walk N generated valid instances per schema."
+        generate: int | None = typer.Option(
+            None,
+            "--generate",
+            help="Also walk N generated valid instances per schema (default: 0 for a "
+            "registry, 1 for a corpus).",
         ),
         json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
         html: Path | None = typer.Option(None, "--html", help="Write a self-contained report."),

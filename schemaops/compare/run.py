@@ -144,15 +144,18 @@ def run_compare(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     mem_mb: int = DEFAULT_MEM_MB,
     progress: Callable[..., Any] | None = None,
-    generate: int = 0,
+    generate: int | None = None,
 ) -> CompareReport:
     """Compare backends over a registry folder (default ``schemas``) or a corpus JSONL file.
 
     Returns a ``CompareReport`` whose ``recommendation`` is filled in. Raises ``InputError``
     (exit 2) for unreadable input or bad options. ``generate`` adds that many generated
     valid instances per schema (hypothesis-jsonschema) to the enforcement walk, which is how
-    a corpus without examples gets any enforcement evidence.
+    a corpus without examples gets mask figures and some enforcement evidence; the default
+    (None) is 0 for a registry (its examples are the evidence) and 1 for a corpus.
     """
+    if generate is None:
+        generate = 1 if corpus is not None else 0
     if registry is not None and corpus is not None:
         raise InputError("give either --registry or --corpus, not both")
     names = parse_backends(backends)
