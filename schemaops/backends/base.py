@@ -123,9 +123,15 @@ class GrammarBackend(ABC):
         ``any_whitespace=True``, llguidance with its default flexible whitespace, outlines
         with its ``[ ]?`` whitespace pattern. Key order is the instance's own; callers order
         keys like the schema first (see ``schemaops.compare.instances.order_like_schema``)
-        because all three backends emit properties in schema order.
+        because all three backends emit properties in schema order. Strings holding lone
+        surrogates (which UTF-8 cannot carry) are written with ``\\u`` escapes instead.
         """
-        return json.dumps(instance, separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(instance, separators=(",", ":"), ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates (generated strings): only \u escapes
+            text = json.dumps(instance, separators=(",", ":"))
+        return text
 
     def allocate_bitmask(self) -> np.ndarray:
         return allocate_bitmask(self.vocab_size)

@@ -15,7 +15,10 @@ as ``rejects_valid`` would blame the backend for the example's key order.
 from __future__ import annotations
 
 import json
+import signal
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,7 +148,7 @@ def build_instances(
     return out
 
 
-def generate_valid(schema: Any, n: int = 5, seed: int = 0) -> list[Any]:
+def generate_valid(schema: Any, n: int = 5, max_time_s: float = 10.0) -> list[Any]:
     """Up to ``n`` valid instances from hypothesis-jsonschema (empty if it cannot).
 
     hypothesis-jsonschema 0.23.1 needs ``hypothesis==6.130.13`` and cannot follow recursive or
@@ -153,6 +156,8 @@ def generate_valid(schema: Any, n: int = 5, seed: int = 0) -> list[Any]:
     walk reports separately as ``content`` rejections. Deterministic (``derandomize``) and
     bounded by ``n``; call it inside a worker with a deadline: it can be slow on big schemas.
     Every instance is re-checked with jsonschema (format asserted) and dropped if invalid.
+    ``max_time_s`` bounds the generation (with ``SIGALRM``, so only in a main thread, as in a
+    worker): a schema hypothesis-jsonschema chews on yields what it found so far.
     """
     if n <= 0:
         return []
@@ -177,10 +182,11 @@ def generate_valid(schema: Any, n: int = 5, seed: int = 0) -> list[Any]:
     def collect(value: Any) -> None:
         found.append(value)
 
-    try:
-        collect()
-    except Exception:
-        pass
+    with _time_budget(max_time_s):
+        try:
+            collect()
+        except (Exception, _OutOfTime):
+            pass
     check = validator(schema)
     out, seen = [], set()
     for v in found:
@@ -194,6 +200,31 @@ def generate_valid(schema: Any, n: int = 5, seed: int = 0) -> list[Any]:
         except Exception:
             continue
     return out[:n]
+
+
+class _OutOfTime(BaseException):
+    """Raised by the generation alarm; a BaseException so hypothesis does not swallow it."""
+
+
+@contextmanager
+def _time_budget(seconds: float) -> Iterator[None]:
+    """Interrupt the body after ``seconds`` (no-op outside the main thread)."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise _OutOfTime()
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _OutOfTime:
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 @dataclass

@@ -88,14 +88,19 @@ def _child_main(
             return
         if task is None:
             return
-        res = run_task(
-            b,
-            task["schema_text"],
-            task["instances"],
-            name=task.get("name", ""),
-            generate=task.get("generate", 0),
-            on_compiled=lambda ms: conn.send(("compiled", ms)),
-        )
+        try:
+            res = run_task(
+                b,
+                task["schema_text"],
+                task["instances"],
+                name=task.get("name", ""),
+                generate=task.get("generate", 0),
+                on_compiled=lambda ms: conn.send(("compiled", ms)),
+            )
+        except MemoryError as exc:  # past the cap while walking
+            res = empty_result(task.get("name", ""), b.name, OOM, f"MemoryError: {exc}")
+        except Exception as exc:  # a bug of ours or an odd library exception: not a crash
+            res = empty_result(task.get("name", ""), b.name, "error", f"internal: {exc!r}")
         conn.send(("done", res))
 
 
