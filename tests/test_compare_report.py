@@ -126,3 +126,14 @@ def test_json_document_roundtrip_and_html_has_plots():
     page = render_html(again)
     assert page.count('src="data:image/png;base64,') == 3
     assert "Recommendation" in page and "oom" in page
+
+
+def test_html_renders_when_nothing_compiled(recwarn):
+    rep = _report(
+        [_r("a", "xgrammar", status="timeout"), _r("a", "outlines", status="crash")],
+        ["xgrammar", "outlines"],
+    )
+    page = render_html(rep)
+    assert page.count("data:image/png;base64,") == 3
+    assert rep.recommendation["backend"] is None
+    assert not [w for w in recwarn if "legend" in str(w.message)]

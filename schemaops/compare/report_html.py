@@ -48,6 +48,7 @@ def plot_compile(report: CompareReport) -> str:
     """Compile-time distribution per backend: an ECDF on a log axis (tails stay visible)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 3.6))
+    drawn = 0
     for b, rs in report.by_backend().items():
         xs = sorted(
             float(r["compile_ms"])
@@ -59,12 +60,17 @@ def plot_compile(report: CompareReport) -> str:
         n_all = max(len(rs), 1)
         ys = [(i + 1) / n_all for i in range(len(xs))]
         ax.step([max(x, 1e-3) for x in xs], ys, where="post", label=b, color=_COLORS.get(b))
+        drawn += 1
+    if not drawn:
+        ax.text(0.5, 0.5, "no schema compiled", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xlim(0.1, 1000)
     ax.set_xscale("log")
     ax.set_xlabel("cold compile time (ms, log)")
     ax.set_ylabel("fraction of schemas compiled")
     ax.set_ylim(0, 1.02)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="lower right")
+    if drawn:
+        ax.legend(loc="lower right")
     ax.set_title("Compile-time distribution per backend")
     return _png(fig)
 
