@@ -85,3 +85,14 @@ def test_unimplemented_keyword_and_unknown_format_advice():
         1000,
     )
     assert "format uri-reference" in fm.problems[0].message
+
+
+def test_vacuous_enforcement_is_unchecked_and_warned():
+    none = _ok("n")
+    none["enforcement"].update(valid=0, invalid=0)
+    case = evaluate(none, "xgrammar", 1000)
+    assert case.verdict == "unchecked" and case.passed and "no examples" in case.warnings[0]
+    valid_only = _ok("v")
+    valid_only["enforcement"].update(valid=2, invalid=0)
+    case = evaluate(valid_only, "xgrammar", 1000)
+    assert case.verdict == "enforced" and "no invalid examples" in case.warnings[0]

@@ -252,6 +252,11 @@ def evaluate(
                 "the examples), or use a backend that produces them",
             )
         )
+    if case.verdict != "unchecked" and enf.get("invalid") == 0:
+        case.warnings.append(
+            f"no invalid examples: whether {backend} enforces this schema's keywords is "
+            f"unchecked; add invalid instances to {name}.examples.json"
+        )
     if case.verdict == "unchecked":
         case.warnings.append(
             f"no examples walked: enforcement unchecked; add {name}.examples.json with valid "

@@ -52,6 +52,9 @@ def verdict_of(result: dict[str, Any]) -> str:
     v = enf.get("verdict")
     if result.get("status") != "ok":
         return "unsupported"
+    walked = [enf.get(k) for k in ("valid", "invalid")]
+    if all(isinstance(n, int) for n in walked) and sum(walked) == 0:
+        return "unchecked"  # "enforced" over zero examples would be vacuous
     return v if v in VERDICTS else "unchecked"
 
 
