@@ -8,6 +8,8 @@ schemaops side is ``run_task`` (what ``measure`` runs inside its worker: protoco
 objects, bitmask-bit check, detail bookkeeping); the bare side calls the library directly
 with nothing but ``perf_counter_ns`` around the mask call. Prints, per backend, mean and p50
 per-token mask µs of both and their ratio; the target is within 5% (ratio <= 1.05).
+Two modes: ``cold`` (a fresh compile per round on each side: the figures ``measure``
+reports) and ``warm`` (one compiled grammar shared by both sides: the loop alone).
 
     /work/venv/bin/python bench/harness_overhead.py [--rounds 11] [--reps 4] [--backends ...]
 """
@@ -25,6 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from schemaops.backends import BACKENDS  # noqa: E402
+from schemaops.compare.enforce import walk  # noqa: E402
 from schemaops.compare.instances import build_instances  # noqa: E402
 from schemaops.compare.measure import make_backend, run_task  # noqa: E402
 
@@ -121,7 +124,7 @@ def bare_loop(name: str, raw: Any, ids: list[int], bitmask: Any) -> list[int]:
     return out
 
 
-def bench(name: str, rounds: int, reps: int) -> dict[str, Any]:
+def bench(name: str, rounds: int, reps: int) -> list[dict[str, Any]]:
     backend = make_backend(name, "qwen2.5")
     text = json.dumps(SCHEMA)
     ids = backend.tokenizer.encode(backend.serialize(INSTANCE), add_special_tokens=False)
@@ -149,8 +152,50 @@ def bench(name: str, rounds: int, reps: int) -> dict[str, Any]:
     # the median over rounds of each side's per-round figure: robust to a noisy round
     o, b = statistics.median(ours), statistics.median(bare)
     o50, b50 = statistics.median(ours_p50), statistics.median(bare_p50)
+    row = {
+        "backend": name,
+        "mode": "cold",
+        "tokens": len(ids) + 1,
+        "schemaops_mean_us": o,
+        "bare_mean_us": b,
+        "ratio_mean": o / b,
+        "schemaops_p50_us": o50,
+        "bare_p50_us": b50,
+        "ratio_p50": o50 / b50,
+    }
+    return [row, warm_bench(name, backend, text, ids, bitmask, rounds * reps)]
+
+
+def warm_bench(name: str, backend: Any, text: str, ids: list[int], bitmask: Any, n: int) -> dict:
+    """Steady state: one compiled grammar, already walked once, shared by both sides.
+
+    Isolates the harness loop itself (schemaops' ``walk`` vs the bare loop) from the
+    variance of cold compiles (llguidance's lazily built lexer states differ run to run).
+    """
+    compiled = backend.compile(text)
+    raw = {"xgrammar": "compiled", "llguidance": "proto", "outlines": "index"}[name]
+    raw = getattr(compiled, raw)
+    offsets = [(0, 0)] * len(ids)
+    walk(compiled, bitmask, ids, offsets, backend.stop_token_id)
+    ours: list[float] = []
+    bare: list[float] = []
+    ours_p50: list[float] = []
+    bare_p50: list[float] = []
+    for k in range(n):
+        for side in ("ours", "bare") if k % 2 == 0 else ("bare", "ours"):
+            if side == "ours":
+                ns = walk(compiled, bitmask, ids, offsets, backend.stop_token_id).mask_ns
+                ours.append(statistics.fmean(ns) / 1000)
+                ours_p50.append(statistics.median(ns) / 1000)
+            else:
+                ns = bare_loop(name, raw, ids, bitmask)
+                bare.append(statistics.fmean(ns) / 1000)
+                bare_p50.append(statistics.median(ns) / 1000)
+    o, b = statistics.median(ours), statistics.median(bare)
+    o50, b50 = statistics.median(ours_p50), statistics.median(bare_p50)
     return {
         "backend": name,
+        "mode": "warm",
         "tokens": len(ids) + 1,
         "schemaops_mean_us": o,
         "bare_mean_us": b,
@@ -168,22 +213,24 @@ def main() -> int:
     ap.add_argument("--backends", default=",".join(BACKENDS))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    rows = [bench(n, args.rounds, args.reps) for n in args.backends.split(",")]
+    rows = [row for n in args.backends.split(",") for row in bench(n, args.rounds, args.reps)]
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
         print(
-            f"{'backend':11} {'tokens':>6} {'schemaops µs':>13} {'bare µs':>9} {'ratio':>6}"
+            f"{'backend':11} {'mode':5} {'tokens':>6} {'schemaops µs':>13} {'bare µs':>9}"
+            f" {'ratio':>6}"
             f" {'p50 ours':>9} {'p50 bare':>9} {'ratio':>6}"
         )
         for r in rows:
             print(
-                f"{r['backend']:11} {r['tokens']:6d} {r['schemaops_mean_us']:13.2f}"
+                f"{r['backend']:11} {r['mode']:5} {r['tokens']:6d} {r['schemaops_mean_us']:13.2f}"
                 f" {r['bare_mean_us']:9.2f} {r['ratio_mean']:6.3f} {r['schemaops_p50_us']:9.2f}"
                 f" {r['bare_p50_us']:9.2f} {r['ratio_p50']:6.3f}"
             )
-    worst = max(max(r["ratio_mean"], r["ratio_p50"]) for r in rows)
-    print(f"worst ratio {worst:.3f} (target <= 1.05)", file=sys.stderr)
+    for mode in ("cold", "warm"):
+        worst = max(max(r["ratio_mean"], r["ratio_p50"]) for r in rows if r["mode"] == mode)
+        print(f"{mode}: worst ratio {worst:.3f} (target <= 1.05)", file=sys.stderr)
     return 0
 
 
