@@ -15,8 +15,10 @@ compile a server pays on a cache miss.
 from __future__ import annotations
 
 import json
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -109,6 +111,30 @@ class GrammarBackend(ABC):
     def from_tokenizer(cls, hf_tokenizer: Any, vocab_size: int | None = None) -> GrammarBackend:
         """Build the backend's token table for a HF fast tokenizer (about a second)."""
         return cls(hf_tokenizer, vocab_size)
+
+    # ---- optional on-disk cache of the token table (set by ``schemaops.compare.measure``) ----
+    table_cache: Path | None = None  # a file for this backend+tokenizer+vocab+version
+
+    def _cached_table(self) -> bytes | None:
+        """The cached token table bytes, if a cache file is set and readable."""
+        if self.table_cache is None:
+            return None
+        try:
+            return self.table_cache.read_bytes()
+        except OSError:
+            return None
+
+    def _store_table(self, data: bytes) -> None:
+        """Write the token table atomically; a cache that cannot be written is skipped."""
+        if self.table_cache is None:
+            return
+        try:
+            self.table_cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.table_cache.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, self.table_cache)
+        except OSError:
+            pass
 
     @abstractmethod
     def compile(self, schema_text: str) -> CompiledGrammar:

@@ -14,6 +14,7 @@ the tokenizer's EOS.
 
 from __future__ import annotations
 
+import pickle
 import re
 from collections.abc import Callable
 from functools import lru_cache, partial
@@ -116,12 +117,26 @@ class OutlinesCompiled(CompiledGrammar):
 class OutlinesBackend(GrammarBackend):
     name = "outlines"
 
-    def __init__(self, hf_tokenizer: Any, vocab_size: int | None = None) -> None:
+    def __init__(
+        self, hf_tokenizer: Any, vocab_size: int | None = None, *, table_cache: Any = None
+    ) -> None:
         super().__init__(hf_tokenizer, vocab_size)
         import outlines_core
 
-        mapping = token_bytes_map(hf_tokenizer)
-        self.vocabulary = outlines_core.Vocabulary(self.stop_token_id, mapping)
+        self.table_cache = table_cache
+        self.vocabulary = None
+        data = self._cached_table()
+        if data is not None:
+            try:  # Vocabulary pickles to its binary form (20 ms vs ~1.3 s to rebuild)
+                vocabulary = pickle.loads(data)
+                if vocabulary.get_eos_token_id() == self.stop_token_id:
+                    self.vocabulary = vocabulary
+            except Exception:
+                pass
+        if self.vocabulary is None:
+            mapping = token_bytes_map(hf_tokenizer)
+            self.vocabulary = outlines_core.Vocabulary(self.stop_token_id, mapping)
+            self._store_table(pickle.dumps(self.vocabulary))
 
     def compile(self, schema_text: str) -> CompiledGrammar:
         import outlines_core

@@ -21,10 +21,12 @@ in-process to compare against a bare library loop.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from schemaops.backends import GrammarBackend, UnsupportedSchema, get_backend
@@ -53,9 +55,37 @@ def make_backend(
     from schemaops.tokenizers import load_tokenizer
 
     tok = load_tokenizer(tokenizer)
-    backend = get_backend(name).from_tokenizer(tok, vocab_size)
+    cls = get_backend(name)
+    cache = table_cache_path(name, tokenizer, vocab_size or len(tok))
+    if cache is not None and name in ("xgrammar", "outlines"):
+        backend = cls(tok, vocab_size, table_cache=cache)  # type: ignore[call-arg]
+    else:
+        backend = cls.from_tokenizer(tok, vocab_size)
     backend.compile(_WARMUP_SCHEMA).matcher()
     return backend
+
+
+def table_cache_path(backend: str, tokenizer: str, vocab_size: int) -> Path | None:
+    """Where a backend's token table for this tokenizer is cached (None: don't cache).
+
+    Keyed by the tokenizer file (path, size, mtime), the lm-head width and the library
+    version, so a changed tokenizer or an upgraded library never reads a stale table.
+    Worker start-up is paid again after every timeout or crash, so this matters in corpora.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    from schemaops.tokenizers import cache_dir, tokenizer_dir
+
+    try:
+        tfile = tokenizer_dir(tokenizer) / "tokenizer.json"
+        st = tfile.stat()
+        dist = {"xgrammar": "xgrammar", "outlines": "outlines_core"}.get(backend, backend)
+        ver = version(dist)
+    except (OSError, PackageNotFoundError, Exception):
+        return None
+    key = f"{tfile.resolve()}|{st.st_size}|{st.st_mtime_ns}|{vocab_size}|{ver}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return cache_dir().parent / "backend-tables" / f"{backend}-{digest}.bin"
 
 
 def empty_result(
