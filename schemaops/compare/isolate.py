@@ -167,6 +167,7 @@ class Worker:
         self.conn: Any = None
         self.stderr_path = ""
         self.starts = 0
+        self._lock = threading.Lock()
 
     def _start(self) -> None:
         from multiprocessing.connection import Connection
@@ -237,7 +238,16 @@ class Worker:
     def run(
         self, task: dict[str, Any], timeout_s: float = 60.0, measure_timeout_s: float | None = None
     ) -> dict[str, Any]:
-        """Run one task; always returns a result dict (never raises for backend failures)."""
+        """Run one task; always returns a result dict (never raises for backend failures).
+
+        Serialised per worker (a lock), so threads sharing a ``shared_worker`` take turns.
+        """
+        with self._lock:
+            return self._run(task, timeout_s, measure_timeout_s)
+
+    def _run(
+        self, task: dict[str, Any], timeout_s: float, measure_timeout_s: float | None
+    ) -> dict[str, Any]:
         name = task.get("name", "")
         if self.proc is None or self.proc.poll() is not None:
             try:
