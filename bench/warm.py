@@ -78,6 +78,21 @@ def part_a(url: str, reg_dir: Path, texts: list[str], concurrency: int) -> dict[
     }
 
 
+def part_c(url: str, reg_dir: Path, n: int = 5) -> dict[str, Any]:
+    """Cost of a byte variant: warm the compact text, then send ``json.dumps`` defaults.
+
+    A variant is its own SGLang cache entry, but xgrammar's compiler keeps its own cache of
+    sub-results, so the variant's compile may be far cheaper than a cold one.
+    """
+    flush_cache(url)
+    schemas = list(load_registry(reg_dir))[:n]
+    items = plan_from_registry(load_registry(reg_dir))[:n]
+    opts = WarmOptions(servers=[url], probe=False)
+    warm(items, opts)
+    variant, cached = first_requests(url, [s.wire("openai") for s in schemas])
+    return {"variant_first_ms": _stats(variant), "cached_ms": _stats(cached)}
+
+
 def curl_loop(url: str, texts: list[str], tmp: Path) -> float:
     """The seed's tool: a sequential shell-style loop, one curl process per schema."""
     bodies = []
@@ -159,6 +174,7 @@ def main() -> int:
                 "props_per_schema": a.props,
                 "a_first_request": part_a(url, reg_dir, texts, concurrency=2),
                 "b_warm_vs_curl": part_b(url, reg_dir, texts, levels, tmp),
+                "c_byte_variant": part_c(url, reg_dir),
             }
     finally:
         if srv is not None:

@@ -2,8 +2,11 @@
 
 SGLang keys its grammar cache on the exact schema text. Two services that send "the same"
 schema, one with ``json.dumps`` defaults and one compact, or with properties in another
-order, or ``"é"`` against ``"\\u00e9"``, make two cache entries: each variant compiles on its
-first request (a latency spike each), and warming one does not warm the other. This module
+order, or ``"é"`` against ``"\\u00e9"``, make two cache entries: each variant goes through a
+compile on its first request, and warming one does not make the other a cache hit. (How
+much of that compile repeats depends on the backend: xgrammar 0.2's own compiler cache
+reuses sub-results, so on xgrammar a variant of a warm schema costs a fraction of a cold
+compile; SGLang's llguidance and outlines backends keep no such compiler cache.) This module
 groups the schema strings of a request log by JSON value and reports the byte variants of
 each, how often each was sent, how they differ, and which registry schema they equal.
 """

@@ -46,7 +46,7 @@ class WarmOptions:
 
     servers: list[str]
     api: Api = "native"
-    concurrency: int = 4
+    concurrency: int = 2
     timeout_s: float = 600.0
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     wait_ready_s: float = 0.0

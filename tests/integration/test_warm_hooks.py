@@ -38,4 +38,4 @@ def test_shell_hook_warms_the_dev_server(sglang_server: DevServer, tmp_path: Pat
     assert "3/3 warmed" in r.stderr
     doc = json.loads(report.read_text())
     assert doc["ok"] and doc["summary"]["warmed"] == 3
-    assert all(row["proof"] in ("hit", "suspect") for row in doc["results"])
+    assert [row["proof"] for row in doc["results"]].count("hit") >= 2, doc["results"]
