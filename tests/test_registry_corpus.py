@@ -28,6 +28,7 @@ def test_jsonschemabench_loads_or_errors_clearly(corpora, record_property):
     total = loaded = 0
     errored: Counter = Counter()  # schemas with at least one problem of each kind
     per_subset: dict[str, list[int]] = {}
+    failing: dict[str, set[str]] = {}
     for f in files:
         counts = per_subset.setdefault(f.stem, [0, 0])
         for i, line in enumerate(f.open(encoding="utf-8")):
@@ -40,6 +41,7 @@ def test_jsonschemabench_loads_or_errors_clearly(corpora, record_property):
                 assert p["reason"] and p["file"] == f"<{rec['unique_id']}>", p
             if problems:
                 errored.update({p["kind"] for p in problems})
+                failing[rec["unique_id"]] = {p["kind"] for p in problems}
                 counts[1] += 1
                 continue
             loaded += 1
@@ -57,4 +59,12 @@ def test_jsonschemabench_loads_or_errors_clearly(corpora, record_property):
     record_property("jsonschemabench", summary)
     assert total == 9557
     assert loaded + n_errored == total
-    assert loaded > total * 0.9  # real schemas mostly load; a collapse means a loader bug
+    # The few real problems, each checked by hand: duplicate enum values (draft-04
+    # uniqueItems; jsonschema's check_schema rejects the same three) and an allOf that
+    # $refs its own definition (validation would recurse forever).
+    assert failing == {
+        "o66201": {"metaschema"},
+        "o82255": {"metaschema"},
+        "o15286": {"metaschema"},
+        "cloudify": {"ref_cycle"},
+    }
