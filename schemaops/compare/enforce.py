@@ -9,8 +9,9 @@ by the caller, see ``instances.violated_keyword``), which gives per-keyword attr
 Rejections of valid instances are split by *where* they happen, because generated instances
 are full of control characters and rare code points that backends' string grammars treat
 differently (outlines refuses U+007F..U+009F, llguidance refuses U+007F): a rejection inside
-a string literal at a character outside printable ASCII/ordinary Unicode is ``content``;
-anything else is ``structure``. Only structural rejections make the ``rejects_valid`` verdict.
+a string literal holding any character outside printable ASCII is ``content`` (see
+``locate``); anything else is ``structure``. Only structural rejections make the
+``rejects_valid`` verdict.
 
 The same loop times ``fill_mask`` and ``accept_token`` per token (``perf_counter_ns`` around
 the library call only), so enforcement and per-token figures come from one walk.
@@ -19,7 +20,6 @@ the library call only), so enforcement and per-token figures come from one walk.
 from __future__ import annotations
 
 import time
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,26 +96,24 @@ def string_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _unusual(ch: str) -> bool:
-    """Characters JSON allows in strings that string grammars commonly refuse."""
-    o = ord(ch)
-    if o < 0x20 or 0x7F <= o <= 0x9F or o > 0xFFFF:
-        return True
-    return unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp")
+def _plain(text: str) -> bool:
+    """Printable ASCII only: content every backend's string grammar treats alike."""
+    return all(" " <= c <= "~" for c in text)
 
 
 def locate(text: str, start: int | None, end: int | None = None) -> tuple[str, bool]:
     """Where a refused token ``text[start:end]`` sits: (``"string"``|``"structure"``|``"end"``,
-    content?) where content means it overlaps string contents holding an unusual character."""
+    content?). Content means the token is inside a string literal that holds characters
+    outside printable ASCII: control characters, C1 controls, astral or rare code points,
+    non-Latin digits in a ``format`` string... Backends legitimately differ there (escaping
+    rules, ASCII-only format regexes), and hypothesis-generated strings are full of them, so
+    such refusals are reported apart from structural ones. A refusal inside an ASCII string
+    (an ``enum``, ``pattern`` or ``maxLength`` at work) stays structural."""
     if start is None:
         return "end", False
-    end = max(end or start + 1, start + 1)
     for s, e in string_spans(text):
-        lo, hi = max(s, start), min(e, end)
-        if lo < hi and any(_unusual(c) for c in text[lo:hi]):
-            return "string", True
-        if s <= start < e:
-            return "string", False
+        if s - 1 <= start < e:  # the token may begin with the opening quote
+            return "string", not _plain(text[s:e])
     return "structure", False
 
 

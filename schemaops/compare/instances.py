@@ -156,6 +156,10 @@ def generate_valid(schema: Any, n: int = 5, max_time_s: float = 10.0) -> list[An
     walk reports separately as ``content`` rejections. Deterministic (``derandomize``) and
     bounded by ``n``; call it inside a worker with a deadline: it can be slow on big schemas.
     Every instance is re-checked with jsonschema (format asserted) and dropped if invalid.
+    Generation runs on ``close_objects(schema)``: left open, hypothesis pads objects with
+    random undeclared keys, which xgrammar's strict mode and outlines refuse, so every
+    schema would read ``rejects_valid`` from generator noise. Whether a backend refuses
+    undeclared properties is shown by the registry's own examples instead.
     ``max_time_s`` bounds the generation (with ``SIGALRM``, so only in a main thread, as in a
     worker): a schema hypothesis-jsonschema chews on yields what it found so far.
     """
@@ -165,7 +169,7 @@ def generate_valid(schema: Any, n: int = 5, max_time_s: float = 10.0) -> list[An
         from hypothesis import HealthCheck, Phase, given, settings
         from hypothesis_jsonschema import from_schema
 
-        strategy = from_schema(schema)
+        strategy = from_schema(close_objects(schema))
     except Exception:
         return []
     found: list[Any] = []
@@ -200,6 +204,48 @@ def generate_valid(schema: Any, n: int = 5, max_time_s: float = 10.0) -> list[An
         except Exception:
             continue
     return out[:n]
+
+
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_VALUES = (
+    "items",
+    "additionalItems",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "additionalProperties",
+    "unevaluatedItems",
+)
+_SCHEMA_LISTS = ("anyOf", "oneOf", "prefixItems", "items")
+
+
+def close_objects(schema: Any) -> Any:
+    """A copy of ``schema`` where objects that list ``properties`` and say nothing about
+    other keys get ``additionalProperties: false``: its instances are valid for ``schema``.
+
+    ``allOf`` branches are left open (closing each would make the conjunction refuse the
+    other branches' keys)."""
+    if isinstance(schema, list):
+        return [close_objects(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    for key in _SCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            out[key] = {k: close_objects(v) for k, v in out[key].items()}
+    for key in _SCHEMA_VALUES:
+        if isinstance(out.get(key), dict):
+            out[key] = close_objects(out[key])
+    for key in _SCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [close_objects(v) for v in out[key]]
+    open_keys = ("additionalProperties", "unevaluatedProperties", "patternProperties", "allOf")
+    if isinstance(out.get("properties"), dict) and not any(k in out for k in open_keys):
+        out["additionalProperties"] = False
+    return out
 
 
 class _OutOfTime(BaseException):
