@@ -10,6 +10,9 @@
   for tests that need their own servers. Same arguments share running servers unless
   ``fresh=True`` (use it when the test kills, restarts or stops them). All are stopped at the end.
 
+``SCHEMAOPS_SGLANG_URL=http://127.0.0.1:PORT`` makes ``sglang_server`` use a server you already
+started (``schemaops dev-server --disable-any-whitespace``) instead: fast iteration.
+
 A server that cannot start FAILS the test with the server log's tail; it never skips: CI must
 not pass without having talked to a real server. Every test in this folder is marked
 ``integration`` (``pytest -m "not integration"`` runs the fast tier alone).
@@ -17,12 +20,14 @@ not pass without having talked to a real server. Every test in this folder is ma
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
-from schemaops.devserver import DevServer, DevServerError, start_servers
+from schemaops.devserver import DevServer, DevServerError, ensure_env, start_servers
 
 HTTP_TIMEOUT_S = 300.0  # a compile-heavy schema on 2 shared cores can take seconds
 
@@ -44,6 +49,13 @@ def _start(**kwargs: object) -> list[DevServer]:
 @pytest.fixture(scope="session")
 def sglang_server() -> Iterator[DevServer]:
     """One xgrammar server with compact JSON whitespace, shared by the whole session."""
+    given = os.environ.get("SCHEMAOPS_SGLANG_URL")
+    if given:
+        port = urlsplit(given).port
+        if port is None:
+            pytest.fail(f"SCHEMAOPS_SGLANG_URL={given!r} has no port", pytrace=False)
+        yield DevServer(ensure_env(), port=port)  # not ours: never stopped here
+        return
     servers = _start(n=1, grammar_backend="xgrammar", disable_any_whitespace=True)
     yield servers[0]
     for s in servers:
