@@ -15,6 +15,7 @@ as ``rejects_valid`` would blame the backend for the example's key order.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import threading
 from collections.abc import Iterator
@@ -74,6 +75,19 @@ def _branches(schema: dict) -> list[dict]:
     return out
 
 
+def _subschema(key: str, props: dict, patterns: list, extra: Any) -> Any:
+    """The schema that governs ``key``: its property, else a matching pattern, else extra."""
+    if key in props:
+        return props[key]
+    for pat, sch in patterns:
+        try:
+            if re.search(pat, key):
+                return sch
+        except re.error:
+            continue
+    return extra
+
+
 def order_like_schema(instance: Any, schema: Any, root: Any = None, depth: int = 0) -> Any:
     """``instance`` with object keys in the order the schema declares them (recursively).
 
@@ -103,8 +117,17 @@ def order_like_schema(instance: Any, schema: Any, root: Any = None, depth: int =
             ),
             None,
         )
+        patterns = [
+            (pat, sch)
+            for b in branches
+            if isinstance(b.get("patternProperties"), dict)
+            for pat, sch in b["patternProperties"].items()
+        ]
         keys = [k for k in order if k in instance] + [k for k in instance if k not in sub]
-        return {k: order_like_schema(instance[k], sub.get(k, extra), root, depth + 1) for k in keys}
+        return {
+            k: order_like_schema(instance[k], _subschema(k, sub, patterns, extra), root, depth + 1)
+            for k in keys
+        }
     if isinstance(instance, list):
         prefix = next(
             (b["prefixItems"] for b in branches if isinstance(b.get("prefixItems"), list)), []
