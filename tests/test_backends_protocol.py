@@ -254,6 +254,13 @@ def test_helpers():
     assert violated_keyword({"type": "string", "format": "email"}, "nope") == "format"
     assert violated_keyword(PERSON, {"name": "x", "age": 1}) is None
     assert string_spans('{"a":"b\\"c",1}') == [(2, 3), (6, 10)]
+    nested = {
+        "type": "object",
+        "patternProperties": {"^p_": {"$ref": "#/$defs/pt"}},
+        "$defs": {"pt": {"type": "object", "properties": {"x": {}, "y": {}}}},
+    }
+    ordered = order_like_schema({"p_1": {"y": 2, "x": 1}}, nested)
+    assert list(ordered["p_1"]) == ["x", "y"]
     mask = np.zeros((1, 2), dtype=np.int32)
     mask[0, 1] = 1 << 3
     assert is_allowed(mask, 35) and not is_allowed(mask, 34)
