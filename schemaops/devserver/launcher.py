@@ -286,8 +286,12 @@ def start_servers(
     env = ensure_env(cache_dir)
     servers: list[DevServer] = []
     try:
+        taken: set[int] = set()
         for i in range(n):
             p = 0 if port is None else port + i
+            while p == 0 or (port is None and p in taken):
+                p = free_port()  # distinct even if the kernel hands out a port twice
+            taken.add(p)
             servers.append(
                 DevServer(
                     env,
