@@ -13,13 +13,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from warm_support import cli, fresh_cold_ms, generate_ms, heavy_registry, rows_by_schema, warm_json
+from warm_support import (
+    cli,
+    fresh_cold_ms,
+    generate_ms,
+    heavy,
+    heavy_registry,
+    rows_by_schema,
+    warm_json,
+)
 
 from schemaops.devserver import DevServer
 from schemaops.registry import load_registry
 from schemaops.registry.model import canonical_text
 from schemaops.warm import WarmOptions, plan_from_registry, report, warm
-from schemaops.warm.heavy import heavy_schema
 
 pytestmark = pytest.mark.integration
 
@@ -67,7 +74,7 @@ def test_killed_and_restarted_mid_warm(sglang_factory: Factory, tmp_path: Path) 
         assert doc["summary"]["warmed"] == 10 and report.exit_code(doc) == 0
         assert all(r.get("rewarmed") for r in doc["results"])
         # Independent check that nothing claimed is false: the server really holds each one.
-        direct = [generate_ms(srv.url, canonical_text(heavy_schema(i)))[1] for i in range(600, 610)]
+        direct = [generate_ms(srv.url, canonical_text(heavy(i)))[1] for i in range(600, 610)]
         cold_now = fresh_cold_ms(srv.url, 650)
         assert statistics.median(direct) < cold_now / 2, (direct, cold_now)
     finally:
@@ -101,8 +108,8 @@ def test_two_workers_each_warmed(
         reg = heavy_registry(tmp_path, 800, 4)
         rc, one = warm_json("--server", a.url, "-r", str(reg))
         assert rc == 0
-        status, on_b = generate_ms(b.url, canonical_text(heavy_schema(800)))
-        status_a, on_a = generate_ms(a.url, canonical_text(heavy_schema(801)))
+        status, on_b = generate_ms(b.url, canonical_text(heavy(800)))
+        status_a, on_a = generate_ms(a.url, canonical_text(heavy(801)))
         assert status == status_a == 200 and on_b > 2 * on_a  # worker b compiled it only now
 
         rc, both = warm_json("--server", a.url, "--server", b.url, "-r", str(reg))
@@ -127,7 +134,7 @@ def test_dp2_every_replica_warmed(
     try:
         reg = heavy_registry(tmp_path, 900, 4)
         # a schema warmed on replica 0 only is still cold on replica 1
-        first = canonical_text(heavy_schema(950))
+        first = canonical_text(heavy(950))
         assert generate_ms(srv.url, first, rank=0)[0] == 200
         _, hit0 = generate_ms(srv.url, first, rank=0)
         _, miss1 = generate_ms(srv.url, first, rank=1)
@@ -143,7 +150,7 @@ def test_dp2_every_replica_warmed(
         # latency proofs on 2 shared cores are noisy: most, not all, must be clear hits
         assert proofs.count("hit") >= 6, proofs
         direct = [  # independent check: each replica answers warm
-            generate_ms(srv.url, canonical_text(heavy_schema(i)), rank=rank)[1]
+            generate_ms(srv.url, canonical_text(heavy(i)), rank=rank)[1]
             for i in range(900, 904)
             for rank in (0, 1)
         ]

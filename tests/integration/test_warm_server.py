@@ -12,11 +12,18 @@ from pathlib import Path
 
 import httpx
 import pytest
-from warm_support import cli, fresh_cold_ms, generate_ms, heavy_registry, rows_by_schema, warm_json
+from warm_support import (
+    cli,
+    fresh_cold_ms,
+    generate_ms,
+    heavy,
+    heavy_registry,
+    rows_by_schema,
+    warm_json,
+)
 
 from schemaops.registry import load_registry
 from schemaops.registry.model import canonical_text, openai_text
-from schemaops.warm.heavy import heavy_schema
 from schemaops.warm.measure import flush_cache
 
 pytestmark = pytest.mark.integration
@@ -96,7 +103,7 @@ def test_openai_path_key_is_json_dumps_of_the_schema(sglang_url: str, tmp_path: 
     assert rc == 0 and doc["summary"]["warmed"] == 2
     hits = []
     for i in (300, 301):
-        status, ms = generate_ms(sglang_url, openai_text(heavy_schema(i)))
+        status, ms = generate_ms(sglang_url, openai_text(heavy(i)))
         assert status == 200
         hits.append(ms)
     # what the same request costs when the key is not cached: a never-sent schema
@@ -110,7 +117,7 @@ def test_tools_named_warms_what_the_application_sends(sglang_url: str, tmp_path:
     )
     assert rc == 0, doc["results"]
     tools = [
-        {"type": "function", "function": {"name": f"heavy_{i}", "parameters": heavy_schema(i)}}
+        {"type": "function", "function": {"name": f"heavy_{i}", "parameters": heavy(i)}}
         for i in (400, 401)
     ]
     app_request = {  # what the agent sends: all tools, one named
@@ -131,7 +138,7 @@ def test_tools_named_warms_what_the_application_sends(sglang_url: str, tmp_path:
 
 
 def test_from_log_warms_each_byte_variant(sglang_url: str, tmp_path: Path) -> None:
-    s = heavy_schema(500)
+    s = heavy(500)
     variants = [canonical_text(s), json.dumps(s), json.dumps(s, indent=1)]
     log = tmp_path / "requests.jsonl"
     log.write_text(
