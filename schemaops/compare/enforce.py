@@ -20,6 +20,8 @@ the library call only), so enforcement and per-token figures come from one walk.
 from __future__ import annotations
 
 import time
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,8 +43,8 @@ class Walk:
     reject_offset: int | None = None  # char offset of that token in the text
     reject_end: int | None = None  # char offset just after it
     mask_mismatch: int = 0  # tokens whose mask bit disagreed with accept_token
-    mask_ns: list[int] = field(default_factory=list)
-    advance_ns: list[int] = field(default_factory=list)
+    mask_ns: Sequence[int] = field(default_factory=list)
+    advance_ns: Sequence[int] = field(default_factory=list)
 
 
 def walk(
@@ -56,8 +58,11 @@ def walk(
     m = compiled.matcher()
     fill, accept = m.mask_filler(bitmask), m.accept_token
     pc = time.perf_counter_ns
-    mask_ns: list[int] = []
-    adv_ns: list[int] = []
+    n = len(ids)
+    # Preallocated C arrays, not lists of ints: kept-alive int objects make each later walk
+    # allocate fresh, cache-cold memory, which showed up as ~7% per-token "overhead".
+    mask_ns = array("q", bytes(8 * (n + 1)))
+    adv_ns = array("q", bytes(8 * n))
     words = bitmask[0]
     mismatch = 0
     for k, tid in enumerate(ids):
@@ -66,18 +71,18 @@ def walk(
         t1 = pc()
         ok = accept(tid)
         t2 = pc()
-        mask_ns.append(t1 - t0)
-        adv_ns.append(t2 - t1)
+        mask_ns[k] = t1 - t0
+        adv_ns[k] = t2 - t1
         if ((int(words[tid >> 5]) >> (tid & 31)) & 1) != ok:
             mismatch += 1
         if not ok:
             off, end = offsets[k] if k < len(offsets) else (None, None)
-            return Walk(len(ids), k, False, k, off, end, mismatch, mask_ns, adv_ns)
+            return Walk(n, k, False, k, off, end, mismatch, mask_ns[: k + 1], adv_ns[: k + 1])
     t0 = pc()
     fill()
-    mask_ns.append(pc() - t0)
+    mask_ns[n] = pc() - t0
     stop_ok = m.accept_token(stop_token_id)
-    return Walk(len(ids), len(ids), bool(stop_ok), None, None, None, mismatch, mask_ns, adv_ns)
+    return Walk(n, n, bool(stop_ok), None, None, None, mismatch, mask_ns, adv_ns)
 
 
 def string_spans(text: str) -> list[tuple[int, int]]:
