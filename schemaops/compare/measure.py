@@ -234,8 +234,10 @@ def measure(
     """Measure one schema on one backend in a (reused) isolated worker; see module doc."""
     from schemaops.compare.isolate import shared_worker
 
-    schema = json.loads(schema_text)
-    instances = build_instances(schema, list(valid), list(invalid))
+    try:
+        instances = build_instances(json.loads(schema_text), list(valid), list(invalid))
+    except (ValueError, TypeError):  # not JSON: the backend reports it as an error
+        instances = []
     worker = shared_worker(backend, tokenizer_name, vocab_size, mem_mb)
     return worker.run(
         {
