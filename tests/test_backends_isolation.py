@@ -70,7 +70,7 @@ def test_measure_result_shape_and_worker_reuse():
     assert r2["enforcement"]["keywords"] == {
         "uniqueItems": {"enforced": 0, "ignored": 0, "rejected": 1}
     }
-    from schemaops.compare.isolate import _SHARED
+    from schemaops.compare.pool import _SHARED
 
     (w,) = [w for k, w in _SHARED.items() if k[0] == "llguidance"]
     assert w.starts == 1  # one worker served both schemas

@@ -232,7 +232,7 @@ def measure(
     vocab_size: int | None = None,
 ) -> dict[str, Any]:
     """Measure one schema on one backend in a (reused) isolated worker; see module doc."""
-    from schemaops.compare.isolate import shared_worker
+    from schemaops.compare.pool import shared_worker
 
     try:
         instances = build_instances(json.loads(schema_text), list(valid), list(invalid))
@@ -269,7 +269,7 @@ def measure_many(
     "valid", "invalid"}``. Results come back item-major, in ``backends`` order.
     ``progress(done, total, result)`` is called from worker threads as results arrive.
     """
-    from schemaops.compare.isolate import run_pool
+    from schemaops.compare.pool import run_pool
 
     backends = list(backends)
     tasks = []
