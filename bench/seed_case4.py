@@ -11,6 +11,15 @@
    against the second (cached), ``max_new_tokens: 1``, one at a time. Prints p50/p99 of both.
 
 Usage: ``python bench/seed_case4.py [--server URL] [--n 40] [--out out/seed_case4]``.
+Exit 1 when the constrained run has any parse failure or violation.
+
+Measured (2026-11, dev server, xgrammar 0.2.7, 40 prompts, temperature 1): unconstrained 0/40
+ok; constrained 31/40 ok. The constrained failures are real xgrammar gaps, not noise:
+strings with ``minLength``/``maxLength`` admit raw control characters (TAB, U+0001: invalid
+JSON per RFC 8259) while plain strings do not; ``format: date-time`` admits impossible dates
+(Nov 31, second 60, year 0000) that jsonschema's checker rejects; an unbounded string lets a
+random model run to ``max_new_tokens``. Four registry schemas are refused at compile
+(``uniqueItems``; ``format`` with ``min/maxLength``) and left out.
 Without ``--server`` it starts a dev server (``--constrained-json-disable-any-whitespace``:
 with free whitespace a random model never finishes a value) and stops it at the end.
 """
@@ -183,6 +192,7 @@ def summarise(doc: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--server", help="base URL of a running SGLang (default: start a dev server)")
+    ap.add_argument("--grammar-backend", default="xgrammar", help="for the dev server it starts")
     ap.add_argument("--registry", type=Path, default=REPO / "schemas")
     ap.add_argument("--n", type=int, default=40, help="prompts per run")
     ap.add_argument("--max-new-tokens", type=int, default=512)
@@ -204,7 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         from schemaops.devserver import start_servers
 
         print("starting a dev server ...", file=sys.stderr)
-        servers = start_servers(1, disable_any_whitespace=True)
+        servers = start_servers(
+            1, grammar_backend=args.grammar_backend, disable_any_whitespace=True
+        )
         url = servers[0].url
     try:
         rejected = server_rejects(url, args.registry)
