@@ -117,7 +117,11 @@ def register(app: typer.Typer) -> None:
 
 def _wait_attached(servers: list) -> None:
     """Block until Ctrl-C/SIGTERM or a server exits, then stop them all."""
-    signal.signal(signal.SIGTERM, lambda signum, frame: (_ for _ in ()).throw(KeyboardInterrupt))
+
+    def _on_sigterm(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # same clean stop as Ctrl-C
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
     dead = []
     try:
         while not dead:
