@@ -72,6 +72,8 @@ class Cell:
     rewarmed: bool = False
 
     def record(self, res: Result) -> None:
+        """Take a request's result as the cell's truth; keep the first cold time of a cell
+        that stays warmed (a re-warm of a cached key would otherwise erase the compile)."""
         self.attempts += res.attempts
         status = STATUS_BY_OUTCOME[res.outcome]
         if status in ("warmed", "invalid") and (self.cold_ms is None or self.status != "warmed"):
@@ -169,7 +171,14 @@ async def _send(client: ServerClient, run: ServerRun, item: WarmItem, rank: int 
     return await client.post(path, body, headers)
 
 
-async def _warm_pass(client, run, items, todo, opts, progress) -> None:
+async def _warm_pass(
+    client: ServerClient,
+    run: ServerRun,
+    items: list[WarmItem],
+    todo: dict[str, list[int]],
+    opts: WarmOptions,
+    progress: Progress,
+) -> None:
     """Warm every (item, slot) in ``todo``.
 
     Round-robin mode sends each item's slots back to back, one item at a time.
@@ -196,7 +205,13 @@ async def _warm_pass(client, run, items, todo, opts, progress) -> None:
     await asyncio.gather(*jobs)
 
 
-async def _probe_pass(client, run, items, opts, progress) -> None:
+async def _probe_pass(
+    client: ServerClient,
+    run: ServerRun,
+    items: list[WarmItem],
+    opts: WarmOptions,
+    progress: Progress,
+) -> None:
     """Probe each warmed cell once, one request at a time, so probes do not slow each other."""
     slots = _slots(run)
     for item in items:
