@@ -34,6 +34,27 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def cpu_bind_groups(ranks: int) -> str:
+    """``SGLANG_CPU_OMP_THREADS_BIND`` for ``ranks`` CPU ranks: this process's CPUs split evenly.
+
+    SGLang on CPU binds one rank per NUMA node unless told otherwise and refuses dp_size 2 on a
+    one-node machine; with fewer CPUs than ranks, ranks share CPUs.
+    """
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < ranks:
+        return "|".join(str(cpus[i % len(cpus)]) for i in range(ranks))
+    size = len(cpus) // ranks
+    groups = []
+    for i in range(ranks):
+        chunk = cpus[i * size : (i + 1) * size]
+        contiguous = chunk[-1] - chunk[0] == len(chunk) - 1
+        if len(chunk) == 1 or not contiguous:
+            groups.append(str(chunk[0]))
+        else:
+            groups.append(f"{chunk[0]}-{chunk[-1]}")
+    return "|".join(groups)
+
+
 def _get(url: str, timeout: float = 5.0) -> int:
     """HTTP status of a GET (0 when nothing answers)."""
     try:
@@ -164,6 +185,12 @@ class DevServer:
             cmd.append("--constrained-json-disable-any-whitespace")
         return cmd + list(self.extra_args)
 
+    def _process_env(self) -> dict[str, str]:
+        env = self.env.server_env()
+        if self.dp_size > 1 and "SGLANG_CPU_OMP_THREADS_BIND" not in env:
+            env["SGLANG_CPU_OMP_THREADS_BIND"] = cpu_bind_groups(self.dp_size)
+        return env
+
     def info(self) -> dict[str, Any]:
         return {
             "url": self.url,
@@ -198,7 +225,7 @@ class DevServer:
             self._proc = subprocess.Popen(
                 self.command(),
                 cwd=str(self.env.root),
-                env=self.env.server_env(),
+                env=self._process_env(),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -105,6 +105,29 @@ def test_llguidance_backend(sglang_factory) -> None:
     assert json.loads(resp.json()["text"]) in ({"ok": True}, {"ok": False})
 
 
+def test_dp_size_2_on_one_numa_node(sglang_factory) -> None:
+    """dp_size 2 needs SGLANG_CPU_OMP_THREADS_BIND on a one-node CPU: the launcher sets it."""
+    (server,) = sglang_factory(dp_size=2)
+    info = httpx.get(server.url + "/server_info", timeout=30).json()
+    assert info["dp_size"] == 2
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    for _ in range(2):  # both replicas (round robin) enforce the grammar
+        resp = httpx.post(
+            server.url + "/generate",
+            json={
+                "text": "x",
+                "sampling_params": {
+                    "max_new_tokens": 32,
+                    "temperature": 0,
+                    "json_schema": json.dumps(schema),
+                },
+            },
+            timeout=300,
+        )
+        assert resp.status_code == 200, resp.text
+        assert json.loads(resp.json()["text"]) in ({"ok": True}, {"ok": False})
+
+
 def test_start_failure_reports_the_log_tail(tmp_path: Path) -> None:
     """A bad SGLang flag must fail fast with the log tail, not hang until the timeout."""
     from schemaops.devserver import DevServerError
