@@ -103,7 +103,9 @@ def register(app: typer.Typer) -> None:
             timeout=timeout,
         )
         if as_json:
-            emit_json({"servers": [s.info() for s in servers], "url": servers[0].url})
+            first = servers[0].info()
+            emit_json({**{k: first[k] for k in ("url", "pid", "log", "port")},
+                       "servers": [s.info() for s in servers]})  # fmt: skip
         else:
             for s in servers:
                 typer.echo(s.url)
