@@ -72,7 +72,7 @@ def error_text(resp: httpx.Response) -> str:
 
 
 class ServerUnavailable(Exception):
-    """The server did not become ready (``/health`` 200) before the deadline."""
+    """The server did not become ready (``/ready`` or ``/health`` 200) before the deadline."""
 
 
 class ServerClient:
@@ -105,6 +105,7 @@ class ServerClient:
         self.rng = rng or random.Random()
         self.down_events = 0
         self.gave_up: str | None = None
+        self._ready_path = "/ready"
         self._recover_lock = asyncio.Lock()
 
     async def _once(
@@ -194,11 +195,37 @@ class ServerClient:
         return res.last.body
 
     async def probe_health(self) -> Attempt:
-        """One ``/health`` check without retries (SGLang: 503 while starting, 200 when ready)."""
-        return await self._once("GET", "/health", None, {}, httpx.Timeout(10.0))
+        """One readiness check without retries: 200 ready, 503 starting (or paused).
+
+        SGLang 0.5.23's ``/ready`` answers at once; its ``/health`` runs a 1-token generation
+        and sleeps at least a second before answering. Servers without ``/ready`` (404; vLLM,
+        older SGLang) are asked ``/health`` from then on.
+        """
+        att = await self._once("GET", self._ready_path, None, {}, httpx.Timeout(10.0))
+        if att.status == 404 and self._ready_path != "/health":
+            self._ready_path = "/health"
+            att = await self._once("GET", "/health", None, {}, httpx.Timeout(10.0))
+        return att
+
+    async def check_ready(self) -> None:
+        """One readiness check, retried by the policy (connection errors, 503), or raise."""
+        n = 0
+        while True:
+            att = await self.probe_health()
+            if att.outcome is Outcome.OK:
+                return
+            if not self.policy.should_retry(att.outcome, n):
+                break
+            n += 1
+            await asyncio.sleep(self.policy.delay(n, self.rng))
+        hint = "is it running? pass --wait-ready SECONDS to wait for a starting server"
+        raise ServerUnavailable(
+            f"{self.base_url} not reachable or not ready: {att.error or f'HTTP {att.status}'} "
+            f"after {n + 1} attempt(s); {hint}"
+        )
 
     async def wait_ready(self, deadline_s: float, interval_s: float = 0.5) -> float:
-        """Poll ``/health`` until 200; return the seconds waited or raise ``ServerUnavailable``.
+        """Poll readiness until 200; return the seconds waited or raise ``ServerUnavailable``.
 
         The deadline is a wall-clock bound: a deploy hook must never hang forever on a server
         that will not come up.

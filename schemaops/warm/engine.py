@@ -122,13 +122,7 @@ async def _discover(
     if opts.wait_ready_s > 0:
         await client.wait_ready(opts.wait_ready_s)
     else:
-        res = await client.request("GET", "/health", timeout_s=min(30.0, opts.timeout_s))
-        if res.outcome is not Outcome.OK:
-            hint = "is it running? pass --wait-ready SECONDS to wait for a starting server"
-            raise ServerUnavailable(
-                f"{run.url} not reachable or not ready: {res.last.error} "
-                f"after {res.attempts} attempt(s); {hint}"
-            )
+        await client.check_ready()
     info = await client.get_json("/server_info") or {}
     run.ready = True
     run.version = info.get("version")
