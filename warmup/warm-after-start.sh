@@ -14,7 +14,7 @@
 # Environment (all optional):
 #   SCHEMAOPS          command to run schemaops   (default: schemaops)
 #   WARM_REGISTRY      registry folder            (default: schemas)
-#   WARM_WAIT_READY    seconds to wait for /health (default: 600; the server loads a model)
+#   WARM_WAIT_READY    seconds to wait for readiness (default: 600; the server loads a model)
 #   WARM_TIMEOUT       per-request timeout, s      (default: 600; must exceed the slowest compile)
 #   WARM_CONCURRENCY   requests in flight per server (default: 2)
 #   WARM_REPORT        also write the --json report to this file (default: none)
