@@ -93,7 +93,12 @@ def test_shell_hook_syntax_usage_and_dead_server() -> None:
         port = s.getsockname()[1]
     env = dict(os.environ, SCHEMAOPS=f"{sys.executable} -m schemaops", WARM_WAIT_READY="1")
     r = subprocess.run(
-        [str(hook), f"http://127.0.0.1:{port}"], capture_output=True, text=True, cwd=REPO, env=env, timeout=120
+        [str(hook), f"http://127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
     )
     assert r.returncode == 1
     assert "not ready after" in r.stdout + r.stderr
