@@ -6,7 +6,6 @@ one CLI run over the shipped registry on the fastest backend.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -45,9 +44,13 @@ STATUS_EX = {
     "valid": [{"status": "open", "priority": 2}],
     "invalid": [{"status": "pending", "priority": 2}, {"status": "open"}],
 }
-# outlines needs ~20 s for the shipped create_ticket (bounded string lengths and patterns):
-# with a 5 s timeout it must come back as ``timeout`` and the run must go on.
+# outlines-core's index for a bare string with maxLength 100 takes minutes (measured; see
+# tests/test_backends_isolation.py), while xgrammar and llguidance compile it in ms: with a
+# 5 s timeout outlines must come back as ``timeout`` and the run must go on. (A shipped
+# schema is not used here: its outlines compile time, 5-20 s, straddles any fixed timeout.)
 TIMEOUT_S = 5.0
+LONGTEXT = {"type": "string", "maxLength": 100}
+LONGTEXT_EX = {"valid": ["hello"], "invalid": ["x" * 101, 7]}
 
 
 def write_registry(root: Path, schemas: dict[str, tuple[dict, dict | None]]) -> Path:
@@ -64,10 +67,12 @@ def write_registry(root: Path, schemas: dict[str, tuple[dict, dict | None]]) -> 
 def report(tmp_path_factory):
     reg = write_registry(
         tmp_path_factory.mktemp("reg") / "schemas",
-        {"status": (STATUS, STATUS_EX), "tags": (TAGS, TAGS_EX)},
+        {
+            "status": (STATUS, STATUS_EX),
+            "tags": (TAGS, TAGS_EX),
+            "longtext": (LONGTEXT, LONGTEXT_EX),
+        },
     )
-    for f in ("create_ticket.json", "create_ticket.examples.json"):
-        shutil.copy(REPO / "schemas" / f, reg / f)
     return run_compare(reg, jobs=2, timeout_s=TIMEOUT_S, mem_mb=4096)
 
 
@@ -99,9 +104,9 @@ def test_verdicts_and_keyword_attribution(report):
     assert xg["enforcement"]["verdict"] == "accepts_invalid"
     assert report.keywords()["uniqueItems"]["xgrammar"]["ignored"] == 1
     assert _get(report, "tags", "llguidance")["status"] == "unsupported"
-    out = _get(report, "create_ticket", "outlines")
+    out = _get(report, "longtext", "outlines")
     assert out["status"] == "timeout", out.get("error")
-    assert _get(report, "create_ticket", "xgrammar")["status"] == "ok"
+    assert _get(report, "longtext", "xgrammar")["status"] == "ok"
 
 
 def test_summary_and_recommendation(report):
