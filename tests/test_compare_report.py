@@ -137,3 +137,21 @@ def test_html_renders_when_nothing_compiled(recwarn):
     assert page.count("data:image/png;base64,") == 3
     assert rep.recommendation["backend"] is None
     assert not [w for w in recwarn if "legend" in str(w.message)]
+
+
+def test_recommend_ranking_is_a_total_order_for_every_backends_order():
+    # Compile p99 0/9/18 ms: each neighbour pair is within the 10 ms band, the ends are not;
+    # mask p50 30/20/10 µs. A pairwise "equal within a band" comparator is not transitive
+    # here (C<B on mask, B<A on mask, A<C on compile), so the sort depended on input order.
+    import itertools
+
+    res = [
+        _r("a", "xgrammar", cms=0.5, p50=30),
+        _r("a", "llguidance", cms=9.0, p50=20),
+        _r("a", "outlines", cms=18.0, p50=10),
+    ]
+    seen = set()
+    for perm in itertools.permutations(["xgrammar", "llguidance", "outlines"]):
+        rec = _report(res, perm).recommendation
+        seen.add(tuple(p["backend"] for p in rec["ranking"]))
+    assert len(seen) == 1, seen

@@ -19,7 +19,6 @@ request time, while mask time never goes away.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from schemaops.compare.report import CompareReport, keyword_outcomes, verdict_of
@@ -69,34 +68,63 @@ def _profile(backend: str, report: CompareReport, summ: dict[str, Any]) -> dict[
     }
 
 
-def _close(a: float | None, b: float | None) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    return abs(a - b) <= max(COMPILE_BAND_MS, COMPILE_BAND_RATIO * min(a, b))
+def _within_band(anchor: float, x: float) -> bool:
+    """Whether compile p99 ``x`` counts as equal to the faster ``anchor`` (see module doc)."""
+    return x - anchor <= max(COMPILE_BAND_MS, COMPILE_BAND_RATIO * anchor)
 
 
-def _cmp(a: dict[str, Any], b: dict[str, Any]) -> int:
-    """Order two backend profiles: lower sorts first (better)."""
+def _correctness(p: dict[str, Any]) -> tuple[int, float, int]:
+    """Tier, then coverage (higher first), then the number of schemas with wrong answers."""
+    return (p["tier"], -(p["coverage"] or 0), len(p["accepts_invalid"]) + len(p["rejects_valid"]))
+
+
+def _compile_bands(profiles: list[dict[str, Any]]) -> dict[str, int]:
+    """backend -> compile band index (0 = fastest band) among equally correct profiles.
+
+    Bands are anchored, not pairwise: sorted by compile p99, a band starts at its fastest
+    member and takes every later one within the band *of that anchor*. A pairwise "close"
+    test is not transitive (0 ~ 9 ~ 18 ms but 0 !~ 18), and a non-transitive comparator
+    makes the sort, and so the recommendation, depend on the order of ``--backends``.
+    Anchored bands depend only on the values, so the ranking is a total order.
+    """
     inf = float("inf")
-    keys = [
-        (a["tier"], b["tier"]),
-        (-(a["coverage"] or 0), -(b["coverage"] or 0)),
-        (
-            len(a["accepts_invalid"]) + len(a["rejects_valid"]),
-            len(b["accepts_invalid"]) + len(b["rejects_valid"]),
-        ),
-    ]
-    for x, y in keys:
-        if x != y:
-            return -1 if x < y else 1
-    ca, cb = a["compile_p99_ms"], b["compile_p99_ms"]
-    if not _close(ca, cb):
-        return -1 if (ca if ca is not None else inf) < (cb if cb is not None else inf) else 1
-    ma = a["mask_p50_us"] if a["mask_p50_us"] is not None else inf
-    mb = b["mask_p50_us"] if b["mask_p50_us"] is not None else inf
-    if ma != mb:
-        return -1 if ma < mb else 1
-    return -1 if a["backend"] < b["backend"] else 1
+    out: dict[str, int] = {}
+    classes: dict[tuple, list[dict[str, Any]]] = {}
+    for p in profiles:
+        classes.setdefault(_correctness(p), []).append(p)
+    for members in classes.values():
+        members = sorted(
+            members,
+            key=lambda p: (
+                p["compile_p99_ms"] if p["compile_p99_ms"] is not None else inf,
+                p["backend"],
+            ),
+        )
+        band, anchor = -1, None
+        for p in members:
+            c = p["compile_p99_ms"]
+            if c is None:  # no compile time at all: one band after every measured one
+                out[p["backend"]] = 1 << 20
+                continue
+            if anchor is None or not _within_band(anchor, c):
+                band, anchor = band + 1, c
+            out[p["backend"]] = band
+    return out
+
+
+def rank(profiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Profiles best first: correctness, then compile band, then mask p50, then name.
+
+    A sort on one key tuple per profile: a total order, independent of the input order.
+    """
+    inf = float("inf")
+    bands = _compile_bands(profiles)
+
+    def key(p: dict[str, Any]) -> tuple:
+        mask = p["mask_p50_us"] if p["mask_p50_us"] is not None else inf
+        return (*_correctness(p), bands[p["backend"]], mask, p["backend"])
+
+    return sorted(profiles, key=key)
 
 
 def _problems(p: dict[str, Any]) -> list[str]:
@@ -122,7 +150,7 @@ def recommend(report: CompareReport) -> dict[str, Any]:
     """
     summ = report.summary()
     profiles = [_profile(b, report, summ[b]) for b in report.backends if b in summ]
-    ranking = sorted(profiles, key=functools.cmp_to_key(_cmp))
+    ranking = rank(profiles)
     if not ranking or not any(p["coverage"] for p in ranking):
         return {
             "backend": None,
