@@ -67,6 +67,29 @@ def subtype(text: str) -> str | None:
         ("[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5), "limit_exceeded"),
         ("[" * 5000 + "]" * 5000, "limit_exceeded"),
         ("1" * 5000, "limit_exceeded"),  # beyond Python's int digit limit
+        # issue 13.6: prose that starts lower-case or with a Python literal word
+        ("the tool call: " + GOOD, "prose_prefix"),
+        ("here it is " + GOOD, "prose_prefix"),
+        ("None of the tools fit, but: " + GOOD, "prose_prefix"),
+        ("True, I can do that. " + GOOD, "prose_prefix"),
+        ("nothing to add " + GOOD, "prose_prefix"),
+        ("None", "non_standard_literal"),
+        ("True", "non_standard_literal"),
+        # issue 13.6: output cut inside a literal or a number
+        ('{"ok": fal', "truncated"),
+        ('{"ok": tr', "truncated"),
+        ('{"v": nu', "truncated"),
+        ('[true, n', "truncated"),
+        ('{"n": 1.', "truncated"),
+        ('{"n": -', "truncated"),
+        ('{"n": 1e', "truncated"),
+        ('{"n": 2.5E+', "truncated"),
+        ("[1, 2, 3.", "truncated"),
+        ("1.", "truncated"),
+        ("-", "truncated"),
+        ("nul", "truncated"),
+        ('{"n": 1.x}', "invalid_syntax"),  # not at the end: not a cut
+        ('{"ok": fals, "b": 1}', "invalid_syntax"),
     ],
 )
 def test_parse_subtypes(text: str, expected: str) -> None:

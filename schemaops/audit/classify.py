@@ -52,6 +52,14 @@ _FENCE = re.compile(r"```[^\n`]*\n?")
 _NONSTD = re.compile(r"(?:[-+]?(?:NaN|nan|Infinity|infinity|inf|Inf)|None|True|False|undefined)\b")
 _OPENERS = re.compile(r"[{\[]")
 _MAX_PROSE_TRIES = 32
+# A text that ends part-way through a literal or a number was cut (token limit), e.g.
+# ``{"ok": fal`` or ``{"n": 1.``; ``part`` is where the unfinished token starts.
+_CUT_TAIL = re.compile(
+    r"(?:^|[\[,:\s])(?P<part>t|tr|tru|f|fa|fal|fals|n|nu|nul|-|-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?)?"
+    r"|-?[0-9]+\.)$"
+)
+_JSON_WORDS = ("true", "false", "null")
+_WORD = re.compile(r"[A-Za-z]+")
 
 
 class NonStandardLiteral(ValueError):
@@ -147,6 +155,8 @@ def classify_parse_failure(text: str) -> Outcome:
     got = _raw_decode(s, 0)
     if not isinstance(got, Exception):
         end = got[1]
+        if _cut_inside_token(s, end):  # "1." / "-1e": the number was cut, not followed
+            return Outcome(PARSE, "truncated", None, "input ends inside a number")
         return Outcome(
             PARSE,
             "trailing_text",
@@ -160,6 +170,12 @@ def classify_parse_failure(text: str) -> Outcome:
         return Outcome(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}")
     pos = getattr(err, "pos", None)
     msg = getattr(err, "msg", str(err))
+    if pos is not None and _cut_inside_token(s, pos):
+        return Outcome(PARSE, "truncated", None, f"input ends inside a literal or number ({msg})")
+    if pos == 0 and _starts_with_prose(s):
+        found = _prose_prefix(s)
+        if found is not None:
+            return found
     if pos is not None and msg == "Expecting value" and _NONSTD.match(s, pos):
         lit = _NONSTD.match(s, pos).group(0)  # type: ignore[union-attr]
         return Outcome(
@@ -167,25 +183,55 @@ def classify_parse_failure(text: str) -> Outcome:
         )
     if pos is not None and (msg.startswith("Unterminated string") or pos >= len(s)):
         return Outcome(PARSE, "truncated", None, f"input ends inside a value ({msg})")
-    if pos == 0 and s[0] not in '{["-0123456789tfn':
-        tries = 0
-        for m in _OPENERS.finditer(s):
-            tries += 1
-            if tries > _MAX_PROSE_TRIES:
-                break
-            got = _raw_decode(s, m.start())
-            if not isinstance(got, Exception):
-                return Outcome(
-                    PARSE,
-                    "prose_prefix",
-                    None,
-                    f"text before the JSON value: {s[: min(m.start(), 40)]!r}",
-                )
-            sub_pos = getattr(got, "pos", None)
-            if sub_pos is not None and (
-                getattr(got, "msg", "").startswith("Unterminated string") or sub_pos >= len(s)
-            ):
-                return Outcome(PARSE, "truncated", None, "text before a JSON value that ends early")
     if isinstance(err, ValueError) and not isinstance(err, json.JSONDecodeError):
         return Outcome(PARSE, "limit_exceeded", None, str(err)[:200])
     return Outcome(PARSE, "invalid_syntax", None, f"{msg} at char {pos}")
+
+
+def _cut_inside_token(s: str, pos: int) -> bool:
+    """True when the text ends inside a literal or number that starts at or before ``pos``
+    (the decoder's error position): ``{"ok": fal``, ``{"n": 1.``, ``[1, -``."""
+    m = _CUT_TAIL.search(s, max(0, len(s) - 64))
+    if m is None or m.start("part") > pos:
+        return False
+    part = m.group("part")
+    if part[0].isalpha():
+        return True
+    # A complete number at the very end ("[1, 2") is not cut inside the number.
+    return part == "-" or part[-1] in ".eE+-"
+
+
+def _starts_with_prose(s: str) -> bool:
+    """True unless ``s`` starts like a JSON value (an opener, a digit, a sign, or a word that is
+    ``true``/``false``/``null`` or a prefix of one). "the tool call: {...}" is prose."""
+    if s[0] in '{["-0123456789':
+        return False
+    word = _WORD.match(s)
+    if word is None:
+        return True
+    w = word.group(0)
+    return not any(lit.startswith(w) for lit in _JSON_WORDS)
+
+
+def _prose_prefix(s: str) -> Outcome | None:
+    """``prose_prefix`` when a JSON value starts after some text (or ``truncated`` when one
+    starts and is cut); None when no opener within the first tries starts a value."""
+    tries = 0
+    for m in _OPENERS.finditer(s):
+        tries += 1
+        if tries > _MAX_PROSE_TRIES:
+            break
+        got = _raw_decode(s, m.start())
+        if not isinstance(got, Exception):
+            return Outcome(
+                PARSE,
+                "prose_prefix",
+                None,
+                f"text before the JSON value: {s[: min(m.start(), 40)]!r}",
+            )
+        sub_pos = getattr(got, "pos", None)
+        if sub_pos is not None and (
+            getattr(got, "msg", "").startswith("Unterminated string") or sub_pos >= len(s)
+        ):
+            return Outcome(PARSE, "truncated", None, "text before a JSON value that ends early")
+    return None
