@@ -21,6 +21,12 @@ def _ok(name, cms=5.0, verdict="enforced", **extra):
             "details": [],
         },
     }
+    for kw, outcome in extra.pop("keywords", {}).items():  # as the measurement layer writes
+        r["enforcement"].setdefault("keywords", {})[kw] = {
+            "enforced": int(outcome == "enforced"),
+            "ignored": int(outcome == "ignored"),
+            "rejected": 0,
+        }
     r.update(extra)
     return r
 

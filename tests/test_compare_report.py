@@ -30,8 +30,11 @@ def _r(schema, backend, status="ok", cms=1.0, p50=10.0, p99=30.0, verdict="enfor
         "enforcement": enf if status == "ok" else {"verdict": "unsupported"},
         "error": None if status == "ok" else f"{status} error",
     }
-    if kws:
-        r["keywords"] = kws
+    if kws:  # keyword -> outcome, written as the measurement layer's example counts
+        enf["keywords"] = {
+            kw: {"enforced": int(o == "enforced"), "ignored": int(o == "ignored"), "rejected": 0}
+            for kw, o in kws.items()
+        }
     return r
 
 
@@ -155,3 +158,12 @@ def test_recommend_ranking_is_a_total_order_for_every_backends_order():
         rec = _report(res, perm).recommendation
         seen.add(tuple(p["backend"] for p in rec["ranking"]))
     assert len(seen) == 1, seen
+
+
+def test_a_top_level_keywords_field_is_not_a_result_shape():
+    # Only ``enforcement.keywords`` (example counts) is read; a hand-built top-level
+    # ``keywords: {kw: "ignored"}`` shape existed for tests only and is gone.
+    r = _r("a", "xgrammar")
+    r["keywords"] = {"uniqueItems": "ignored"}
+    assert keyword_outcomes(r) == {}
+    assert _report([r], ["xgrammar"]).keywords() == {}

@@ -63,46 +63,29 @@ def keyword_outcomes(result: dict[str, Any]) -> dict[str, str]:
 
     Reads ``enforcement.keywords`` as the measurement layer writes it (keyword -> example
     counts ``{"enforced", "ignored", "rejected"}``, where ``rejected`` means the schema did
-    not compile); a keyword with any invalid example walked to a stop is ``ignored``. Also
-    accepts a top-level ``keywords`` mapping to an outcome string (hand-built results).
+    not compile); a keyword with any invalid example walked to a stop is ``ignored``.
     """
-    enf = result.get("enforcement") or {}
     found: dict[str, str] = {}
-    for src in (enf.get("keywords"), result.get("keywords")):
-        if not isinstance(src, dict):
-            continue
-        for kw, val in src.items():
-            if isinstance(val, dict):
-                if val.get("ignored"):
-                    found[kw] = "ignored"
-                elif val.get("enforced"):
-                    found[kw] = "enforced"
-                elif val.get("rejected"):
-                    found[kw] = "unsupported"
-            elif isinstance(val, str):
-                found[kw] = _norm_outcome(val)
+    for kw, val in keyword_counts(result).items():
+        if val["ignored"]:
+            found[kw] = "ignored"
+        elif val["enforced"]:
+            found[kw] = "enforced"
+        elif val["rejected"]:
+            found[kw] = "unsupported"
     return found
 
 
 def keyword_counts(result: dict[str, Any]) -> dict[str, dict[str, int]]:
     """keyword -> {enforced, ignored, rejected} example counts of one result."""
     kws = (result.get("enforcement") or {}).get("keywords")
-    if isinstance(kws, dict) and all(isinstance(v, dict) for v in kws.values()):
-        return {k: {o: int(v.get(o, 0)) for o in KW_COUNTS} for k, v in kws.items()}
-    out: dict[str, dict[str, int]] = {}
-    for kw, outcome in keyword_outcomes(result).items():
-        key = "rejected" if outcome == "unsupported" else outcome
-        out[kw] = {o: int(o == key) for o in KW_COUNTS}
-    return out
-
-
-def _norm_outcome(val: str) -> str:
-    v = val.lower()
-    if v in ("accepts_invalid", "ignored", "ignores", "accepted"):
-        return "ignored"
-    if v in ("unsupported", "rejected", "rejects", "error"):
-        return "unsupported"
-    return "enforced"
+    if not isinstance(kws, dict):
+        return {}
+    return {
+        str(k): {o: int(v.get(o, 0)) for o in KW_COUNTS}
+        for k, v in kws.items()
+        if isinstance(v, dict)
+    }
 
 
 def backend_summary(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
