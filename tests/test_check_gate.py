@@ -102,3 +102,16 @@ def test_vacuous_enforcement_is_unchecked_and_warned():
     valid_only["enforcement"].update(valid=2, invalid=0)
     case = evaluate(valid_only, "xgrammar", 1000)
     assert case.verdict == "enforced" and "no invalid examples" in case.warnings[0]
+
+
+def test_junit_is_well_formed_with_control_characters_in_names():
+    # U+0001, U+000B and U+001B are not allowed anywhere in XML 1.0; a schema name or an
+    # error message carrying them must not make the whole report unparseable for CI.
+    bad = "sch\x01ema\x0bname\x1b[31m"
+    err = {"schema": bad, "status": "error", "error": "boom \x01\x0b\x1b here"}
+    cases = [evaluate(_ok(bad), "llguidance", 1000), evaluate(err, "llguidance", 1000)]
+    rep = CheckReport("llguidance", "tok\x1b", "reg\x01", 1000.0, cases)
+    root = ET.fromstring(junit_xml(rep))
+    names = [tc.get("name") for tc in root.iter("testcase")]
+    assert names == ["sch\\x01ema\\x0bname\\x1b[31m"] * 2
+    assert "(boom \\x01)" in root.find(".//failure").get("message")

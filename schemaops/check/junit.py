@@ -7,11 +7,28 @@ per schema in the merge request instead of only in a log.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from schemaops.check.gate import CheckReport
 from schemaops.errors import InputError
+
+# Characters XML 1.0 does not allow anywhere (not even as character references): C0 controls
+# except tab/newline/return, lone surrogates, U+FFFE and U+FFFF. ElementTree writes them raw,
+# which makes the whole file unparseable for the CI system reading it.
+_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(text: object) -> str:
+    """``text`` with every character XML 1.0 forbids written as a visible ``\\xNN``/``\\uNNNN``
+    escape, so a name carrying one stays readable and the document stays well-formed."""
+
+    def esc(m: re.Match[str]) -> str:
+        c = ord(m.group(0))
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+    return _ILLEGAL_XML.sub(esc, str(text))
 
 
 def junit_xml(report: CheckReport) -> str:
@@ -22,7 +39,7 @@ def junit_xml(report: CheckReport) -> str:
         suites,
         "testsuite",
         {
-            "name": f"schemaops check {report.backend}",
+            "name": xml_safe(f"schemaops check {report.backend}"),
             "tests": str(len(report.cases)),
             "failures": str(len(report.failed)),
             "errors": "0",
@@ -37,7 +54,7 @@ def junit_xml(report: CheckReport) -> str:
         ("registry", report.registry),
         ("compile_budget_ms", f"{report.budget_ms:g}"),
     ):
-        ET.SubElement(props, "property", {"name": k, "value": v})
+        ET.SubElement(props, "property", {"name": k, "value": xml_safe(v)})
     suites.set("tests", str(len(report.cases)))
     suites.set("failures", str(len(report.failed)))
     for c in report.cases:
@@ -45,18 +62,20 @@ def junit_xml(report: CheckReport) -> str:
             suite,
             "testcase",
             {
-                "classname": f"schemaops.check.{report.backend}",
-                "name": c.schema,
+                "classname": xml_safe(f"schemaops.check.{report.backend}"),
+                "name": xml_safe(c.schema),
                 "time": f"{(c.compile_ms or 0.0) / 1000.0:.3f}",
             },
         )
         if c.problems:
             first = c.problems[0]
-            fail = ET.SubElement(tc, "failure", {"message": first.text(), "type": first.kind})
-            fail.text = "\n".join(f"- {p.text()}" for p in c.problems)
+            fail = ET.SubElement(
+                tc, "failure", {"message": xml_safe(first.text()), "type": first.kind}
+            )
+            fail.text = xml_safe("\n".join(f"- {p.text()}" for p in c.problems))
         out = [f"status={c.status} compile_ms={c.compile_ms} verdict={c.verdict}"]
         out += [f"warning: {w}" for w in c.warnings]
-        ET.SubElement(tc, "system-out").text = "\n".join(out)
+        ET.SubElement(tc, "system-out").text = xml_safe("\n".join(out))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode")
 
