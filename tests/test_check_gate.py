@@ -115,3 +115,20 @@ def test_junit_is_well_formed_with_control_characters_in_names():
     names = [tc.get("name") for tc in root.iter("testcase")]
     assert names == ["sch\\x01ema\\x0bname\\x1b[31m"] * 2
     assert "(boom \\x01)" in root.find(".//failure").get("message")
+
+
+def test_check_terminal_output_prints_rich_markup_literally():
+    import io
+
+    from rich.console import Console
+
+    from schemaops.check.render import print_check
+
+    name = "Orders endpoint [/v2/orders]"
+    err = {"schema": name, "status": "error", "error": "bad [/x] thing"}
+    cases = [evaluate(_ok(name, verdict=None), "llguidance", 1000), evaluate(err, "llguidance", 1)]
+    rep = CheckReport("llguidance", "[/tok]", "[/reg]", 1000.0, cases)
+    buf = io.StringIO()
+    print_check(rep, Console(file=buf, width=300))
+    out = buf.getvalue()
+    assert f"PASS {name}" in out and "bad [/x] thing" in out and "[/tok]" in out

@@ -167,3 +167,24 @@ def test_a_top_level_keywords_field_is_not_a_result_shape():
     r["keywords"] = {"uniqueItems": "ignored"}
     assert keyword_outcomes(r) == {}
     assert _report([r], ["xgrammar"]).keywords() == {}
+
+
+def test_terminal_tables_print_rich_markup_in_names_literally():
+    # "[/v2/orders]" is a rich closing tag: printed unescaped it raised MarkupError.
+    import io
+
+    from rich.console import Console
+
+    from schemaops.compare.report_text import print_report
+
+    name = "Orders endpoint [/v2/orders]"
+    r = _r(name, "xgrammar", verdict="accepts_invalid", kws={"[/kw]": "ignored"})
+    bad = _r(name, "llguidance", status="error")
+    rep = CompareReport(
+        results=[r, bad], backends=["xgrammar", "llguidance"], tokenizer="[/tok]", source="[/s]"
+    )
+    rep.recommendation = recommend(rep)
+    buf = io.StringIO()
+    print_report(rep, Console(file=buf, width=300))
+    out = buf.getvalue()
+    assert name in out and "[/kw]" in out and "[/s]" in out and "[/tok]" in out

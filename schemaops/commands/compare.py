@@ -138,36 +138,12 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(report.to_dict())
         else:
-            _print_check(report)
+            from schemaops.check.render import print_check
+
+            print_check(report)
         if not report.passed:
             raise fail(
                 f"check failed: {len(report.failed)} of {len(report.cases)} schema(s) not ready "
                 f"for {report.backend}",
                 EXIT_GATE,
             )
-
-
-def _print_check(report: Any) -> None:
-    """Human output: one line per schema, then what to change under each failing one."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    con = Console()
-    if not con.is_terminal:
-        con = Console(width=160)  # piped into a CI log: keep one problem per line
-    for c in report.cases:
-        if c.status == "ok" and isinstance(c.compile_ms, (int, float)):
-            what = f"{c.compile_ms:.1f} ms, {c.verdict}"
-        else:
-            what = c.status
-        mark = "[green]PASS[/]" if c.passed else "[red]FAIL[/]"
-        con.print(f"{mark} {escape(c.schema)}  ({what})")
-        for p in c.problems:
-            con.print(f"     - {escape(p.message)}: [bold]{escape(p.fix)}[/]")
-        for w in c.warnings:
-            con.print(f"     [dim]warning: {escape(w)}[/]")
-    ok = len(report.cases) - len(report.failed)
-    con.print(
-        f"\n{ok}/{len(report.cases)} schema(s) ready for {report.backend} "
-        f"(compile budget {report.budget_ms:g} ms, tokenizer {report.tokenizer})"
-    )

@@ -1,10 +1,16 @@
-"""Terminal rendering of a compare report (rich tables on stderr-safe consoles)."""
+"""Terminal rendering of a compare report (rich tables on stderr-safe consoles).
+
+Text from schemas, corpora and backends (names, keywords, reasons naming schemas, the
+source path) is escaped: rich reads ``[/...]`` as markup, and a corpus id like
+"Orders endpoint [/v2/orders]" would otherwise crash the table.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from schemaops.compare.report import CompareReport, verdict_of
@@ -45,7 +51,7 @@ def _cell(r: dict[str, Any] | None) -> str:
 
 def summary_table(report: CompareReport) -> Table:
     """One row per backend: coverage, compile and mask percentiles, enforcement counts."""
-    t = Table(title=f"Backends on {report.source} (tokenizer {report.tokenizer})")
+    t = Table(title=f"Backends on {escape(report.source)} (tokenizer {escape(report.tokenizer)})")
     for col in ("backend", "coverage", "compile p50", "p90", "p99", "mask p50", "mask p99"):
         t.add_column(col, justify="left" if col == "backend" else "right", no_wrap=True)
     t.add_column("enf/acc_inv/rej_val/unchk", justify="right", no_wrap=True)
@@ -59,7 +65,7 @@ def summary_table(report: CompareReport) -> Table:
         e = s["enforcement"]
         bad = ", ".join(f"{k} {v}" for k, v in s["status"].items() if k != "ok") or "-"
         t.add_row(
-            b,
+            escape(b),
             f"{s['ok']}/{s['schemas']} ({cov:.0%})" if cov is not None else "-",
             _f(s["compile_ms"]["p50"], " ms"),
             _f(s["compile_ms"]["p90"], " ms"),
@@ -77,10 +83,10 @@ def schema_table(report: CompareReport) -> Table:
     t = Table(title="Per schema (compile · mask p50/token, enforcement)")
     t.add_column("schema")
     for b in report.backends:
-        t.add_column(b)
+        t.add_column(escape(b))
     idx = {(str(r.get("schema")), r.get("backend")): r for r in report.results}
     for name in report.schemas():
-        t.add_row(name, *(_cell(idx.get((name, b))) for b in report.backends))
+        t.add_row(escape(name), *(_cell(idx.get((name, b))) for b in report.backends))
     return t
 
 
@@ -92,7 +98,7 @@ def keyword_table(report: CompareReport) -> Table | None:
     t = Table(title="Per keyword: invalid examples refused / let through / schema not compiled")
     t.add_column("keyword")
     for b in report.backends:
-        t.add_column(b, justify="right")
+        t.add_column(escape(b), justify="right")
     for kw, cells in kws.items():
         row = []
         for b in report.backends:
@@ -102,7 +108,7 @@ def keyword_table(report: CompareReport) -> Table | None:
                 if c
                 else "-"
             )
-        t.add_row(kw, *row)
+        t.add_row(escape(kw), *row)
     return t
 
 
@@ -120,8 +126,8 @@ def print_report(report: CompareReport, console: Console | None = None) -> None:
     rec = report.recommendation
     if rec:
         head = rec.get("backend") or "none"
-        con.print(f"\n[bold]Recommendation: {head}[/bold]")
+        con.print(f"\n[bold]Recommendation: {escape(head)}[/bold]")
         for r in rec.get("reasons", []):
-            con.print(f"  • {r}")
+            con.print(f"  • {escape(str(r))}")
         for r in rec.get("tradeoffs", []):
-            con.print(f"  [dim]trade-off:[/dim] {r}")
+            con.print(f"  [dim]trade-off:[/dim] {escape(str(r))}")

@@ -1,0 +1,36 @@
+"""Terminal rendering of a check report: one line per schema, then what to change.
+
+Every piece of text that comes from a schema, a backend or the command line (names, error
+messages, the tokenizer path) is escaped: rich reads ``[/...]`` as markup and a schema
+named "Orders endpoint [/v2/orders]" would otherwise crash the output.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+
+from schemaops.check.gate import CheckReport
+
+
+def print_check(report: CheckReport, console: Console | None = None) -> None:
+    """Human output: one line per schema, then what to change under each failing one."""
+    con = console or Console()
+    if console is None and not con.is_terminal:
+        con = Console(width=160)  # piped into a CI log: keep one problem per line
+    for c in report.cases:
+        if c.status == "ok" and isinstance(c.compile_ms, (int, float)):
+            what = f"{c.compile_ms:.1f} ms, {c.verdict}"
+        else:
+            what = c.status
+        mark = "[green]PASS[/]" if c.passed else "[red]FAIL[/]"
+        con.print(f"{mark} {escape(c.schema)}  ({escape(what)})")
+        for p in c.problems:
+            con.print(f"     - {escape(p.message)}: [bold]{escape(p.fix)}[/]")
+        for w in c.warnings:
+            con.print(f"     [dim]warning: {escape(w)}[/]")
+    ok = len(report.cases) - len(report.failed)
+    con.print(
+        f"\n{ok}/{len(report.cases)} schema(s) ready for {escape(report.backend)} "
+        f"(compile budget {report.budget_ms:g} ms, tokenizer {escape(report.tokenizer)})"
+    )
