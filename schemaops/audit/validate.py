@@ -24,13 +24,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
 
 from schemaops.audit.classify import MAX_DEPTH, OUTCOME_OK, PARSE, VIOLATION, Outcome
 from schemaops.audit.fastcheck import _ID_KEYWORDS, _mentions, compile_fast, inline_refs
 from schemaops.errors import InputError
+from schemaops.formats import format_checker
 
 MESSAGE_LIMIT = 300
 TIMEOUT_PREFIX = "validation exceeded"
@@ -109,7 +110,7 @@ class SchemaChecker:
             cls.check_schema(schema)
         except SchemaError as exc:
             raise InputError(f"schema {name!r} is not a valid JSON Schema: {exc.message}") from None
-        fmt = FormatChecker() if assert_format else None
+        fmt = format_checker() if assert_format else None
         explain = schema
         if cls is Draft202012Validator and not _mentions(schema, _ID_KEYWORDS):
             explain = inline_refs(schema)

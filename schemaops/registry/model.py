@@ -105,15 +105,14 @@ class Schema:
     def validator(self) -> Any:
         """A jsonschema validator for instances, with format assertions on (cached).
 
-        Formats are asserted as JSONSchemaBench's evaluator does; audit's ``--no-format``
-        builds its own validator without a format checker.
+        Formats follow ``schemaops.formats`` (the audit's semantics: RFC 3339 dates and
+        times); audit's ``--no-format`` builds its own validator without a format checker.
         """
         if self._validator is None:
+            from schemaops.formats import format_checker
             from schemaops.registry.drafts import draft_label, validator_class
             from schemaops.registry.refs import OFFLINE
 
             cls = validator_class(draft_label(self.draft))
-            self._validator = cls(
-                self.bundled(), format_checker=cls.FORMAT_CHECKER, registry=OFFLINE
-            )
+            self._validator = cls(self.bundled(), format_checker=format_checker(), registry=OFFLINE)
         return self._validator

@@ -1,0 +1,131 @@
+"""One ``format`` semantics for all of schemaops (audit, registry sidecar examples).
+
+Why one module: ``jsonschema`` ships two different answers for the same format. Its
+draft-specific checkers (``Draft202012Validator.FORMAT_CHECKER``) accept ``"12:00:00Z"`` as a
+``time``, while a bare ``FormatChecker()`` uses the draft-3 ``time`` checker that rejects any
+offset; which one a caller gets depended on how it built its validator, so the registry
+accepted a sidecar example the audit then called a violation. Every part of schemaops now asks
+``format_checker()`` instead, whatever the schema's draft.
+
+The semantics:
+
+- ``date-time``, ``date``, ``time``: RFC 3339 section 5.6 (``full-date``, ``full-time``,
+  ``date-time``), checked here without optional packages. A ``time`` needs its offset (``Z`` or
+  ``+hh:mm``/``-hh:mm``); ``T`` and ``Z`` may be lower case; a leap second ``:60`` is accepted;
+  the day must exist in its month (Feb 29 only in leap years).
+- ``regex``: the value compiles with Python's ``re`` (the engine that also runs ``pattern``).
+  A value ``re`` cannot compile for any reason (a syntax error, a repetition count too large
+  such as ``a{99999999999}``, nesting too deep) does not conform: it is a format violation of
+  the output, never an error of the audit.
+- every other format: jsonschema's draft 2020-12 checker for it (formats whose checker needs a
+  package that is not installed are not asserted, as in jsonschema).
+
+A checker that raises anything for a value (a bug or a limit in a third-party checker) counts
+as "does not conform" rather than crashing the caller.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_TIME = re.compile(
+    r"([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?(?:[Zz]|[+-]([0-9]{2}):([0-9]{2}))"
+)
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+def is_rfc3339_date(value: Any) -> bool:
+    """RFC 3339 ``full-date``: ``YYYY-MM-DD`` with a day that exists in that month."""
+    if not isinstance(value, str):
+        return True
+    m = _DATE.fullmatch(value)
+    if m is None:
+        return False
+    year, month, day = (int(g) for g in m.groups())
+    if not 1 <= month <= 12:
+        return False
+    last = 29 if month == 2 and _leap(year) else _DAYS[month - 1]
+    return 1 <= day <= last
+
+
+def is_rfc3339_time(value: Any) -> bool:
+    """RFC 3339 ``full-time``: ``hh:mm:ss[.frac]`` plus ``Z`` or a numeric offset."""
+    if not isinstance(value, str):
+        return True
+    m = _TIME.fullmatch(value)
+    if m is None:
+        return False
+    hour, minute, second = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    if hour > 23 or minute > 59 or second > 60:
+        return False
+    if m.group(4) is not None and (int(m.group(4)) > 23 or int(m.group(5)) > 59):
+        return False
+    return True
+
+
+def is_rfc3339_date_time(value: Any) -> bool:
+    """RFC 3339 ``date-time``: ``full-date "T" full-time`` (``T`` may be lower case)."""
+    if not isinstance(value, str):
+        return True
+    if len(value) < 11 or value[10] not in "Tt":
+        return False
+    return is_rfc3339_date(value[:10]) and is_rfc3339_time(value[11:])
+
+
+def is_python_regex(value: Any) -> bool:
+    """The value compiles with Python's ``re``; any failure to compile is "not a regex"."""
+    if not isinstance(value, str):
+        return True
+    try:
+        re.compile(value)
+    except (re.error, OverflowError, RecursionError, ValueError, MemoryError):
+        return False
+    return True
+
+
+_OWN: dict[str, Callable[[Any], bool]] = {
+    "date": is_rfc3339_date,
+    "time": is_rfc3339_time,
+    "date-time": is_rfc3339_date_time,
+    "regex": is_python_regex,
+}
+
+
+def _guarded(func: Callable[[Any], Any], raises: Any) -> Callable[[Any], Any]:
+    """``func`` with any exception other than its declared ``raises`` read as "no"."""
+
+    def check(value: Any) -> Any:
+        try:
+            return func(value)
+        except raises:
+            raise
+        except Exception:
+            return False
+
+    return check
+
+
+@lru_cache(maxsize=1)
+def format_checker() -> FormatChecker:
+    """The project's ``FormatChecker`` (shared, read-only: build validators with it)."""
+    checker = FormatChecker(formats=())
+    for name, (func, raises) in Draft202012Validator.FORMAT_CHECKER.checkers.items():
+        checker.checkers[name] = (_guarded(func, raises), raises)
+    for name, func in _OWN.items():
+        checker.checkers[name] = (func, ())
+    return checker
+
+
+def conforms(value: Any, fmt: str) -> bool:
+    """True when ``value`` conforms to ``fmt`` (unknown formats always conform)."""
+    return format_checker().conforms(value, fmt)

@@ -1,0 +1,105 @@
+"""One ``format`` semantics everywhere (``schemaops/formats.py``): RFC 3339 for dates and times,
+Python ``re`` for ``regex``, and the registry's sidecar check agrees with the audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from schemaops.audit import AuditOptions, run_audit
+from schemaops.audit.classify import parse_output
+from schemaops.audit.validate import SchemaChecker
+from schemaops.formats import conforms
+
+
+@pytest.mark.parametrize(
+    ("value", "fmt", "ok"),
+    [
+        ("12:00:00Z", "time", True),
+        ("12:00:00z", "time", True),
+        ("12:00:00.123+05:30", "time", True),
+        ("23:59:60-01:00", "time", True),  # leap second
+        ("12:00:00", "time", False),  # RFC 3339 full-time needs an offset
+        ("24:00:00Z", "time", False),
+        ("12:60:00Z", "time", False),
+        ("12:00:00+24:00", "time", False),
+        ("1:00:00Z", "time", False),
+        ("2024-02-29", "date", True),
+        ("2023-02-29", "date", False),
+        ("2026-11-31", "date", False),
+        ("2026-1-01", "date", False),
+        ("2026-11-30T12:00:00Z", "date-time", True),
+        ("2026-11-30t12:00:00.5z", "date-time", True),
+        ("2026-11-30 12:00:00Z", "date-time", False),
+        ("2026-11-30T12:00:00", "date-time", False),
+        ("2026-11-31T12:00:00Z", "date-time", False),
+        ("^[a-z]+$", "regex", True),
+        ("a{99999999999}", "regex", False),  # OverflowError in re: not a regex, no crash
+        ("(unclosed", "regex", False),
+        (12, "time", True),  # formats only constrain strings
+    ],
+)
+def test_format_semantics(value: object, fmt: str, ok: bool) -> None:
+    assert conforms(value, fmt) is ok
+
+
+def _audit_category(schema: dict, text: str) -> str:
+    value, failure = parse_output(text)
+    assert failure is None
+    return SchemaChecker("s", schema).check(value).category
+
+
+def test_audit_uses_the_project_semantics() -> None:
+    time = {"type": "string", "format": "time"}
+    assert _audit_category(time, '"12:00:00Z"') == "ok"
+    assert _audit_category(time, '"12:00:00"') == "schema_violation:format"
+
+
+def test_regex_overflow_is_an_output_with_a_category(tmp_path: Path) -> None:
+    """``a{99999999999}`` used to raise OverflowError and become an input error (issue 13.12)."""
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"re": {"format": "regex"}}}))
+    f = tmp_path / "o.jsonl"
+    f.write_text(
+        json.dumps({"text": json.dumps({"re": "a{99999999999}"})})
+        + "\n"
+        + json.dumps({"text": json.dumps({"re": "^a+$"})})
+        + "\n"
+    )
+    doc = run_audit(str(f), AuditOptions(schema=str(schema))).to_json()
+    assert doc["input_errors"] == 0
+    assert doc["categories"] == {"ok": 1, "schema_violation:format": 1}
+
+
+def test_registry_sidecar_and_audit_agree_on_time(tmp_path: Path) -> None:
+    """The registry accepted a sidecar saying "12:00:00Z" is a valid ``time`` while audit
+    called it a violation (issue 13.11); both now follow RFC 3339."""
+    from schemaops.registry import inspect_registry
+
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"at": {"type": "string", "format": "time"}},
+        "required": ["at"],
+    }
+    (reg / "slot.json").write_text(json.dumps(schema))
+    valid, invalid = [{"at": "12:00:00Z"}, {"at": "08:30:00+02:00"}], [{"at": "12:00:00"}]
+    (reg / "slot.examples.json").write_text(json.dumps({"valid": valid, "invalid": invalid}))
+    _, problems = inspect_registry(reg)
+    assert problems == []
+    lines = [{"schema": "slot", "text": json.dumps(x)} for x in valid + invalid]
+    f = tmp_path / "o.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    doc = run_audit(str(f), AuditOptions(registry=str(reg))).to_json()
+    assert doc["categories"] == {"ok": 2, "schema_violation:format": 1}
+
+    # The other way round: the registry must flag a sidecar that calls an offset-less time
+    # valid, because the audit would call it a violation.
+    (reg / "slot.examples.json").write_text(json.dumps({"valid": invalid, "invalid": valid}))
+    _, problems = inspect_registry(reg)
+    kinds = sorted(p["kind"] for p in problems)
+    assert kinds == ["example_invalid_passes"] * 2 + ["example_valid_fails"], problems
