@@ -119,3 +119,25 @@ def test_drift_report_counts_variants_and_matches_registry(
     assert g["extra_compiles"] == 2 and doc["extra_compiles"] == 2
     assert doc["cache_entries"] == 4
     assert doc["groups"][1]["matches"] == "kb_search" and not doc["groups"][1]["drift"]
+
+
+def test_lone_surrogates_and_markup_in_a_log_print_cleanly(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    native = {"sampling_params": {"json_schema": '{"title":"\ud800","type":"string"}'}}
+    rf = {"type": "json_schema", "json_schema": {"name": "\udc80[/x]", "schema": {"a": 1}}}
+    log = _write_log(
+        tmp_path / "s.jsonl", [json.dumps(native), json.dumps({"response_format": rf})]
+    )
+    repo = Path(__file__).resolve().parents[1]
+    for extra in ([], ["--json"]):
+        r = subprocess.run(
+            [sys.executable, "-m", "schemaops", "registry", "drift", str(log), *extra],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        assert "[/x]" in r.stdout and "\\udc80" in r.stdout

@@ -153,3 +153,121 @@ def test_plan_tools_named_and_required(registry_dir: Path) -> None:
     assert len(req) == 1 and req[0].fragment["tool_choice"] == "required"
     with pytest.raises(ValueError):
         plan_from_registry(reg, "native", "named")
+
+
+def _hostile_log(tmp_path: Path) -> tuple[Path, dict[int, str]]:
+    """A log whose every bad line is a known kind; returns the path and line -> reason part."""
+    good = json.dumps({"sampling_params": {"json_schema": '{"type":"object"}'}})
+    deep_schema = '{"a":' * 3000 + "1" + "}" * 3000
+    tool = {"type": "function", "function": {"name": "a", "parameters": "str"}}
+    rows: list[tuple[bytes, str | None]] = [
+        (good.encode(), None),
+        (b'{"sampling_params": {"json_schema": "\xff\xfe"}}', "not UTF-8"),
+        (b"[" * 5000 + b"]" * 5000, "nested deeper"),
+        (json.dumps({"sampling_params": {"json_schema": deep_schema}}).encode(), "nested deeper"),
+        (json.dumps({"sampling_params": "abc"}).encode(), "sampling_params"),
+        (json.dumps({"sampling_params": [{"regex": "a"}, "x"]}).encode(), "sampling_params"),
+        (json.dumps({"response_format": "x"}).encode(), "response_format"),
+        (
+            json.dumps({"response_format": {"type": "json_schema", "json_schema": "s"}}).encode(),
+            "json_schema",
+        ),
+        (json.dumps({"tools": ["a"], "tool_choice": "required"}).encode(), "tools"),
+        (json.dumps({"tools": [{"function": "x"}], "tool_choice": "required"}).encode(), "tool"),
+        (json.dumps({"tools": [tool], "tool_choice": "required"}).encode(), "parameters"),
+        (
+            json.dumps(
+                {"tools": [dict(tool, function={"name": "a"})], "tool_choice": {"function": "a"}}
+            ).encode(),
+            "tool_choice",
+        ),
+        (json.dumps({"sampling_params": {"json_schema": "not json {"}}).encode(), "not JSON"),
+        (json.dumps({"body": "not json"}).encode(), "JSON"),
+        (json.dumps({"messages": []}).encode(), None),
+        (good.encode(), None),
+    ]
+    p = tmp_path / "hostile.jsonl"
+    p.write_bytes(b"\n".join(r for r, _ in rows) + b"\n")
+    return p, {n: why for n, (_, why) in enumerate(rows, 1) if why}
+
+
+def test_hostile_lines_are_counted_errors_with_their_line(tmp_path: Path) -> None:
+    log, bad = _hostile_log(tmp_path)
+    sc = scan(log)
+    assert sc.records == 16
+    errors = {e["line"]: e["reason"] for e in sc.input_errors}
+    assert sorted(errors) == sorted(bad)
+    for line, part in bad.items():
+        assert part in errors[line], (line, errors[line])
+    assert [f.line for f in sc.found] == [1, 16] and sc.unconstrained == 1
+    # nothing lost: every record is a grammar line, an unconstrained line or an error
+    assert len({f.line for f in sc.found}) + sc.unconstrained + len(errors) == sc.records
+
+
+def test_a_line_longer_than_the_cap_is_an_error_not_a_memory_spike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from schemaops.warm import fromlog
+
+    monkeypatch.setattr(fromlog, "MAX_LINE_BYTES", 1000)
+    p = tmp_path / "long.jsonl"
+    long_line = json.dumps({"text": "x" * (fromlog.MAX_LINE_BYTES + 10)})
+    good = json.dumps({"sampling_params": {"regex": "a"}})
+    p.write_text(good + "\n" + long_line + "\n" + good + "\n", encoding="utf-8")
+    sc = scan(p)
+    assert sc.records == 3 and [f.line for f in sc.found] == [1, 3]
+    assert sc.input_errors[0]["line"] == 2 and "longer than" in sc.input_errors[0]["reason"]
+
+
+def test_unreadable_logs_exit_2_without_a_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    bad_gz = tmp_path / "bad.jsonl.gz"
+    bad_gz.write_bytes(b"this is not gzip at all\n")
+    binary = tmp_path / "blob.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00garbage\n\x80\x81\n")
+    for log in (bad_gz, binary, tmp_path):
+        for args in (
+            ["registry", "drift", str(log), "--json"],
+            ["warm", "--server", "http://127.0.0.1:9", "--retries", "0", "--from-log", str(log)],
+        ):
+            r = subprocess.run(
+                [sys.executable, "-m", "schemaops", *args],
+                cwd=repo,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert r.returncode == 2, (args, r.stdout, r.stderr)
+            assert "Traceback" not in r.stderr and "error" in r.stderr, (args, r.stderr)
+
+
+def test_hostile_log_through_both_commands(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    log, bad = _hostile_log(tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-m", "schemaops", "registry", "drift", str(log), "--json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["records"] == 16 and sorted(e["line"] for e in doc["input_errors"]) == sorted(bad)
+    r = subprocess.run(
+        [sys.executable, "-m", "schemaops", "warm", "--server", "http://127.0.0.1:9"]
+        + ["--retries", "0", "--from-log", str(log), "--registry", str(repo / "schemas")],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    # the server is not there (exit 1), but the log was read: 13 unusable lines, no traceback
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert f"{len(bad)} unusable line(s)" in r.stderr

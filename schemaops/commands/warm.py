@@ -251,7 +251,7 @@ def drift_cmd(
 ) -> None:
     """Schemas sent as several byte strings (key order, whitespace, escaping): one cache entry
     and one compile each. Exit 1 when any schema drifts, 2 on unreadable input."""
-    from schemaops.warm.drift import run_drift
+    from schemaops.warm.drift import exit_code, run_drift
 
     reg = registry if registry is not None and registry.is_dir() else None
     doc = call(run_drift, log, reg)
@@ -259,10 +259,15 @@ def drift_cmd(
         emit_json(doc)
     else:
         _render_drift(doc)
-    raise typer.Exit(1 if doc["drifting"] else 0)
+    if exit_code(doc) == EXIT_USAGE:
+        first = doc["input_errors"][0]
+        msg = f"error: {log}: no usable line (line {first['line']}: {first['reason']})"
+        typer.echo(msg, err=True)
+    raise typer.Exit(exit_code(doc))
 
 
 def _render_drift(doc: dict) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     out = Console(highlight=False)
@@ -279,7 +284,7 @@ def _render_drift(doc: dict) -> None:
         name = g["matches"] or f"(unmatched) {g['label']}".strip()
         for i, v in enumerate(g["variants"]):
             t.add_row(
-                name if i == 0 else "",
+                escape(name) if i == 0 else "",
                 v["sha256"][:12],
                 str(v["count"]),
                 ",".join(f"{k}:{n}" for k, n in v["apis"].items()),
@@ -291,7 +296,7 @@ def _render_drift(doc: dict) -> None:
     if doc["input_errors"]:
         out.print(
             f"[yellow]{len(doc['input_errors'])} unusable line(s)[/], "
-            f"first: {doc['input_errors'][0]}"
+            f"first: {escape(str(doc['input_errors'][0]))}"
         )
 
 

@@ -20,7 +20,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from schemaops.warm.fromlog import scan
+from schemaops.errors import EXIT_GATE, EXIT_OK, EXIT_USAGE
+from schemaops.warm.fromlog import printable, scan
 
 # One JSON token with the whitespace before it; strings keep their escapes as written.
 _TOKEN = re.compile(
@@ -97,7 +98,8 @@ def registry_index(registry: Any) -> dict[str, str]:
 
 
 def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """Hash of the text as sent; a lone surrogate (``"\\ud800"`` in the log) is hashable too."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def analyse(path: str | Path, registry: Any = None) -> dict[str, Any]:
@@ -144,7 +146,7 @@ def analyse(path: str | Path, registry: Any = None) -> dict[str, Any]:
                     "chars": len(text),
                     "differs": differences(ref, text),
                     "registry_wire": w[1] if w and w[0] == match else None,
-                    "preview": text[:100],
+                    "preview": printable(text[:100]),
                 }
             )
         schemas.append(
@@ -173,6 +175,13 @@ def analyse(path: str | Path, registry: Any = None) -> dict[str, Any]:
         else None,
         "groups": schemas,
     }
+
+
+def exit_code(doc: dict[str, Any]) -> int:
+    """2 when the log has records but not one is usable, 1 when a schema drifts, else 0."""
+    if doc["records"] and not doc["with_grammar"] and not doc["unconstrained"]:
+        return EXIT_USAGE
+    return EXIT_GATE if doc["drifting"] else EXIT_OK
 
 
 def run_drift(path: str | Path, registry_dir: str | Path | None = None) -> dict[str, Any]:

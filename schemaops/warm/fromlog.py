@@ -16,13 +16,19 @@ import gzip
 import io
 import json
 import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from schemaops.errors import InputError
 from schemaops.warm.plan import WarmItem, dedupe
+
+# A line deeper than this is an input error, not a RecursionError (audit uses the same 128).
+MAX_DEPTH = 128
+# One request body per line; a longer line is skipped in chunks (memory stays bounded).
+MAX_LINE_BYTES = 64 * 1024 * 1024
 
 _NATIVE_FIELDS = {
     "json_schema": "json",
@@ -61,15 +67,93 @@ class LogScan:
 
 
 def open_text(path: str | Path) -> io.TextIOBase:
-    """Open a JSONL file (``-`` for stdin, ``.gz`` accepted)."""
+    """Open a JSONL file as text (``-`` for stdin, ``.gz`` accepted); strict UTF-8.
+
+    ``scan`` reads bytes instead (``open_bytes``) so that one bad byte costs one line.
+    """
+    return io.TextIOWrapper(open_bytes(path), encoding="utf-8")
+
+
+def open_bytes(path: str | Path) -> BinaryIO:
+    """Open a request log for reading bytes (``-`` for stdin, ``.gz`` accepted)."""
     if str(path) == "-":
-        return sys.stdin  # type: ignore[return-value]
+        return sys.stdin.buffer
     p = Path(path)
     if not p.is_file():
         raise InputError(f"request log not found: {p}")
-    if p.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8")
-    return open(p, encoding="utf-8")  # noqa: SIM115 - closed by the caller's with
+    try:
+        return gzip.open(p, "rb") if p.suffix == ".gz" else open(p, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"request log {p} cannot be read: {exc.strerror or exc}") from None
+
+
+def _lines(fh: BinaryIO, path: str | Path) -> Iterator[tuple[int, bytes | None]]:
+    """``(line_number, bytes)`` per line; ``None`` for a line longer than ``MAX_LINE_BYTES``.
+
+    A long line is skipped in chunks, so memory stays bounded whatever the log holds. A
+    stream that breaks (a corrupt gzip member, an I/O error) is unreadable input: exit 2.
+    """
+    n = 0
+    try:
+        while True:
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            n += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):
+                    raw = fh.readline(MAX_LINE_BYTES)
+                yield n, None
+                continue
+            yield n, raw
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(
+            f"request log {path} unreadable after line {n}: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than ``MAX_DEPTH``: an input error, never a RecursionError."""
+
+
+def load_json(text: str | bytes, what: str = "line") -> Any:
+    """``json.loads`` bounded in depth: deeper than ``MAX_DEPTH`` raises ``TooDeep``."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise TooDeep(f"{what} is nested deeper than {MAX_DEPTH} levels") from None
+    if _deeper_than(value, MAX_DEPTH):
+        raise TooDeep(f"{what} is nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Iterative depth check (a recursive one would itself hit Python's recursion limit)."""
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list):
+            if d > limit:
+                return True
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return False
+
+
+def _loads_or_say(text: str, what: str) -> Any:
+    """``load_json``, its parse error prefixed with what was not JSON."""
+    try:
+        return load_json(text, what)
+    except TooDeep:
+        raise
+    except ValueError as exc:
+        raise ValueError(f"{what} is not JSON: {exc}") from None
+
+
+def _obj(value: Any, what: str) -> dict[str, Any]:
+    """``value`` if it is a JSON object; else a ``ValueError`` naming the field."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} is not a JSON object (got {type(value).__name__})")
+    return value
 
 
 def _unwrap(rec: Any) -> Any:
@@ -80,18 +164,29 @@ def _unwrap(rec: Any) -> Any:
             and not ("sampling_params" in rec or "messages" in rec)
         ):
             inner = rec[k]
-            return json.loads(inner) if isinstance(inner, str) else inner
+            return _loads_or_say(inner, k) if isinstance(inner, str) else inner
     return rec
 
 
 def _tool_schema(tool: dict[str, Any]) -> dict[str, Any]:
     """SGLang 0.5.23 ``function_call/utils.py::_get_tool_schema``."""
-    fn = tool.get("function") or {}
+    fn = _obj(tool.get("function") or {}, "tools[].function")
     params = fn.get("parameters") or {"type": "object", "properties": {}}
     return {
         "properties": {"name": {"type": "string", "enum": [fn.get("name")]}, "parameters": params},
         "required": ["name", "parameters"],
     }
+
+
+def _check_tool(tool: Any) -> None:
+    """A tool definition SGLang could build a schema from, else a ``ValueError`` saying why."""
+    fn = _obj(_obj(tool, "tools[]").get("function") or {}, "tools[].function")
+    params = fn.get("parameters")
+    if params is not None:
+        _obj(params, f"tools[{fn.get('name')!r}].function.parameters")
+        _obj(params.get("$defs", {}), f"tools[{fn.get('name')!r}].function.parameters.$defs")
+        if _deeper_than(params, MAX_DEPTH):
+            raise ValueError(f"tool parameters are nested deeper than {MAX_DEPTH} levels")
 
 
 def sglang_tool_key(
@@ -104,8 +199,10 @@ def sglang_tool_key(
     when parallel tool calls are off, then ``json.dumps``. With ``--tool-call-parser`` the
     server builds a structural tag instead, which this does not predict.
     """
+    for t in tools:
+        _check_tool(t)
     if isinstance(tool_choice, dict):
-        name = (tool_choice.get("function") or {}).get("name")
+        name = _obj(tool_choice.get("function") or {}, "tool_choice.function").get("name")
         for t in tools:
             if (t.get("function") or {}).get("name") == name:
                 schema: dict[str, Any] = {"type": "array", "minItems": 1, "items": _tool_schema(t)}
@@ -134,8 +231,9 @@ def _from_native(line: int, body: dict[str, Any]) -> list[Found]:
     sps = body.get("sampling_params")
     out = []
     for sp in sps if isinstance(sps, list) else [sps]:
-        if not isinstance(sp, dict):
+        if sp is None:
             continue
+        _obj(sp, "sampling_params")
         for fname, ktype in _NATIVE_FIELDS.items():
             val = sp.get(fname)
             if val is None:
@@ -144,6 +242,15 @@ def _from_native(line: int, body: dict[str, Any]) -> list[Found]:
                 raise ValueError(
                     f"sampling_params.{fname} is not a string (SGLang expects the text)"
                 )
+            title = ""
+            if ktype == "json":
+                try:
+                    schema = load_json(val, f"sampling_params.{fname}")
+                except TooDeep:
+                    raise
+                except ValueError as exc:
+                    raise ValueError(f"sampling_params.{fname} is not JSON: {exc}") from None
+                title = _title(schema)
             out.append(
                 Found(
                     line,
@@ -152,7 +259,7 @@ def _from_native(line: int, body: dict[str, Any]) -> list[Found]:
                     val,
                     val if ktype == "json" else None,
                     {fname: val},
-                    _title(val),
+                    title,
                 )
             )
             break  # SGLang uses the first present, in this order
@@ -161,11 +268,15 @@ def _from_native(line: int, body: dict[str, Any]) -> list[Found]:
 
 def _from_openai(line: int, body: dict[str, Any]) -> list[Found]:
     rf = body.get("response_format")
+    if rf is not None:
+        _obj(rf, "response_format")
     if isinstance(rf, dict) and rf.get("type") == "json_schema":
-        js = rf.get("json_schema") or {}
+        js = _obj(rf.get("json_schema") or {}, "response_format.json_schema")
         schema = js.get("schema", rf.get("schema"))
         if not isinstance(schema, dict):
             raise ValueError("response_format json_schema without a schema object")
+        if _deeper_than(schema, MAX_DEPTH):
+            raise ValueError(f"response_format schema is nested deeper than {MAX_DEPTH} levels")
         key = json.dumps(schema)
         return [
             Found(
@@ -175,13 +286,15 @@ def _from_openai(line: int, body: dict[str, Any]) -> list[Found]:
                 key,
                 key,
                 {"response_format": rf},
-                str(js.get("name") or _title(key)),
+                printable(str(js.get("name") or "")) or _title(schema),
             )
         ]
     if isinstance(rf, dict) and rf.get("type") == "json_object":
         key = '{"type": "object"}'
         return [Found(line, "openai", "json", key, key, {"response_format": rf}, "json_object")]
     tools, choice = body.get("tools"), body.get("tool_choice")
+    if tools is not None and not isinstance(tools, list):
+        raise ValueError(f"tools is not a JSON array (got {type(tools).__name__})")
     if isinstance(tools, list) and tools and (choice == "required" or isinstance(choice, dict)):
         frag: dict[str, Any] = {"tools": tools, "tool_choice": choice}
         if "parallel_tool_calls" in body:
@@ -196,40 +309,61 @@ def _from_openai(line: int, body: dict[str, Any]) -> list[Found]:
             name, chosen = "tools:required", tools
         params = [(t.get("function") or {}).get("parameters") for t in chosen]
         text = json.dumps(params[0]) if len(params) == 1 and isinstance(params[0], dict) else None
-        return [Found(line, "openai", "json", key, text, frag, name)]
+        return [Found(line, "openai", "json", key, text, frag, printable(str(name)))]
     return []
 
 
-def _title(text: str) -> str:
-    try:
-        v = json.loads(text)
-    except ValueError:
-        return ""
-    return str(v.get("title", "")) if isinstance(v, dict) else ""
+def _title(schema: Any) -> str:
+    return printable(str(schema.get("title", ""))) if isinstance(schema, dict) else ""
 
 
 def scan(path: str | Path) -> LogScan:
-    """Read the log once, line by line (memory does not grow with the log's length)."""
+    """Read the log once, line by line (memory does not grow with the log's length).
+
+    Every non-blank line is a record and lands in exactly one place: a grammar use
+    (``found``), ``unconstrained``, or ``input_errors`` with its line number and why (a byte
+    that is not UTF-8, nesting deeper than ``MAX_DEPTH``, a value of the wrong type, schema
+    text that is not JSON, a line longer than ``MAX_LINE_BYTES``). Only a log that cannot
+    be opened or read on raises (``InputError``, exit 2).
+    """
     result = LogScan()
-    with open_text(path) as fh:
-        for n, raw in enumerate(fh, 1):
-            if not raw.strip():
+    with open_bytes(path) as fh:
+        for n, raw in _lines(fh, path):
+            if raw is not None and not raw.strip():
                 continue
             result.records += 1
             try:
-                body = _unwrap(json.loads(raw))
-                if not isinstance(body, dict):
-                    raise ValueError("not a JSON object")
-                found = (
-                    _from_native(n, body) if "sampling_params" in body else _from_openai(n, body)
-                )
+                found = _scan_line(n, raw)
             except ValueError as exc:
-                result.input_errors.append({"line": n, "reason": str(exc)[:300]})
+                result.input_errors.append({"line": n, "reason": printable(str(exc))[:300]})
                 continue
             if not found:
                 result.unconstrained += 1
             result.found.extend(found)
     return result
+
+
+def _scan_line(n: int, raw: bytes | None) -> list[Found]:
+    if raw is None:
+        raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes (skipped)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} of the line"
+        ) from None
+    try:
+        body = _unwrap(_loads_or_say(text, "line"))
+        if not isinstance(body, dict):
+            raise ValueError("not a JSON object")
+        return _from_native(n, body) if "sampling_params" in body else _from_openai(n, body)
+    except RecursionError:  # a fragment deep enough for json.dumps to refuse it
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+
+
+def printable(text: str) -> str:
+    """Lone surrogates (``"\\ud800"`` in the log) escaped, so any output can encode it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def iter_items(
