@@ -2,7 +2,8 @@
 
 Parsing is strict RFC 8259: ``NaN``/``Infinity`` are rejected (Python's ``json`` accepts them
 by default). ``orjson`` is only an accelerator: when it refuses a text, or might have read a
-number differently (integers of 20+ digits become floats in orjson), the stdlib decoder with
+number differently (orjson reads integers outside [-2^63, 2^64) as floats: any integer of 19+
+digits may be one, e.g. ``-9223372036854775810``), the stdlib decoder with
 strict constants decides, so the verdict never depends on which parser ran.
 
 RFC 8259 §9 lets a parser limit nesting depth and number size; values beyond the limits here
@@ -37,15 +38,18 @@ SUBTYPES = (
 MAX_DEPTH = 128
 
 _orjson_loads = orjson.loads
-# orjson reads integers beyond 64 bits as floats; the stdlib keeps them exact. A run of 20
-# ASCII digits is the only way to write one, found with C-speed bytes ops (a regex scan costs
-# several microseconds per output, more than the parse).
+# orjson reads integers below -2^63 or from 2^64 as floats; the stdlib keeps them exact. The
+# shortest such integer has 19 digits (-9223372036854775809), so a run of 19 ASCII digits
+# sends the text to the stdlib, found with C-speed bytes ops (a regex scan costs several
+# microseconds per output, more than the parse).
 _DIGIT_MAP = bytes(49 if 48 <= i <= 57 else 48 for i in range(256))
-_RUN20 = b"1" * 20
+_LONG_RUN = b"1" * 19
 
 
 def _may_have_long_int(text: str) -> bool:
-    return len(text) >= 20 and _RUN20 in text.encode("utf-8", "surrogatepass").translate(_DIGIT_MAP)
+    return len(text) >= 19 and _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(
+        _DIGIT_MAP
+    )
 
 
 _FENCE = re.compile(r"```[^\n`]*\n?")

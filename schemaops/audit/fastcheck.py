@@ -22,6 +22,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema._utils import equal, uniq
+from jsonschema.validators import validator_for
 
 Check = Callable[[Any], bool]
 
@@ -66,6 +67,22 @@ def _mentions(node: Any, keys: tuple[str, ...]) -> bool:
         if isinstance(cur, dict):
             if any(k in cur for k in keys):
                 return True
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return False
+
+
+def _other_dialect(root: Any, validator_cls: type) -> bool:
+    """True when a subschema's ``$schema`` selects another validator class than the root's
+    (conservative: any object holding a ``$schema`` key counts, even inside data keywords)."""
+    stack = [root]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            if cur is not root and isinstance(cur.get("$schema"), str):
+                if validator_for(cur, default=validator_cls) is not validator_cls:
+                    return True
             stack.extend(cur.values())
         elif isinstance(cur, list):
             stack.extend(cur)
@@ -357,9 +374,14 @@ def compile_fast(schema: Any, validator_cls: type, format_checker: Any) -> Check
 
     Only draft 2020-12 is compiled (``items`` and bounds differ in older drafts), and only
     schemas without base-URI changes (``$id``, anchors, dynamic refs), so every ``$ref`` is a
-    JSON pointer into the one document.
+    JSON pointer into the one document. A subschema that names another dialect with its own
+    ``$schema`` (jsonschema validates it with that draft's rules: draft-04 ``type: integer``
+    refuses ``1.0``, draft-07 ``dependencies``, draft-03 ``divisibleBy``) makes the whole schema
+    go to jsonschema.
     """
     if validator_cls is not Draft202012Validator or _mentions(schema, _ID_KEYWORDS):
+        return None
+    if _other_dialect(schema, validator_cls):
         return None
     gen = _Gen(schema, format_checker)
     try:
