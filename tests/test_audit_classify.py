@@ -194,26 +194,80 @@ def _classify(text: str) -> str:
     return CHECKER.check(value).category
 
 
+def _oracle(text: str) -> str:
+    """The category from independent oracles: the stdlib's strict ``json.loads`` (RFC 8259
+    constants refused) decides "parses", then plain jsonschema decides ok vs violation."""
+
+    def refuse(name: str) -> None:
+        raise ValueError(name)
+
+    try:
+        value = json.loads(text, parse_constant=refuse)
+    except (ValueError, RecursionError):
+        return "json_parse_failure"
+    if _depth(value) > MAX_DEPTH:  # the documented nesting limit (RFC 8259 section 9)
+        return "json_parse_failure"
+    return "ok" if CHECKER.validator.is_valid(value) else "schema_violation"
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def _agrees(text: str) -> None:
+    got = _classify(text)
+    assert got.split(":", 1)[0] == _oracle(text), (text, got)
+    if got.startswith("schema_violation:"):
+        keyword = got.split(":", 1)[1]
+        value, _ = parse_output(text)
+        assert keyword in {e.validator for e in CHECKER.validator.iter_errors(value)}, got
+
+
 @SETTINGS
 @given(st.text())
-def test_any_text_gets_a_category(text: str) -> None:
-    assert _classify(text) in ("ok", "json_parse_failure") or _classify(text).startswith(
-        "schema_violation:"
-    )
+def test_any_text_gets_the_oracles_category(text: str) -> None:
+    _agrees(text)
 
 
 @SETTINGS
 @given(JSON)
-def test_any_json_parses_and_gets_ok_or_violation(value: object) -> None:
-    cat = _classify(json.dumps(value))
-    assert cat == "ok" or cat.startswith("schema_violation:")
+def test_any_json_parses_and_gets_the_oracles_verdict(value: object) -> None:
+    text = json.dumps(value)
+    assert _classify(text) != "json_parse_failure"
+    _agrees(text)
 
 
 @SETTINGS
 @given(st.binary())
-def test_any_bytes_get_a_category(data: bytes) -> None:
-    cat = _classify(data.decode("utf-8", errors="surrogateescape"))
-    assert cat in ("ok", "json_parse_failure") or cat.startswith("schema_violation:")
+def test_any_bytes_get_the_oracles_category(data: bytes) -> None:
+    _agrees(data.decode("utf-8", errors="surrogateescape"))
+
+
+TOOLISH = st.fixed_dictionaries(
+    {"tool": st.sampled_from(["get_order", "issue_refund", "x"])},
+    optional={
+        "args": st.fixed_dictionaries(
+            {},
+            optional={
+                "order_id": st.sampled_from(["ORD-20481357", "ORD-1", 7]),
+                "quantity": st.sampled_from([0, 1, 2, 1.0, 2.5, "2"]),
+                "email": st.sampled_from(["a@b.co", "not-an-email"]),
+                "x": st.none(),
+            },
+        )
+    },
+)
+
+
+@SETTINGS
+@given(TOOLISH)
+def test_near_valid_tool_calls_get_the_oracles_verdict(value: object) -> None:
+    """Values close to the schema, so that both ok and violations are drawn often."""
+    _agrees(json.dumps(value))
 
 
 @SETTINGS
