@@ -6,6 +6,7 @@ one CLI run over the shipped registry on the fastest backend.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,8 @@ def test_results_follow_the_design_contract(report):
             "accepts_invalid",
             "rejects_valid",
             "unsupported",
+            "unchecked",
+            "failed",
         )
         if r["status"] == "ok":
             assert r["compile_ms"] > 0
@@ -106,6 +109,7 @@ def test_verdicts_and_keyword_attribution(report):
     assert _get(report, "tags", "llguidance")["status"] == "unsupported"
     out = _get(report, "longtext", "outlines")
     assert out["status"] == "timeout", out.get("error")
+    assert out["enforcement"]["verdict"] == "failed"  # not "unsupported": it timed out
     assert _get(report, "longtext", "xgrammar")["status"] == "ok"
 
 
@@ -114,6 +118,8 @@ def test_summary_and_recommendation(report):
     assert summ["xgrammar"]["coverage"] == 1.0
     assert summ["llguidance"]["status"] == {"ok": 2, "unsupported": 1}
     assert summ["outlines"]["status"].get("timeout") == 1
+    assert summ["outlines"]["enforcement"]["failed"] == 1
+    assert summ["outlines"]["enforcement"]["unsupported"] == 0
     rec = report.recommendation
     # Only xgrammar compiles everything; its gap (uniqueItems) must be named.
     assert rec["backend"] == "xgrammar"
@@ -198,3 +204,52 @@ def test_cli_compare_usage_errors(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"unique_id": "x"}\n')
     assert runner.invoke(app, ["compare", "--corpus", str(bad)]).exit_code == 2
+
+
+RECURSIVE = {
+    "$defs": {"node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/node"}}}},
+    "$ref": "#/$defs/node",
+}
+
+
+def test_cli_compare_corpus_without_evidence_is_unchecked_with_a_reason(tmp_path):
+    # hypothesis-jsonschema cannot follow a recursive $ref: nothing is walked, so the verdict
+    # is "unchecked" with the generator's reason, not "enforced" over 0 examples.
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"unique_id": "tree", "json_schema": RECURSIVE}) + "\n")
+    res = CliRunner().invoke(
+        app, ["compare", "--corpus", str(corpus), "--backends", "llguidance", "--json", "-q"]
+    )
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    (r,) = doc["results"]
+    assert r["status"] == "ok"
+    enf = r["enforcement"]
+    assert (enf["valid"], enf["invalid"]) == (0, 0)
+    assert enf["verdict"] == "unchecked"
+    assert "generation" in enf["reason"] and r["instance_errors"]
+    assert doc["summary"]["llguidance"]["enforcement"]["unchecked"] == 1
+
+
+def test_cli_compare_corpus_without_the_generator_is_a_clear_usage_error(tmp_path, monkeypatch):
+    # What `pip install "schemaops[all]"` without the generator looked like: a None entry in
+    # sys.modules makes the import fail exactly as a missing package does.
+    monkeypatch.setitem(sys.modules, "hypothesis_jsonschema", None)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"unique_id": "s1", "json_schema": STATUS}) + "\n")
+    res = CliRunner().invoke(
+        app, ["compare", "--corpus", str(corpus), "--backends", "llguidance", "--json", "-q"]
+    )
+    assert res.exit_code == 2
+    assert "hypothesis-jsonschema" in res.stderr and "schemaops[compare]" in res.stderr
+    assert "--generate 0" in res.stderr
+
+
+def test_a_normal_install_has_the_instance_generator():
+    tomllib = pytest.importorskip("tomllib")
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert "hypothesis-jsonschema==0.23.1" in extras["compare"]
+    assert "hypothesis==6.130.13" in extras["compare"]
+    assert any("compare" in dep for dep in extras["all"])

@@ -64,7 +64,9 @@ def test_summary_counts_coverage_and_percentiles():
     assert abs(s["coverage"] - 2 / 3) < 1e-9
     assert s["status"] == {"ok": 2, "timeout": 1}
     assert s["compile_ms"]["p50"] == 20.0
-    assert s["enforcement"]["unsupported"] == 1 and s["enforcement"]["enforced"] == 2
+    # a timeout is its own verdict, not "unsupported" (the backend did not decline anything)
+    assert s["enforcement"]["failed"] == 1 and s["enforcement"]["unsupported"] == 0
+    assert s["enforcement"]["enforced"] == 2
 
 
 def test_recommend_prefers_full_coverage_and_enforcement_over_speed():
@@ -188,3 +190,15 @@ def test_terminal_tables_print_rich_markup_in_names_literally():
     print_report(rep, Console(file=buf, width=300))
     out = buf.getvalue()
     assert name in out and "[/kw]" in out and "[/s]" in out and "[/tok]" in out
+
+
+def test_verdict_without_evidence_is_unchecked_and_failures_are_not_unsupported():
+    from schemaops.compare.enforce import summarize
+    from schemaops.compare.model import unwalked
+
+    none = summarize([], "ok", "generation: hypothesis-jsonschema is not installed")
+    assert none["verdict"] == "unchecked" and "not installed" in none["reason"]
+    inst = [{"kind": "invalid", "index": 0, "keyword": "enum"}]
+    for status in ("timeout", "crash", "oom", "error"):
+        assert summarize(unwalked(inst), status)["verdict"] == "failed"
+    assert summarize(unwalked(inst), "unsupported")["verdict"] == "unsupported"

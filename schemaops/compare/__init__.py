@@ -5,9 +5,16 @@ Public API (``measure``/``measure_many`` return DESIGN.md's result dicts; see ``
     from schemaops.compare import measure, measure_many, STATUSES, keyword_matrix
 """
 
-from schemaops.compare.enforce import VERDICTS, keyword_matrix, keyword_status
-from schemaops.compare.instances import SuiteCase, generate_valid, suite_cases, violated_keyword
-from schemaops.compare.measure import (
+from schemaops.compare.enforce import keyword_matrix, keyword_status
+from schemaops.compare.instances import (
+    GenerationError,
+    SuiteCase,
+    generate_valid,
+    suite_cases,
+    violated_keyword,
+)
+from schemaops.compare.measure import measure, measure_many, normalise_item
+from schemaops.compare.model import (
     CRASH,
     ERROR,
     OK,
@@ -15,9 +22,7 @@ from schemaops.compare.measure import (
     STATUSES,
     TIMEOUT,
     UNSUPPORTED,
-    measure,
-    measure_many,
-    normalise_item,
+    VERDICTS,
 )
 
 __all__ = [
@@ -29,6 +34,7 @@ __all__ = [
     "TIMEOUT",
     "UNSUPPORTED",
     "VERDICTS",
+    "GenerationError",
     "SuiteCase",
     "generate_valid",
     "keyword_matrix",

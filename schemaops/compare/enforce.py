@@ -28,8 +28,14 @@ from typing import Any
 import numpy as np
 
 from schemaops.backends.base import CompiledGrammar
-
-VERDICTS = ("enforced", "accepts_invalid", "rejects_valid", "unsupported")
+from schemaops.compare.model import (
+    ACCEPTS_INVALID,
+    ENFORCED,
+    OK,
+    REJECTS_VALID,
+    UNCHECKED,
+    not_compiled_verdict,
+)
 
 
 @dataclass
@@ -122,14 +128,20 @@ def locate(text: str, start: int | None, end: int | None = None) -> tuple[str, b
     return "structure", False
 
 
-def summarize(details: list[dict[str, Any]], compiled: bool) -> dict[str, Any]:
+def summarize(
+    details: list[dict[str, Any]], status: str = OK, reason: str | None = None
+) -> dict[str, Any]:
     """The ``enforcement`` block of a result from per-instance ``details``.
 
-    Verdict precedence: ``unsupported`` (did not compile) > ``accepts_invalid`` (the silent
-    failure: a model may emit schema-violating output) > ``rejects_valid`` (structural) >
+    ``status`` is the result's compile status: anything but ``ok`` means nothing was walked
+    and the verdict is ``unsupported`` or ``failed`` (see ``model``). Otherwise precedence:
+    ``accepts_invalid`` (the silent failure: a model may emit schema-violating output) >
+    ``rejects_valid`` (structural) > ``unchecked`` (no example walked: no evidence) >
     ``enforced``. ``rejects_valid`` counts structural rejections only; content rejections
-    are ``rejects_valid_content``.
+    are ``rejects_valid_content``. ``reason`` (why nothing was walked) is kept for an
+    ``unchecked`` verdict.
     """
+    compiled = status == OK
     acc = sum(1 for d in details if d["kind"] == "invalid" and d["outcome"] == "accepted")
     rej = sum(
         1
@@ -153,24 +165,31 @@ def summarize(details: list[dict[str, Any]], compiled: bool) -> dict[str, Any]:
             row["ignored"] += 1
         else:
             row["enforced"] += 1
+    n_valid = sum(1 for d in details if d["kind"] == "valid")
+    n_invalid = sum(1 for d in details if d["kind"] == "invalid")
     if not compiled:
-        verdict = "unsupported"
+        verdict = not_compiled_verdict(status)
     elif acc:
-        verdict = "accepts_invalid"
+        verdict = ACCEPTS_INVALID
     elif rej:
-        verdict = "rejects_valid"
+        verdict = REJECTS_VALID
+    elif n_valid + n_invalid == 0:
+        verdict = UNCHECKED  # "enforced" over zero examples would be vacuous
     else:
-        verdict = "enforced"
-    return {
+        verdict = ENFORCED
+    out = {
         "verdict": verdict,
         "accepts_invalid": acc,
         "rejects_valid": rej,
         "rejects_valid_content": rej_content,
-        "valid": sum(1 for d in details if d["kind"] == "valid"),
-        "invalid": sum(1 for d in details if d["kind"] == "invalid"),
+        "valid": n_valid if compiled else 0,
+        "invalid": n_invalid if compiled else 0,
         "keywords": keywords,
         "details": [d for d in details if _interesting(d)],
     }
+    if verdict == UNCHECKED:
+        out["reason"] = reason or "no valid or invalid examples to walk"
+    return out
 
 
 def _interesting(d: dict[str, Any]) -> bool:

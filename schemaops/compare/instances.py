@@ -171,8 +171,41 @@ def build_instances(
     return out
 
 
+GENERATION_EXTRA = "schemaops[compare]"
+
+
+class GenerationError(Exception):
+    """Valid instances could not be generated; the message says why (a missing package, a
+    schema hypothesis-jsonschema cannot handle, no instance within the time budget)."""
+
+
+def generation_missing() -> str | None:
+    """Why instance generation is impossible in this environment (None: it is possible).
+
+    Checked by ``run_compare`` before any worker starts, so a normal install without the
+    generator says so up front instead of walking nothing.
+    """
+    import importlib.util
+
+    for mod, dist in (
+        ("hypothesis", "hypothesis"),
+        ("hypothesis_jsonschema", "hypothesis-jsonschema"),
+    ):
+        try:
+            found = importlib.util.find_spec(mod) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return (
+                f"generating valid instances needs {dist}, which is not installed: "
+                f'pip install "{GENERATION_EXTRA}" (also in "schemaops[all]")'
+            )
+    return None
+
+
 def generate_valid(schema: Any, n: int = 5, max_time_s: float = 10.0) -> list[Any]:
-    """Up to ``n`` valid instances from hypothesis-jsonschema (empty if it cannot).
+    """Up to ``n`` valid instances from hypothesis-jsonschema; raises ``GenerationError``
+    with the reason when it finds none (so a caller can say why a verdict is unchecked).
 
     hypothesis-jsonschema 0.23.1 needs ``hypothesis==6.130.13`` and cannot follow recursive or
     remote ``$ref``s; it fills strings with control characters and rare Unicode, which the
@@ -188,14 +221,20 @@ def generate_valid(schema: Any, n: int = 5, max_time_s: float = 10.0) -> list[An
     """
     if n <= 0:
         return []
+    missing = generation_missing()
+    if missing:
+        raise GenerationError(missing)
     try:
         from hypothesis import HealthCheck, Phase, given, settings
         from hypothesis_jsonschema import from_schema
 
         strategy = from_schema(close_objects(schema))
-    except Exception:
-        return []
+    except Exception as exc:  # the schema is beyond hypothesis-jsonschema
+        raise GenerationError(
+            f"hypothesis-jsonschema cannot use this schema: {_why(exc)}"
+        ) from None
     found: list[Any] = []
+    failure: list[str] = []
 
     @settings(
         max_examples=n,
@@ -209,24 +248,42 @@ def generate_valid(schema: Any, n: int = 5, max_time_s: float = 10.0) -> list[An
     def collect(value: Any) -> None:
         found.append(value)
 
-    with _time_budget(max_time_s):
+    with _time_budget(max_time_s) as budget:
         try:
             collect()
-        except (Exception, _OutOfTime):
-            pass
+        except Exception as exc:  # e.g. Unsatisfiable: keep what was found, say why
+            failure.append(_why(exc))
+    if budget.expired:
+        failure.append(f"stopped after {max_time_s:g} s")
     check = validator(schema)
-    out, seen = [], set()
+    out, seen, dropped = [], set(), 0
     for v in found:
         key = json.dumps(v, sort_keys=True, default=str)
         if key in seen:
             continue
         seen.add(key)
         try:
-            if check.is_valid(v):
-                out.append(v)
-        except Exception:
-            continue
+            ok = check.is_valid(v)
+        except Exception as exc:  # jsonschema itself failed on the schema
+            failure.append(f"jsonschema could not check an instance: {_why(exc)}")
+            break
+        if ok:
+            out.append(v)
+        else:
+            dropped += 1
+    if not out:
+        if dropped:
+            failure.append(f"{dropped} generated instance(s) were invalid for jsonschema")
+        raise GenerationError(
+            "no valid instance generated" + (f" ({'; '.join(failure)})" if failure else "")
+        )
     return out[:n]
+
+
+def _why(exc: BaseException) -> str:
+    """One line naming an exception (its first message line, bounded)."""
+    msg = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {msg[0][:300]}" if msg else type(exc).__name__
 
 
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
@@ -275,11 +332,18 @@ class _OutOfTime(BaseException):
     """Raised by the generation alarm; a BaseException so hypothesis does not swallow it."""
 
 
+class _Budget:
+    """What ``_time_budget`` yields: whether the alarm went off."""
+
+    expired = False
+
+
 @contextmanager
-def _time_budget(seconds: float) -> Iterator[None]:
+def _time_budget(seconds: float) -> Iterator[_Budget]:
     """Interrupt the body after ``seconds`` (no-op outside the main thread)."""
+    budget = _Budget()
     if seconds <= 0 or threading.current_thread() is not threading.main_thread():
-        yield
+        yield budget
         return
 
     def alarm(signum: int, frame: Any) -> None:
@@ -288,9 +352,9 @@ def _time_budget(seconds: float) -> Iterator[None]:
     old = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        yield budget
     except _OutOfTime:
-        pass
+        budget.expired = True
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)

@@ -29,7 +29,8 @@ import threading
 import time
 from typing import Any
 
-from schemaops.compare.measure import CRASH, OOM, TIMEOUT, _unwalked, empty_result
+from schemaops.compare.enforce import summarize
+from schemaops.compare.model import CRASH, ERROR, OOM, TIMEOUT, empty_result, unwalked
 
 STARTUP_TIMEOUT_S = 300.0
 _TIMED_OUT = object()  # _recv: nothing arrived in time
@@ -94,11 +95,12 @@ def _child_main(
                 name=task.get("name", ""),
                 generate=task.get("generate", 0),
                 on_compiled=lambda ms: conn.send(("compiled", ms)),
+                instance_errors=task.get("instance_errors", ()),
             )
         except MemoryError as exc:  # past the cap while walking
-            res = empty_result(task.get("name", ""), b.name, OOM, f"MemoryError: {exc}")
+            res = _failed(task, b.name, OOM, f"MemoryError: {exc}")
         except Exception as exc:  # a bug of ours or an odd library exception: not a crash
-            res = empty_result(task.get("name", ""), b.name, "error", f"internal: {exc!r}")
+            res = _failed(task, b.name, ERROR, f"internal: {exc!r}")
         conn.send(("done", res))
 
 
@@ -251,7 +253,7 @@ class Worker:
             try:
                 self._start()
             except WorkerStartError as exc:
-                return _failed(task, self.backend, "error", str(exc))
+                return _failed(task, self.backend, ERROR, str(exc))
         t0 = time.perf_counter()
         try:
             self.conn.send(task)
@@ -328,8 +330,7 @@ class Worker:
 def _failed(
     task: dict[str, Any], backend: str, status: str, error: str, name: str | None = None
 ) -> dict[str, Any]:
-    from schemaops.compare.enforce import summarize
-
     res = empty_result(name if name is not None else task.get("name", ""), backend, status, error)
-    res["enforcement"] = summarize(_unwalked(task.get("instances", [])), compiled=False)
+    res["instance_errors"] = list(task.get("instance_errors", []))
+    res["enforcement"] = summarize(unwalked(task.get("instances", [])), status)
     return res

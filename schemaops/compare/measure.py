@@ -31,17 +31,34 @@ from typing import Any
 
 from schemaops.backends import GrammarBackend, UnsupportedSchema, get_backend
 from schemaops.compare.enforce import locate, summarize, walk
-from schemaops.compare.instances import build_instances, generate_valid
-
-OK, UNSUPPORTED, ERROR, TIMEOUT, CRASH, OOM = (
-    "ok",
-    "unsupported",
-    "error",
-    "timeout",
-    "crash",
-    "oom",
+from schemaops.compare.instances import GenerationError, build_instances, generate_valid
+from schemaops.compare.model import (
+    CRASH,
+    ERROR,
+    OK,
+    OOM,
+    STATUSES,
+    TIMEOUT,
+    UNSUPPORTED,
+    empty_result,
+    unwalked,
 )
-STATUSES = (OK, UNSUPPORTED, ERROR, TIMEOUT, CRASH, OOM)
+
+__all__ = [
+    "CRASH",
+    "ERROR",
+    "OK",
+    "OOM",
+    "STATUSES",
+    "TIMEOUT",
+    "UNSUPPORTED",
+    "make_backend",
+    "measure",
+    "measure_many",
+    "normalise_item",
+    "prepare_task",
+    "run_task",
+]
 
 # Compiled once after building a backend, so one-time lazy initialisation inside a library
 # is not billed to the first real schema's "cold" compile.
@@ -88,22 +105,6 @@ def table_cache_path(backend: str, tokenizer: str, vocab_size: int) -> Path | No
     return cache_dir().parent / "backend-tables" / f"{backend}-{digest}.bin"
 
 
-def empty_result(
-    schema: str, backend: str, status: str = OK, error: str | None = None
-) -> dict[str, Any]:
-    """A result with every DESIGN.md field present (figures None until measured)."""
-    return {
-        "schema": schema,
-        "backend": backend,
-        "status": status,
-        "compile_ms": None,
-        "mask_us": {"mean": None, "p50": None, "p99": None},
-        "advance_us": {"mean": None, "p50": None, "p99": None},
-        "enforcement": None,
-        "error": error,
-    }
-
-
 def percentiles(ns: list[int]) -> dict[str, float | None]:
     """mean/p50/p99 in µs of nanosecond samples (nearest-rank p99)."""
     if not ns:
@@ -125,11 +126,14 @@ def run_task(
     name: str = "",
     generate: int = 0,
     on_compiled: Callable[[float], None] | None = None,
+    instance_errors: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Compile ``schema_text`` cold, then walk every instance (timed) — in this process.
 
     Mask and advance figures come from *valid* instances only (that is the path a model
-    takes); invalid instances are walked for enforcement only.
+    takes); invalid instances are walked for enforcement only. ``instance_errors`` (why
+    examples could not be prepared) and generation failures go to the result's
+    ``instance_errors`` and, when nothing was walked, to ``enforcement.reason``.
     """
     result = empty_result(name, backend.name)
     t0 = time.perf_counter()
@@ -143,16 +147,22 @@ def run_task(
         msg = f"{type(exc).__name__}: {exc}"[:2000]
         result.update(status=OOM if "bad_alloc" in msg else ERROR, error=msg)
     compile_ms = (time.perf_counter() - t0) * 1000
+    result["instance_errors"] = list(instance_errors)
     if result["status"] != OK:
-        result["enforcement"] = summarize(_unwalked(instances), compiled=False)
+        result["enforcement"] = summarize(unwalked(instances), result["status"])
         return result
     result["compile_ms"] = round(compile_ms, 3)
     if on_compiled is not None:
         on_compiled(compile_ms)
     if generate:
-        schema = json.loads(schema_text)
-        gen = generate_valid(schema, generate)
-        instances = instances + build_instances(schema, gen, source="generated")
+        try:
+            schema = json.loads(schema_text)
+            gen = generate_valid(schema, generate)
+            instances = instances + build_instances(schema, gen, source="generated")
+        except GenerationError as exc:
+            result["instance_errors"].append(f"generation: {exc}")
+        except Exception as exc:  # building the generated instances failed: say so
+            result["instance_errors"].append(f"generation: {type(exc).__name__}: {exc}"[:500])
     # Serialise and tokenize everything first (the Rust tokenizer directly: no batching
     # threads), then walk back to back: a tokenizer call between walks evicts the library's
     # state from the CPU caches and shows up as per-token overhead (bench/harness_overhead).
@@ -200,22 +210,9 @@ def run_task(
     result["advance_us"] = percentiles(adv_ns)
     result["mask_steps"] = len(mask_ns)
     result["mask_mismatch"] = mismatches
-    result["enforcement"] = summarize(details, compiled=True)
+    reason = "; ".join(result["instance_errors"]) or None
+    result["enforcement"] = summarize(details, OK, reason)
     return result
-
-
-def _unwalked(instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Details for a schema that did not compile: nothing walked, keywords kept."""
-    return [
-        {
-            "kind": i["kind"],
-            "index": i["index"],
-            "source": i.get("source"),
-            "keyword": i.get("keyword"),
-            "outcome": "not_compiled",
-        }
-        for i in instances
-    ]
 
 
 def measure(
@@ -234,20 +231,38 @@ def measure(
     """Measure one schema on one backend in a (reused) isolated worker; see module doc."""
     from schemaops.compare.pool import shared_worker
 
-    try:
-        instances = build_instances(json.loads(schema_text), list(valid), list(invalid))
-    except (ValueError, TypeError):  # not JSON: the backend reports it as an error
-        instances = []
+    task = prepare_task(name or "", schema_text, list(valid), list(invalid), generate)
     worker = shared_worker(backend, tokenizer_name, vocab_size, mem_mb)
-    return worker.run(
-        {
-            "schema_text": schema_text,
-            "instances": instances,
-            "name": name or "",
-            "generate": generate,
-        },
-        timeout_s=timeout_s,
-    )
+    return worker.run(task, timeout_s=timeout_s)
+
+
+def prepare_task(
+    name: str, schema_text: str, valid: list[Any], invalid: list[Any], generate: int
+) -> dict[str, Any]:
+    """The worker task for one schema: its text and worker-ready instances.
+
+    Text that is not JSON gets no instances (the backend reports it as its own error); an
+    example that cannot be prepared (ordering, attribution) is not dropped silently: the
+    reason travels with the task into the result's ``instance_errors``.
+    """
+    errors: list[str] = []
+    instances: list[dict[str, Any]] = []
+    try:
+        schema = json.loads(schema_text)
+    except (ValueError, TypeError):
+        schema = None
+    else:
+        try:
+            instances = build_instances(schema, valid, invalid)
+        except (Exception, RecursionError) as exc:
+            errors.append(f"examples not walked: {type(exc).__name__}: {exc}"[:500])
+    return {
+        "schema_text": schema_text,
+        "instances": instances,
+        "name": name,
+        "generate": generate,
+        "instance_errors": errors,
+    }
 
 
 def measure_many(
@@ -272,16 +287,7 @@ def measure_many(
     from schemaops.compare.pool import run_pool
 
     backends = list(backends)
-    tasks = []
-    for item in items:
-        name, text, valid, invalid = normalise_item(item)
-        try:
-            instances = build_instances(json.loads(text), valid, invalid)
-        except (ValueError, TypeError):
-            instances = []
-        tasks.append(
-            {"schema_text": text, "instances": instances, "name": name, "generate": generate}
-        )
+    tasks = [prepare_task(*normalise_item(item), generate) for item in items]
     return run_pool(tasks, backends, tokenizer, vocab_size, jobs, timeout_s, mem_mb, progress)
 
 

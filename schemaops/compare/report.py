@@ -23,10 +23,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-STATUSES = ("ok", "unsupported", "error", "timeout", "crash", "oom")
-VERDICTS = ("enforced", "accepts_invalid", "rejects_valid", "unsupported", "unchecked")
-# Per-keyword example counts, as the measurement layer writes them.
-KW_COUNTS = ("enforced", "ignored", "rejected")
+from schemaops.compare.model import (
+    KW_COUNTS,
+    OK,
+    STATUSES,
+    UNCHECKED,
+    VERDICTS,
+    not_compiled_verdict,
+)
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -47,15 +51,16 @@ def _num(x: Any) -> float | None:
 
 
 def verdict_of(result: dict[str, Any]) -> str:
-    """The enforcement verdict of one result; ``unchecked`` when nothing was walked."""
+    """The enforcement verdict of one result (see ``model``); ``unchecked`` when nothing
+    was walked, also for results saved before the measurement layer said so itself."""
     enf = result.get("enforcement") or {}
     v = enf.get("verdict")
-    if result.get("status") != "ok":
-        return "unsupported"
+    if result.get("status") != OK:
+        return not_compiled_verdict(str(result.get("status")))
     walked = [enf.get(k) for k in ("valid", "invalid")]
     if all(isinstance(n, int) for n in walked) and sum(walked) == 0:
-        return "unchecked"  # "enforced" over zero examples would be vacuous
-    return v if v in VERDICTS else "unchecked"
+        return UNCHECKED  # "enforced" over zero examples would be vacuous
+    return v if v in VERDICTS else UNCHECKED
 
 
 def keyword_outcomes(result: dict[str, Any]) -> dict[str, str]:

@@ -163,6 +163,16 @@ def run_compare(
         raise InputError("--jobs, --timeout, --mem-mb and --limit must be positive")
     if generate < 0:
         raise InputError("--generate must be >= 0")
+    if generate > 0:
+        from schemaops.compare.instances import generation_missing
+
+        missing = generation_missing()
+        if missing:
+            raise InputError(
+                f"{missing}; or pass --generate 0 to walk only the schemas' own examples "
+                "(a corpus without examples then has no per-token figures and every verdict "
+                "is unchecked)"
+            )
     if corpus is not None:
         items = corpus_items(corpus, limit)
         source = str(corpus)
