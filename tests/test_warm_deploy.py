@@ -10,15 +10,18 @@ from __future__ import annotations
 import configparser
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import typer.main
 import yaml
+from test_warm_faults import storm as storm  # the 5xx TEST DOUBLE fixture, reused
 
 REPO = Path(__file__).resolve().parents[1]
 WARMUP = REPO / "warmup"
@@ -102,3 +105,140 @@ def test_shell_hook_syntax_usage_and_dead_server() -> None:
     )
     assert r.returncode == 1
     assert "not ready after" in r.stdout + r.stderr
+
+
+def _hook(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(WARMUP / "warm-after-start.sh"), *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=dict(os.environ, **env),
+        timeout=120,
+    )
+
+
+def _dead_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+def test_shell_hook_keeps_paths_and_arguments_with_spaces_whole(
+    tmp_path: Path, registry_dir: Path
+) -> None:
+    """SCHEMAOPS, WARM_ARGS and `-- ARGS` reach the real CLI word for word (spaces kept)."""
+    spaced = tmp_path / "my tools"
+    spaced.mkdir()
+    wrapper = spaced / "schemaops"  # a path with a space: the real CLI behind it
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m schemaops "$@"\n')
+    wrapper.chmod(0o755)
+    reg = tmp_path / "my registry"
+    reg.mkdir()
+    for f in registry_dir.glob("*.json"):
+        (reg / f.name).write_bytes(f.read_bytes())
+    env = {"SCHEMAOPS": str(wrapper), "WARM_WAIT_READY": "1", "WARM_ARGS": f"--registry '{reg}'"}
+    url = _dead_url()
+    for extra in ([], ["--", "--model", "my model"]):
+        r = _hook(env, url, *extra)
+        # the registry with a space in its path was loaded (a split path is exit 2, "not found")
+        assert r.returncode == 1, r.stderr
+        assert "not ready after" in r.stdout + r.stderr
+    # SCHEMAOPS given as a command line: quotes honoured, nothing expanded
+    quoted = {"SCHEMAOPS": f"'{sys.executable}' -m schemaops", "WARM_WAIT_READY": "1"}
+    r = _hook(dict(quoted, WARM_ARGS=f"--registry '{reg}' --model '$(touch {tmp_path}/x)'"), url)
+    assert r.returncode == 1 and not (tmp_path / "x").exists(), r.stderr
+    r = _hook(dict(quoted, WARM_ARGS="--model 'unbalanced"), url)
+    assert r.returncode == 2 and "cannot split WARM_ARGS" in r.stderr
+
+
+def test_shell_hook_unwritable_report_is_its_own_usage_error(tmp_path: Path) -> None:
+    env = {
+        "SCHEMAOPS": f"{sys.executable} -m schemaops",
+        "WARM_WAIT_READY": "1",
+        "WARM_REPORT": str(tmp_path / "no such dir" / "warm.json"),
+    }
+    r = _hook(env, _dead_url())
+    assert r.returncode == 2, r.stderr
+    assert "WARM_REPORT" in r.stderr and "cannot be written" in r.stderr
+    assert "not ready" not in r.stdout + r.stderr  # nothing was attempted
+
+
+def _sidecar_parts() -> tuple[list[str], list[str], str]:
+    """The sidecar Deployment's server command, warm-sidecar command and readiness script."""
+    docs = [d for d in yaml.safe_load_all((WARMUP / "kubernetes.yaml").read_text()) if d]
+    side = next(d for d in docs if d["metadata"]["name"] == "sglang-warm-sidecar")
+    server, warm = side["spec"]["template"]["spec"]["containers"]
+    ready = server["readinessProbe"]["exec"]["command"]
+    assert ready[:2] == ["sh", "-c"]
+    return server["command"], warm["command"], ready[2]
+
+
+def test_kubernetes_sidecar_scripts_avoid_kubernetes_expansion() -> None:
+    server, warm, ready = _sidecar_parts()
+    for text in [*server, *warm, ready]:
+        # Kubernetes rewrites $(VAR) and $$ in command/args before the shell sees them
+        assert "$(" not in text and "$$" not in text, text
+    assert "server-id" in server[2] and "server-id" in ready and "warmed-id" in ready
+
+
+def _wait_for(cond: Any, timeout: float, what: str, log: Path) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}; sidecar log:\n{log.read_text()[-3000:]}")
+
+
+def test_kubernetes_sidecar_retries_and_rewarms_a_restarted_server(
+    tmp_path: Path,
+    registry_dir: Path,
+    storm: Any,  # noqa: F811 - the fixture imported above
+) -> None:
+    """The yaml's own sidecar and readiness scripts, run here with sh.
+
+    The server is the 5xx-storm TEST DOUBLE of tests/test_warm_faults.py (a real server cannot
+    be made to fail every request and then recover on cue); the server's restart is what the
+    server container does on start: a new id in server-id. Only the directory, the URL and
+    the first retry delay (10 s -> 1 s) are changed.
+    """
+    _, warm, ready = _sidecar_parts()
+    script = warm[2].replace("delay=10", "delay=1")
+    ready = ready.replace("/var/run/warm", str(tmp_path)).replace(
+        "http://127.0.0.1:30000/ready", f"{storm.url}/health"
+    )
+    warm_argv = [sys.executable, "-m", "schemaops", "warm", "--server", storm.url]
+    warm_argv += ["--registry", str(registry_dir), "--retries", "0", "--no-progress", "--no-probe"]
+    log = tmp_path / "sidecar.log"
+
+    def is_ready() -> bool:
+        return subprocess.run(["sh", "-c", ready], capture_output=True).returncode == 0
+
+    storm.fail_first = 10**9  # every request fails: the first warm-up fails
+    (tmp_path / "server-id").write_text("server-A\n")
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            ["sh", "-c", script, "warm-sidecar", str(tmp_path), *warm_argv],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            start_new_session=True,
+        )
+    try:
+        _wait_for(lambda: "retrying in 1 s" in log.read_text(), 120, "a failed warm", log)
+        assert not is_ready()
+        storm.fail_first = 0  # the server recovers: the retry warms it
+        warmed = tmp_path / "warmed-id"
+        _wait_for(lambda: warmed.is_file() and warmed.read_text() == "server-A\n", 120, "A", log)
+        assert is_ready()
+        assert "retrying in 2 s" in log.read_text() or log.read_text().count("retrying") == 1
+        before = len(storm.calls)
+        # the server container restarts: same emptyDir, new id, empty cache
+        (tmp_path / "server-id").write_text("server-B\n")
+        assert not is_ready()  # the old marker no longer passes readiness
+        _wait_for(lambda: warmed.read_text() == "server-B\n", 120, "B", log)
+        assert is_ready() and len(storm.calls) > before  # it warmed the new server again
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
