@@ -8,13 +8,21 @@ failure mix reproduces a real prompt-only JSON deployment (the seed case):
 
 Failure shapes are the observed ones: prose before the JSON ("Sure! Here is ..."), a missing
 closing brace (the output hit the token limit), code fences, values outside an enum, a
-required argument left out, a number written as a string. Every injected failure is checked
-with the audit's own classifier, so the file audits to exactly the mix above. Failures are
-clustered in some episodes (as they are in real agents: a confused episode fails repeatedly),
-so the observed episode success is well above what p^20 predicts.
+required argument left out, a number written as a string. Failures are clustered in some
+episodes (as they are in real agents: a confused episode fails repeatedly), so the observed
+episode success is well above what p^20 predicts.
 
-Every record carries ``"simulated": true``. Run: ``python audits/generate_example.py``.
-It can also be imported (``generate(n, seed)``) by the throughput benchmark.
+Every record carries ``"simulated": true`` and ``"injected"``: what the generator did to it,
+as the category the audit must report (``ok``, ``json_parse_failure/<subtype>`` or
+``schema_violation:<keyword>``). The generator never asks the audit: each failure is built
+from the schema itself (a key from the object's ``required`` list dropped, a value outside an
+``enum``, a number or boolean where the schema's ``type`` says so written as a string, with
+nothing else at that place constraining it), and valid outputs vary only leaves whose
+constraints the generator checks itself. The test suite audits the file and compares every
+record's category with its ``injected`` label, so an audit error shows up as a mismatch.
+
+Run: ``python audits/generate_example.py``. It can also be imported (``generate(n, seed)``)
+by the throughput benchmark.
 """
 
 from __future__ import annotations
@@ -27,8 +35,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from schemaops.audit.classify import parse_output
-from schemaops.audit.validate import SchemaResolver
 from schemaops.registry import load_registry
 
 HERE = Path(__file__).resolve().parent
@@ -98,76 +104,170 @@ def _set(node: Any, path: tuple, value: Any) -> Any:
     return out
 
 
+_PLAIN_STRING = {"type", "description", "title", "minLength", "maxLength"}
+_PLAIN_NUMBER = {"type", "description", "title", "minimum", "maximum", "exclusiveMinimum"}
+
+
+def _resolve(node: Any, root: Any) -> Any:
+    """Follow local ``$ref``s (the bundled form has only ``#/...`` ones); None if unknown."""
+    seen = 0
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        ref, seen = node["$ref"], seen + 1
+        if not ref.startswith("#/") or seen > 20 or len(node) > 1:
+            return None
+        cur: Any = root
+        for part in ref[2:].split("/"):
+            cur = (
+                cur.get(part.replace("~1", "/").replace("~0", "~"))
+                if isinstance(cur, dict)
+                else None
+            )
+        node = cur
+    return node if isinstance(node, dict) else None
+
+
+def _subschema(root: Any, path: tuple) -> Any:
+    """The subschema that governs the value at ``path`` (properties/items only), or None."""
+    node = _resolve(root, root)
+    for part in path:
+        if node is None or any(k in node for k in ("anyOf", "oneOf", "allOf", "not")):
+            return None
+        if isinstance(part, str):
+            node = _resolve(node.get("properties", {}).get(part), root)
+        else:
+            node = _resolve(node.get("items"), root)
+    if node is None or any(k in node for k in ("anyOf", "oneOf", "allOf", "not")):
+        return None
+    return node
+
+
+def _objects(node: Any, path: tuple = ()) -> Iterator[tuple[tuple, dict]]:
+    if isinstance(node, dict):
+        yield path, node
+        for k, v in node.items():
+            yield from _objects(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _objects(v, (*path, i))
+
+
+def _drop(node: Any, path: tuple, key: str) -> Any:
+    out = json.loads(json.dumps(node))
+    cur = out
+    for p in path:
+        cur = cur[p]
+    del cur[key]
+    return out
+
+
+def _in_bounds(sub: dict, value: Any) -> bool:
+    if isinstance(value, str):
+        return sub.get("minLength", 0) <= len(value) <= sub.get("maxLength", 10**9)
+    if sub.get("type") == "integer" and not isinstance(value, int):
+        return False
+    lo, hi = sub.get("minimum"), sub.get("maximum")
+    xlo = sub.get("exclusiveMinimum")
+    return (
+        (lo is None or value >= lo) and (hi is None or value <= hi) and (xlo is None or value > xlo)
+    )
+
+
 class Simulator:
-    """Makes valid and deliberately broken tool calls, checked by the audit's classifier."""
+    """Makes valid and deliberately broken tool calls from the schemas themselves."""
 
     def __init__(self, registry: Path, seed: int) -> None:
         self.rng = random.Random(seed)
         reg = load_registry(registry)
         self.tools = {s.name: s for s in reg if s.name != "tool_call" and s.valid}
-        self.resolver = SchemaResolver(None, registry)
+        self.schemas = {name: s.bundled() for name, s in self.tools.items()}
         self.names = sorted(self.tools)
 
-    def category(self, name: str, text: str) -> tuple[str, str | None]:
-        value, outcome = parse_output(text)
-        if outcome is None:
-            outcome = self.resolver.get(name).check(value)
-        return outcome.category, outcome.subtype
-
     def valid(self, name: str) -> Any:
-        """A valid instance: a sidecar example with a few leaves varied (kept only if valid)."""
+        """A valid instance: a sidecar example with some leaves varied where the leaf's own
+        subschema is a plain string or number whose bounds the new value keeps."""
         inst = json.loads(json.dumps(self.rng.choice(self.tools[name].valid)))
-        checker = self.resolver.get(name)
+        root = self.schemas[name]
         for path, leaf in list(_leaves(inst)):
             if not path or self.rng.random() < 0.5:
                 continue
             if isinstance(leaf, bool) or leaf is None:
                 continue
+            sub = _subschema(root, path)
+            parent = _subschema(root, path[:-1]) if isinstance(path[-1], int) else None
+            if sub is None or (parent is not None and parent.get("uniqueItems")):
+                continue
             if isinstance(leaf, int):
                 cand: Any = max(1, leaf + self.rng.randint(-3, 3))
+                plain = _PLAIN_NUMBER
             elif isinstance(leaf, float):
                 cand = round(leaf * self.rng.uniform(0.5, 1.5), 2)
+                plain = _PLAIN_NUMBER
             elif " " in leaf:
                 cand = " ".join(self.rng.sample(WORDS, k=min(len(WORDS), len(leaf.split()) + 1)))
+                plain = _PLAIN_STRING
             else:
                 continue
-            trial = _set(inst, path, cand)
-            if checker.check(trial).category == "ok":
-                inst = trial
+            if set(sub) <= plain and _in_bounds(sub, cand):
+                inst = _set(inst, path, cand)
         return inst
 
-    def broken(self, name: str, kind: str) -> tuple[str, str] | None:
-        """Text of one output of ``kind`` (a parse subtype or a violation keyword), or None."""
+    def broken(self, name: str, kind: str) -> str | None:
+        """Text of one output of ``kind`` (a parse subtype or a violation keyword), or None
+        when this schema has no place for that kind of failure."""
         inst = self.valid(name)
+        root = self.schemas[name]
         text = json.dumps(inst)
         if kind == "prose_prefix":
-            cands = [self.rng.choice(PROSE) + text]
-        elif kind == "truncated":
-            cands = [text[:-1]]
-        elif kind == "code_fence":
-            cands = ["```json\n" + json.dumps(inst, indent=2) + "\n```"]
-        elif kind == "required":
-            cands = [json.dumps({k: v for k, v in inst.items() if k != key}) for key in inst]
+            return self.rng.choice(PROSE) + text
+        if kind == "truncated":
+            return text[:-1]  # the closing brace of the object is cut off
+        if kind == "code_fence":
+            return "```json\n" + json.dumps(inst, indent=2) + "\n```"
+        cands: list[Any] = []
+        if kind == "required":
+            for path, obj in _objects(inst):
+                sub = _subschema(root, path)
+                if sub is None or "minProperties" in sub or "dependentRequired" in sub:
+                    continue
+                required = sub.get("required", [])
+                cands += [_drop(inst, path, k) for k in obj if k in required]
         elif kind == "enum":
-            cands = [
-                json.dumps(_set(inst, p, w))
-                for p, leaf in _leaves(inst)
-                if isinstance(leaf, str)
-                for w in self.rng.sample(WRONG_ENUM, 3)
-            ]
+            for path, leaf in _leaves(inst):
+                sub = _subschema(root, path) if path else None
+                if (
+                    sub is None
+                    or not isinstance(sub.get("enum"), list)
+                    or not isinstance(leaf, str)
+                ):
+                    continue
+                if set(sub) - {"type", "enum", "description", "title"}:
+                    continue
+                parent = _subschema(root, path[:-1]) if isinstance(path[-1], int) else None
+                if parent is not None and parent.get("uniqueItems"):
+                    continue
+                wrong = [w for w in WRONG_ENUM if w not in sub["enum"]]
+                cands += [_set(inst, path, w) for w in self.rng.sample(wrong, 3)]
         else:  # type: a number or boolean written as a string
-            cands = [
-                json.dumps(_set(inst, p, str(leaf).lower()))
-                for p, leaf in _leaves(inst)
-                if isinstance(leaf, (int, float)) and p
-            ]
-        self.rng.shuffle(cands)
-        want = f"schema_violation:{kind}" if kind in ("enum", "required", "type") else None
-        for cand in cands:
-            cat, sub = self.category(name, cand)
-            if (want and cat == want) or (not want and sub == kind):
-                return cand, kind
-        return None
+            for path, leaf in _leaves(inst):
+                sub = _subschema(root, path) if path else None
+                if sub is None or not isinstance(leaf, (int, float)) or isinstance(leaf, bool):
+                    continue
+                if sub.get("type") not in ("integer", "number") or set(sub) - _PLAIN_NUMBER:
+                    continue
+                cands.append(_set(inst, path, str(leaf).lower()))
+        if not cands:
+            return None
+        return json.dumps(self.rng.choice(cands))
+
+
+LABELS = {
+    "prose_prefix": "json_parse_failure/prose_prefix",
+    "truncated": "json_parse_failure/truncated",
+    "code_fence": "json_parse_failure/code_fence",
+    "enum": "schema_violation:enum",
+    "required": "schema_violation:required",
+    "type": "schema_violation:type",
+}
 
 
 def generate(n_records: int = 5000, seed: int = SEED, registry: Path = REGISTRY) -> list[dict]:
@@ -193,14 +293,15 @@ def generate(n_records: int = 5000, seed: int = SEED, registry: Path = REGISTRY)
         got = None
         while kind is not None and got is None:
             got = sim.broken(name, kind)
-            if got is None:
+            if got is None:  # this schema has no place for that failure: another tool
                 name = sim.names[rng.randrange(len(sim.names))]
-        text = got[0] if got else json.dumps(sim.valid(name))
+        text = got if got is not None else json.dumps(sim.valid(name))
         finish = {"type": "length", "length": 256} if kind == "truncated" else {"type": "stop"}
         rid = f"sim-{i:06d}"
         records.append({
             "id": rid,
             "simulated": True,
+            "injected": LABELS[kind] if kind is not None else "ok",
             "episode_id": f"ep-{ep:05d}",
             "step": step + 1,
             "schema": name,

@@ -65,6 +65,33 @@ def test_example_audits_to_the_seed_mix() -> None:
     assert first["simulated"] is True
 
 
+def test_example_audits_to_what_the_generator_injected(tmp_path: Path) -> None:
+    """Each generated record says what was injected into it; the audit must report exactly
+    that category (and subtype), record by record (issue 13.7: the generator no longer asks
+    the audit's classifier, so this compares two independent answers)."""
+    records = tmp_path / "r.jsonl"
+    run_audit(str(EXAMPLE), AuditOptions(registry=str(REPO / "schemas"), records=str(records)))
+    source = [json.loads(x) for x in EXAMPLE.read_text().splitlines()]
+    rows = [json.loads(x) for x in records.read_text().splitlines()]
+    assert len(rows) == len(source) == 5000
+    mismatches = []
+    for src, row in zip(source, rows, strict=True):
+        got = row["category"] if row["subtype"] is None else f"{row['category']}/{row['subtype']}"
+        if got != src["injected"]:
+            mismatches.append((row["line"], src["injected"], got, row["message"]))
+    assert not mismatches, mismatches[:5]
+    injected = {src["injected"] for src in source}
+    assert injected == {
+        "ok",
+        "json_parse_failure/prose_prefix",
+        "json_parse_failure/truncated",
+        "json_parse_failure/code_fence",
+        "schema_violation:enum",
+        "schema_violation:required",
+        "schema_violation:type",
+    }
+
+
 def test_readme_command_prints_breakdown_and_p20(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
     result = run("audits/example-outputs.jsonl")
