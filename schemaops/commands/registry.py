@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.util
 import sys
 from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from schemaops.commands._common import call, emit_json
+from schemaops.commands._common import call, emit_json, fail
 from schemaops.registry import Schema, format_problem, load_registry
 from schemaops.registry.diff import diff_paths
 from schemaops.registry.drafts import draft_label
-from schemaops.registry.loader import DEFAULT_REGISTRY, exit_code_for, inspect_registry
+from schemaops.registry.loader import (
+    DEFAULT_REGISTRY,
+    EXAMPLE_TIMEOUT,
+    exit_code_for,
+    inspect_registry,
+)
 
 EXTENSIONS = ("schemaops.commands.registry_drift",)
 
@@ -33,6 +38,12 @@ registry_app = typer.Typer(
 
 REGISTRY_OPT = typer.Option(DEFAULT_REGISTRY, "--registry", "-r", help="Registry folder.")
 JSON_OPT = typer.Option(False, "--json", help="Print exactly one JSON document on stdout.")
+TIMEOUT_OPT = typer.Option(
+    EXAMPLE_TIMEOUT,
+    "--timeout",
+    help="Seconds one schema's sidecar example check may take (a pattern can backtrack "
+    "forever); past it the example is reported unproven. 0 = no bound.",
+)
 
 
 def _out() -> Console:
@@ -69,32 +80,39 @@ def _schema_table(schemas: list[Schema], title: str) -> Table:
     for s in schemas:
         row = schema_summary(s)
         ex = f"{row['examples']['valid']} valid / {row['examples']['invalid']} invalid"
-        table.add_row(
-            s.name,
-            s.version,
+        table.add_row(  # names and titles are user text: never rich markup
+            escape(s.name),
+            escape(s.version),
             row["draft"],
             s.hash[:16],
             ex,
             str(row["wire_bytes"]["native"]),
-            s.title,
+            escape(s.title),
         )
     return table
 
 
 @registry_app.command("list")
-def list_cmd(registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT) -> None:
+def list_cmd(
+    registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT, timeout: float = TIMEOUT_OPT
+) -> None:
     """List the registry's schemas with version, draft, hash and example counts."""
-    reg = call(load_registry, registry)
+    reg = call(load_registry, registry, timeout)
     if json_out:
         emit_json({"registry": str(registry), "schemas": [schema_summary(s) for s in reg]})
         return
-    _out().print(_schema_table(list(reg), f"registry {registry} ({len(reg)} schemas)"))
+    _out().print(_schema_table(list(reg), escape(f"registry {registry} ({len(reg)} schemas)")))
 
 
 @registry_app.command("show")
-def show_cmd(name: str, registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT) -> None:
+def show_cmd(
+    name: str,
+    registry: Path = REGISTRY_OPT,
+    json_out: bool = JSON_OPT,
+    timeout: float = TIMEOUT_OPT,
+) -> None:
     """Show one schema: metadata, its wire strings' hashes and the schema itself."""
-    s = call(call(load_registry, registry).get, name)
+    s = call(call(load_registry, registry, timeout).get, name)
     doc = {
         **schema_summary(s),
         "description": s.description,
@@ -109,7 +127,7 @@ def show_cmd(name: str, registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT
         return
     out = _out()
     for key in ("name", "version", "draft", "hash", "path", "title", "description"):
-        out.print(f"[bold]{key}[/bold]: {doc[key]}")
+        out.print(f"[bold]{key}[/bold]: {escape(str(doc[key]))}")
     for api, h in doc["wire_sha256"].items():
         out.print(f"[bold]wire {api}[/bold]: {doc['wire_bytes'][api]} bytes, sha256 {h[:16]}")
     out.print(f"[bold]examples[/bold]: {len(s.valid)} valid, {len(s.invalid)} invalid")
@@ -121,26 +139,35 @@ def validate_cmd(
     folder: Path = typer.Argument(None, help="Registry folder (default: --registry)."),
     registry: Path = REGISTRY_OPT,
     json_out: bool = JSON_OPT,
+    timeout: float = TIMEOUT_OPT,
 ) -> None:
     """Check every schema, ref and example; report every problem at once.
 
-    Exit 0 when clean, 1 for invalid content, 2 when input could not be read.
+    Exit 0 when clean, 1 for invalid content, 2 when input could not be read. Warnings
+    (e.g. two names for one wire string) are shown but never change the exit code.
     """
     root = folder if folder is not None else registry
-    reg, problems = inspect_registry(root)
+    reg, problems = inspect_registry(root, timeout)
     code = exit_code_for(problems)
     if json_out:
-        emit_json({
-            "registry": str(root),
-            "ok": not problems,
-            "schemas": [schema_summary(s) for s in reg],
-            "libraries": [schema_summary(s) for s in reg.libraries.values()],
-            "problems": problems,
-        })  # fmt: skip
+        emit_json(
+            {
+                "registry": str(root),
+                "ok": not problems,
+                "schemas": [schema_summary(s) for s in reg],
+                "libraries": [schema_summary(s) for s in reg.libraries.values()],
+                "problems": problems,
+                "warnings": reg.warnings,
+            }
+        )
         raise typer.Exit(code)
     out = _out()
     if len(reg):
-        out.print(_schema_table(list(reg), f"registry {root}"))
+        out.print(_schema_table(list(reg), escape(f"registry {root}")))
+    if reg.warnings:
+        typer.echo(f"{len(reg.warnings)} warning(s) in {root}:", err=True)
+        for p in reg.warnings:
+            typer.echo("  " + format_problem(p), err=True)
     if problems:
         # plain lines, never truncated or wrapped: ``file#pointer: reason [kind]``
         typer.echo(f"{len(problems)} problem(s) in {root}:", err=True)
@@ -160,6 +187,7 @@ def export_cmd(
     output: Path = typer.Option(None, "--output", "-o", help="Write the bytes to this file."),
     registry: Path = REGISTRY_OPT,
     json_out: bool = JSON_OPT,
+    timeout: float = TIMEOUT_OPT,
 ) -> None:
     """Print the exact wire string a server keys its grammar cache on, byte for byte.
 
@@ -167,11 +195,14 @@ def export_cmd(
     """
     if api not in ("native", "openai"):
         raise typer.BadParameter(f"--api must be native or openai, not {api!r}")
-    s = call(call(load_registry, registry).get, name)
+    s = call(call(load_registry, registry, timeout).get, name)
     wire = s.wire(api)  # type: ignore[arg-type]
     data = wire.encode("utf-8")
     if output is not None:
-        output.write_bytes(data)
+        try:
+            output.write_bytes(data)
+        except OSError as exc:
+            raise fail(f"error: cannot write {output}: {exc.strerror or exc}", 2) from None
     if json_out:
         emit_json(
             {"name": s.name, "api": api, "bytes": len(data), "sha256": _sha(wire), "wire": wire}
@@ -201,17 +232,17 @@ def diff_cmd(
         emit_json(report.to_json())
     else:
         n, b = len(report.changes), len(report.breaking)
-        table = Table(title=f"{old} -> {new}: {n} change(s), {b} breaking")
+        table = Table(title=escape(f"{old} -> {new}: {n} change(s), {b} breaking"))
         for col in ("schema", "path", "kind", "breaking for", "detail"):
             table.add_column(col, overflow="fold")
         for c in report.changes:
             who = ", ".join(c.breaking_for) or "-"
-            table.add_row(
-                c.schema,
-                c.path or "/",
+            table.add_row(  # schema text (names, enum values, patterns) is never markup
+                escape(c.schema),
+                escape(c.path or "/"),
                 c.kind,
                 f"[red]{who}[/red]" if c.breaking else who,
-                c.detail,
+                escape(c.detail),
             )
         _out().print(table)
     if fail_on_breaking and report.breaking:
@@ -219,9 +250,11 @@ def diff_cmd(
 
 
 @registry_app.command("hash")
-def hash_cmd(registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT) -> None:
+def hash_cmd(
+    registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT, timeout: float = TIMEOUT_OPT
+) -> None:
     """Content hash and the sha256 of each wire string (what the server's cache keys on)."""
-    reg = call(load_registry, registry)
+    reg = call(load_registry, registry, timeout)
     rows = [
         {
             "name": s.name,
@@ -234,17 +267,43 @@ def hash_cmd(registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT) -> None:
     if json_out:
         emit_json({"registry": str(registry), "schemas": rows})
         return
-    table = Table(title=f"registry {registry}")
+    table = Table(title=escape(f"registry {registry}"))
     for col in ("name", "hash", "native wire sha256", "openai wire sha256"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["name"], r["hash"][:16], r["native_sha256"][:16], r["openai_sha256"][:16])
+        table.add_row(
+            escape(r["name"]), r["hash"][:16], r["native_sha256"][:16], r["openai_sha256"][:16]
+        )
     _out().print(table)
 
 
+def _broken_extension(mod_name: str, exc: BaseException) -> None:
+    """Stand in for an extension that failed to load: its command says why (exit 2).
+
+    Skipping it silently made ``registry drift`` vanish from the CLI with no reason given;
+    failing at import would break every other command too.
+    """
+    command = mod_name.rsplit(".", 1)[-1].removeprefix("registry_")
+    message = f"error: registry {command} is unavailable: {mod_name} failed to load: {exc!r}"
+
+    @registry_app.command(
+        command,
+        help=f"Unavailable: {mod_name} failed to load.",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    )
+    def unavailable() -> None:
+        raise fail(message, 2)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``registry`` and its subcommands (including listed extensions) to the root app."""
+    """Add ``registry`` and its subcommands (including listed extensions) to the root app.
+
+    An extension that fails to import (or to register) gets a stand-in command that
+    reports the error, instead of being skipped without a word.
+    """
     for mod_name in EXTENSIONS:
-        if importlib.util.find_spec(mod_name) is not None:
+        try:
             importlib.import_module(mod_name).register(registry_app)
+        except Exception as exc:
+            _broken_extension(mod_name, exc)
     app.add_typer(registry_app, name="registry")

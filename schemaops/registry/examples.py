@@ -15,6 +15,7 @@ from typing import Any
 from jsonschema.exceptions import best_match
 
 from schemaops.registry.drafts import pointer, short
+from schemaops.registry.jsontext import MAX_DEPTH, parse
 
 
 def sidecar_path(schema_path: Path) -> Path:
@@ -28,11 +29,10 @@ def read_sidecar(path: Path) -> tuple[list[Any], list[Any], list[tuple[str, str,
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [], [], [("", "unreadable", f"cannot read examples: {exc}")]
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno} column {exc.colno}"
-        return [], [], [("", "not_json", f"examples file is not JSON: {exc.msg} at {where}")]
+    # two levels more than a schema file: {"valid": [instance]}
+    data, found = parse(text, MAX_DEPTH + 2)
+    if found:
+        return [], [], [(ptr, kind, f"examples file: {reason}") for ptr, kind, reason in found]
     if not isinstance(data, dict):
         return [], [], [("", "sidecar", 'examples file must be {"valid": [...], "invalid": [...]}')]
     problems = []
@@ -50,11 +50,60 @@ def read_sidecar(path: Path) -> tuple[list[Any], list[Any], list[tuple[str, str,
 
 
 def check_examples(
-    validator: Any, valid: list[Any], invalid: list[Any]
+    validator: Any, valid: list[Any], invalid: list[Any], timeout: float = 1.0
 ) -> list[tuple[str, str, str]]:
-    """Problems for each valid example that fails and each invalid one that passes."""
+    """Problems for each valid example that fails and each invalid one that passes.
+
+    A ``pattern`` can backtrack catastrophically on an example, and ``re`` cannot be
+    stopped from inside: the check runs under audit's watchdog (``alarm_handler``, the same
+    SIGALRM bound ``audit --timeout`` uses; main thread only, ``timeout`` <= 0 = no bound).
+    An example whose check runs past ``timeout`` seconds is ``example_unproven`` (a
+    problem: nothing is known about it), and the schema's remaining examples are not run,
+    so one schema costs at most about ``timeout`` seconds.
+    """
+    from schemaops.audit.validate import ValidationTimeout, alarm_handler
+
+    problems: list[tuple[str, str, str]] = []
+    cases = [("valid", i, x) for i, x in enumerate(valid)]
+    cases += [("invalid", i, x) for i, x in enumerate(invalid)]
+    with alarm_handler(timeout):
+        for n, (which, i, instance) in enumerate(cases):
+            try:
+                problems.extend(_watched(validator, which, i, instance))
+            except ValidationTimeout:
+                rest = len(cases) - n - 1
+                problems.append(
+                    (
+                        f"/{which}/{i}",
+                        "example_unproven",
+                        f"{which} example {i} could not be checked within {timeout:g}s (a "
+                        "pattern backtracking catastrophically?): unproven, not passed"
+                        + (f"; {rest} later example(s) not checked" if rest else ""),
+                    )
+                )
+                break
+            except RecursionError:
+                problems.append(
+                    (f"/{which}/{i}", "too_deep", f"{which} example {i} nested too deeply")
+                )
+    return problems
+
+
+def _watched(validator: Any, which: str, i: int, instance: Any) -> list[tuple[str, str, str]]:
+    """One example's check, marked as watched for the audit watchdog while it runs."""
+    from schemaops.audit.validate import _Watch
+
+    _Watch.seq += 1
+    _Watch.active = True
+    try:
+        return _check_one(validator, which, i, instance)
+    finally:
+        _Watch.active = False
+
+
+def _check_one(validator: Any, which: str, i: int, instance: Any) -> list[tuple[str, str, str]]:
     problems = []
-    for i, instance in enumerate(valid):
+    if which == "valid":
         err = best_match(validator.iter_errors(instance))
         if err is not None:
             at = pointer(err.absolute_path) or "(root)"
@@ -66,7 +115,7 @@ def check_examples(
                     f"(keyword {err.validator!r})",
                 )
             )
-    for i, instance in enumerate(invalid):
+    else:
         if validator.is_valid(instance):
             problems.append(
                 (

@@ -12,7 +12,6 @@ unreadable file, not JSON) exit 2; problems with readable content exit 1.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import InputError, SchemaopsError
+from schemaops.registry import jsontext
 from schemaops.registry.bundle import bundle
 from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri, metaschema_problems
 from schemaops.registry.examples import check_examples, read_sidecar, sidecar_path
@@ -28,6 +28,10 @@ from schemaops.registry.model import Schema
 DEFAULT_REGISTRY = Path("schemas")
 SIDECAR_SUFFIX = ".examples.json"
 UNREADABLE_KINDS = frozenset({"missing_folder", "empty_folder", "unreadable", "not_json"})
+#: problems after which a file's content cannot be checked further (nor hashed or served)
+STOP_KINDS = frozenset({"not_json", "too_deep", "bad_unicode"})
+#: seconds one schema's sidecar example check may take (a pattern can backtrack forever)
+EXAMPLE_TIMEOUT = 1.0
 
 
 def problem(file: Any, pointer: str, kind: str, reason: str) -> dict[str, str]:
@@ -69,6 +73,9 @@ class Registry:
     #: files marked ``"x-schemaops-library": true``: shared ``$defs`` that other files
     #: ``$ref``; checked like schemas but never served, warmed or gated on their own.
     libraries: dict[str, Schema] = field(default_factory=dict)
+    #: findings that do not stop a schema from being used (problem records, same shape),
+    #: e.g. ``duplicate_content``: two names for one wire string. Never change exit codes.
+    warnings: list[dict] = field(default_factory=list)
 
     def get(self, name: str) -> Schema:
         try:
@@ -99,6 +106,26 @@ class _Doc:
     draft: str = ""
     ok: bool = True  # parsed, is a schema, known draft: later checks can run
     clean: bool = True  # no problems at all so far: examples can be checked
+    root: Path | None = None  # the registry folder a file (and its sidecar) must stay in
+
+
+def _outside(path: Path, root: Path) -> str:
+    """Why ``path`` is refused as outside ``root`` (a symlink leading out), or ``""``.
+
+    A ``$ref`` to a file outside the registry is refused (``ref_outside``); a symlink to the
+    same file must be refused too, or the boundary means nothing.
+    """
+    try:
+        target = path.resolve()
+        inside = target.is_relative_to(root.resolve())
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        return f"cannot resolve {path.name}: {exc}"
+    if inside:
+        return ""
+    return (
+        f"{path.name} is a symlink to {target}, outside the registry {root}: refused, as a "
+        "$ref outside the registry is (copy the file into the registry instead)"
+    )
 
 
 def _version(data: Any) -> str:
@@ -112,13 +139,16 @@ def _version(data: Any) -> str:
 def _parse(doc: _Doc, text: str | None, problems: list[dict]) -> None:
     """Parse text (unless data is already there), check it is a schema of a known draft."""
     if text is not None:
-        try:
-            doc.data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            where = f"line {exc.lineno} column {exc.colno}"
-            problems.append(problem(doc.label, "", "not_json", f"not JSON: {exc.msg} at {where}"))
-            doc.ok = doc.clean = False
-            return
+        doc.data, found = jsontext.parse(text)
+    else:
+        found = jsontext.shape_problems(doc.data)
+    for ptr, kind, reason in found:
+        problems.append(problem(doc.label, ptr, kind, reason))
+        doc.clean = False
+        if kind in STOP_KINDS:
+            doc.ok = False
+    if not doc.ok:
+        return
     if not isinstance(doc.data, (dict, bool)):
         kind = type(doc.data).__name__
         problems.append(
@@ -146,12 +176,21 @@ def is_library(data: Any) -> bool:
     return isinstance(data, dict) and data.get("x-schemaops-library") is True
 
 
-def _check(docs: list[_Doc], problems: list[dict], extra: tuple = ()) -> dict[str, Schema]:
+def _check(
+    docs: list[_Doc],
+    problems: list[dict],
+    extra: tuple = (),
+    warnings: list[dict] | None = None,
+    timeout: float = EXAMPLE_TIMEOUT,
+) -> dict[str, Schema]:
     """Ref checks, duplicates, bundling and examples over parsed docs.
 
     Returns every loaded schema by name, libraries included (the caller splits them off).
     ``extra`` entries are only ref targets (a single file's neighbours), not checked.
+    Duplicate content goes to ``warnings``: one wire string under two names is wasteful
+    (the cache entry is warmed twice) but each name still works, so nothing is refused.
     """
+    warnings = [] if warnings is None else warnings
     from schemaops.registry import refs
 
     good = [d for d in docs if d.ok]
@@ -169,24 +208,11 @@ def _check(docs: list[_Doc], problems: list[dict], extra: tuple = ()) -> dict[st
     for entry in entries:
         d = by_entry[id(entry)]
         try:
-            report = refs.check_refs(entry, registry)
-        except Exception as exc:  # a malformed $id/$ref: explained by metaschema problems
-            found = [] if not d.clean else [("", "ref_unresolvable", f"cannot check $refs: {exc}")]
-            report = refs.RefReport(found, False)
-        for ptr, kind, reason in report.problems:
-            problems.append(problem(d.label, ptr, kind, reason))
-            d.clean = False
-        name = d.data.get("x-schemaops-name", d.name) if isinstance(d.data, dict) else d.name
-        name = name if isinstance(name, str) and name else d.name
-        s = Schema(
-            name=name,
-            schema=d.data,
-            path=d.path,
-            version=_version(d.data),
-            draft=draft_uri(d.draft),
-        )
-        if report.external and d.clean:
-            s.self_contained = bundle(d.data, d.base, d.draft, registry)
+            s = _one(d, entry, registry, problems, timeout)
+        except RecursionError:  # a shape the depth limit did not foresee: this file only
+            problems.append(problem(d.label, "", "too_deep", "schema nested too deeply to check"))
+            continue
+        name = s.name
         if name in schemas:
             other = schemas[name].path or "<text>"
             problems.append(
@@ -195,38 +221,79 @@ def _check(docs: list[_Doc], problems: list[dict], extra: tuple = ()) -> dict[st
                 )
             )
             continue
-        if s.source_hash in seen_hash:
-            problems.append(problem(
-                d.label, "", "duplicate_content",
-                f"same canonical text as {seen_hash[s.source_hash]} (hash {s.source_hash[:16]}): "
-                "one wire string, two names",
-            ))  # fmt: skip
-        seen_hash.setdefault(s.source_hash, d.label)
-        if d.path is not None:
-            _attach_examples(s, d, problems)
+        if s.hash in seen_hash:
+            reason = (
+                f"same wire string as {seen_hash[s.hash]} (hash {s.hash[:16]}): one wire "
+                "string, two names (both work; the server caches one grammar for both)"
+            )
+            warnings.append(problem(d.label, "", "duplicate_content", reason))
+        seen_hash.setdefault(s.hash, d.label)
         schemas[name] = s
     return schemas
 
 
-def _attach_examples(s: Schema, d: _Doc, problems: list[dict]) -> None:
+def _one(
+    d: _Doc, entry: Any, registry: Any, problems: list[dict], timeout: float = EXAMPLE_TIMEOUT
+) -> Schema:
+    """Check one document's refs, build its Schema (bundled when needed), attach examples."""
+    from schemaops.registry import refs
+
+    try:
+        report = refs.check_refs(entry, registry)
+    except Exception as exc:  # a malformed $id/$ref: explained by metaschema problems
+        found = [] if not d.clean else [("", "ref_unresolvable", f"cannot check $refs: {exc}")]
+        report = refs.RefReport(found, False)
+    for ptr, kind, reason in report.problems:
+        problems.append(problem(d.label, ptr, kind, reason))
+        d.clean = False
+    name = d.data.get("x-schemaops-name", d.name) if isinstance(d.data, dict) else d.name
+    name = name if isinstance(name, str) and name else d.name
+    s = Schema(
+        name=name,
+        schema=d.data,
+        path=d.path,
+        version=_version(d.data),
+        draft=draft_uri(d.draft),
+    )
+    if report.external and d.clean:
+        s.self_contained = bundle(d.data, d.base, d.draft, registry)
+    if d.path is not None:
+        _attach_examples(s, d, problems, timeout)
+    return s
+
+
+def _attach_examples(
+    s: Schema, d: _Doc, problems: list[dict], timeout: float = EXAMPLE_TIMEOUT
+) -> None:
     side = sidecar_path(d.path) if d.path else None
     if side is None or not side.exists():
+        return
+    root = d.root if d.root is not None else d.path.parent
+    outside = _outside(side, root)
+    if outside:
+        problems.append(problem(side, "", "symlink_outside", outside))
         return
     valid, invalid, side_problems = read_sidecar(side)
     s.valid, s.invalid = valid, invalid
     if not side_problems and d.clean:
         try:
-            side_problems = check_examples(s.validator(), valid, invalid)
+            side_problems = check_examples(s.validator(), valid, invalid, timeout)
+        except RecursionError:
+            side_problems = [("", "too_deep", "examples nested too deeply to check")]
         except Exception as exc:  # e.g. a pattern Python's re cannot compile at validation
             side_problems = [("", "example_error", f"cannot check examples: {exc}")]
     for ptr, kind, reason in side_problems:
         problems.append(problem(side, ptr, kind, reason))
 
 
-def inspect_registry(path: str | Path = DEFAULT_REGISTRY) -> tuple[Registry, list[dict]]:
+def inspect_registry(
+    path: str | Path = DEFAULT_REGISTRY, timeout: float = EXAMPLE_TIMEOUT
+) -> tuple[Registry, list[dict]]:
     """Load what can be loaded and return it with every problem found (never raises).
 
-    For commands that report problems (``validate``) rather than stop at them.
+    For commands that report problems (``validate``) rather than stop at them. Warnings
+    (which never make a schema unusable) are on ``Registry.warnings``. ``timeout`` bounds
+    each schema's sidecar example check (seconds; 0 = no bound; see ``check_examples``).
     """
     root = Path(path)
     reg = Registry(root=root)
@@ -268,7 +335,11 @@ def inspect_registry(path: str | Path = DEFAULT_REGISTRY) -> tuple[Registry, lis
 
     docs = []
     for f in schema_files:
-        doc = _Doc(name=f.stem, label=str(f), path=f, base=file_uri(f))
+        doc = _Doc(name=f.stem, label=str(f), path=f, base=file_uri(f), root=root)
+        outside = _outside(f, root)
+        if outside:
+            problems.append(problem(f, "", "symlink_outside", outside))
+            continue
         try:
             text = f.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -276,14 +347,19 @@ def inspect_registry(path: str | Path = DEFAULT_REGISTRY) -> tuple[Registry, lis
             continue
         _parse(doc, text, problems)
         docs.append(doc)
-    for name, s in _check(docs, problems).items():
+    for name, s in _check(docs, problems, (), reg.warnings, timeout).items():
         (reg.libraries if is_library(s.schema) else reg.schemas)[name] = s
     return reg, problems
 
 
-def load_registry(path: str | Path = DEFAULT_REGISTRY) -> Registry:
-    """Load and check a registry folder; raise RegistryError listing every problem."""
-    reg, problems = inspect_registry(path)
+def load_registry(
+    path: str | Path = DEFAULT_REGISTRY, timeout: float = EXAMPLE_TIMEOUT
+) -> Registry:
+    """Load and check a registry folder; raise RegistryError listing every problem.
+
+    Warnings (``Registry.warnings``) do not raise: the registry is usable as it is.
+    """
+    reg, problems = inspect_registry(path, timeout)
     if problems:
         raise RegistryError(problems)
     return reg
@@ -303,12 +379,15 @@ def _neighbours(path: Path, text: str) -> tuple:
     for f in sorted(path.parent.glob("*.json")):
         if f.name.endswith(SIDECAR_SUFFIX) or f.resolve() == path.resolve():
             continue
-        try:
-            data = json.loads(f.read_text(encoding="utf-8"))
-            label = draft_label(data.get("$schema") if isinstance(data, dict) else None)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, UnknownDraft):
+        if _outside(f, path.parent):  # as in a registry: never a ref target
             continue
-        if isinstance(data, (dict, bool)):
+        try:
+            data, found = jsontext.parse(f.read_text(encoding="utf-8"))
+            label = draft_label(data.get("$schema") if isinstance(data, dict) else None)
+        except (OSError, UnicodeDecodeError, UnknownDraft):
+            continue
+        # a broken neighbour is not this file's problem: a ref to it is reported unresolved
+        if isinstance(data, (dict, bool)) and not any(k in STOP_KINDS for _, k, _ in found):
             out.append(refs.Entry(refs.file_uri(f), data, label))
     return tuple(out)
 

@@ -1,0 +1,126 @@
+"""Read registry JSON (schema files, sidecars) strictly enough that nothing is lost silently.
+
+Python's ``json`` module accepts three things a registry must not: duplicate keys (the last
+one wins, so the schema served is not the one the author reads), lone UTF-16 surrogates
+(``"\\ud800"`` parses, but the wire string cannot be encoded as UTF-8, so hashing or sending
+it crashes later), and nesting so deep that the C parser or every recursive consumer
+(jsonschema's metaschema check, validation, diff) raises ``RecursionError``. Each becomes a
+problem that names the file and where, instead of a traceback or a silent change.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from schemaops.registry.drafts import pointer
+
+#: Deepest nesting of JSON containers accepted in a schema file or a sidecar instance.
+#: jsonschema recurses several frames per level; 100 schema levels (about 200 JSON levels)
+#: already exhaust Python's default recursion limit. Real schemas stay far below: the
+#: deepest of JSONSchemaBench's 9,557 is 27 levels.
+MAX_DEPTH = 128
+
+
+class _Duplicates:
+    """``object_pairs_hook`` that builds dicts as ``json`` does and remembers repeated keys."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen and key not in self.keys:
+                    self.keys.append(key)
+                seen.add(key)
+        return out
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def shape_problems(data: Any, max_depth: int = MAX_DEPTH) -> list[tuple[str, str, str]]:
+    """``(pointer, kind, reason)`` for nesting deeper than ``max_depth`` and lone surrogates.
+
+    Iterative, so it is safe on any depth. Stops at the first problem of each kind.
+    """
+    out: list[tuple[str, str, str]] = []
+    too_deep = surrogate = False
+    stack: list[tuple[Any, tuple, int]] = [(data, (), 1)]
+    while stack and not (too_deep and surrogate):
+        node, parts, depth = stack.pop()
+        if isinstance(node, str):
+            if not surrogate and _has_surrogate(node):
+                surrogate = True
+                out.append((pointer(parts), "bad_unicode", _surrogate_reason(node)))
+            continue
+        if not isinstance(node, (dict, list)):
+            continue
+        if depth > max_depth:
+            if not too_deep:
+                too_deep = True
+                out.append(
+                    (
+                        pointer(parts[:8]) + ("/..." if len(parts) > 8 else ""),
+                        "too_deep",
+                        f"nested deeper than {max_depth} levels: refused (checking or "
+                        "validating it would exhaust the recursion limit)",
+                    )
+                )
+            continue
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if not surrogate and _has_surrogate(key):
+                    surrogate = True
+                    out.append((pointer(parts), "bad_unicode", _surrogate_reason(key, "key")))
+                stack.append((value, (*parts, key), depth + 1))
+        else:
+            stack.extend((v, (*parts, i), depth + 1) for i, v in enumerate(node))
+    return out
+
+
+def _surrogate_reason(text: str, what: str = "string") -> str:
+    bad = next(c for c in text if "\ud800" <= c <= "\udfff")
+    return (
+        f"a {what} holds a lone surrogate \\u{ord(bad):04x}: not valid Unicode, so the wire "
+        "string cannot be encoded as UTF-8"
+    )
+
+
+def parse(text: str, max_depth: int = MAX_DEPTH) -> tuple[Any, list[tuple[str, str, str]]]:
+    """Parse JSON text; return ``(data, problems)`` with problems as (pointer, kind, reason).
+
+    ``data`` is ``None`` when the text could not be parsed at all (``not_json``,
+    ``too_deep``). Duplicate keys (``duplicate_key``), lone surrogates (``bad_unicode``)
+    and nesting beyond ``max_depth`` (``too_deep``) are reported with the parsed data.
+    """
+    hook = _Duplicates()
+    try:
+        data = json.loads(text, object_pairs_hook=hook)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        return None, [("", "not_json", f"not JSON: {exc.msg} at {where}")]
+    except RecursionError:
+        reason = f"nested too deeply to parse (more than {max_depth} levels are refused)"
+        return None, [("", "too_deep", reason)]
+    problems = shape_problems(data, max_depth)
+    if hook.keys:
+        shown = ", ".join(repr(k) for k in hook.keys[:5])
+        more = f" and {len(hook.keys) - 5} more" if len(hook.keys) > 5 else ""
+        problems.append(
+            (
+                "",
+                "duplicate_key",
+                f"duplicate key(s) {shown}{more} in one object: JSON parsers keep only the "
+                "last value, so what is served is not what the file reads",
+            )
+        )
+    return data, problems

@@ -1,0 +1,271 @@
+"""Hostile registries: each gets a bounded, clean answer with the documented exit code.
+
+Real files, the real CLI (in a subprocess where a hang or a traceback is what is tested).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from schemaops.cli import app
+from schemaops.registry import inspect_registry, load_registry
+
+runner = CliRunner()
+EVIL = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}
+#: backtracks for hours with Python's re against ^(a+)+$
+EVIL_TEXT = "a" * 48 + "b"
+
+
+def write(folder: Path, name: str, content) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return path
+
+
+def cli(*args: str, timeout: float = 90, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """The real console entry point in a subprocess, killed if it runs past ``timeout``."""
+    return subprocess.run(
+        [sys.executable, "-m", "schemaops", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=stdin,
+    )
+
+
+def nested(levels: int) -> dict:
+    schema: dict = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+def deep_text(levels: int) -> str:
+    """A schema ``levels`` deep as text (``json.dumps`` itself cannot write 10,000 levels)."""
+    return '{"not":' * levels + '{"type":"string"}' + "}" * levels
+
+
+@pytest.fixture
+def evil(tmp_path: Path) -> Path:
+    """A registry: one good schema, one with a catastrophic pattern and a sidecar example."""
+    write(tmp_path, "good.json", {"type": "integer"})
+    write(tmp_path, "evil.json", EVIL)
+    write(tmp_path, "evil.examples.json", {"valid": [{"s": EVIL_TEXT}], "invalid": []})
+    return tmp_path
+
+
+# -- 14.1: a catastrophic pattern with a sidecar example is bounded everywhere -------------
+
+
+def test_catastrophic_sidecar_validate_is_bounded_and_unproven(evil: Path) -> None:
+    start = time.monotonic()
+    proc = cli("registry", "validate", str(evil), "--json")  # the default bound: 1 s
+    assert time.monotonic() - start < 60
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    doc = json.loads(proc.stdout)
+    [p] = doc["problems"]
+    assert p["kind"] == "example_unproven" and p["pointer"] == "/valid/0"
+    assert p["file"].endswith("evil.examples.json") and "unproven" in p["reason"]
+    assert [s["name"] for s in doc["schemas"]] == ["evil", "good"]
+
+
+@pytest.mark.parametrize("command", [["list"], ["export", "good"], ["hash"], ["show", "good"]])
+def test_catastrophic_sidecar_other_commands_are_bounded(evil: Path, command: list) -> None:
+    proc = cli("registry", *command, "--registry", str(evil), "--timeout", "1")
+    assert proc.returncode == 1, proc.stderr  # the unproven example is a registry problem
+    assert "example_unproven" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_catastrophic_sidecar_audit_registry_is_bounded(evil: Path, tmp_path: Path) -> None:
+    outputs = tmp_path / "out.jsonl"
+    outputs.write_text(
+        json.dumps({"schema": "good", "text": "1"}) + "\n"
+        + json.dumps({"schema": "evil", "text": '{"s": "aaa"}'}) + "\n"
+    )  # fmt: skip
+    proc = cli("audit", str(outputs), "--registry", str(evil), "--json", "--timeout", "1")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["ok"] == 2 and doc["input_errors"] == 0
+
+
+def test_check_examples_timeout_zero_means_no_bound(tmp_path: Path) -> None:
+    write(tmp_path, "t.json", EVIL)
+    write(tmp_path, "t.examples.json", {"valid": [{"s": "aaaa"}], "invalid": [{"s": "b"}]})
+    reg, problems = inspect_registry(tmp_path, timeout=0)
+    assert problems == [] and len(reg) == 1
+
+
+# -- 13.9: one wire string under two names is a warning, and audit still audits both ------
+
+
+def test_duplicate_content_is_a_warning_and_audited(tmp_path: Path) -> None:
+    reg_dir = tmp_path / "reg"
+    write(reg_dir, "x.json", {"type": "integer"})
+    write(reg_dir, "y.json", '{"type":  "integer"}')
+    result = runner.invoke(app, ["registry", "validate", str(reg_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is True and doc["problems"] == []
+    [w] = doc["warnings"]
+    assert w["kind"] == "duplicate_content" and w["file"].endswith("y.json")
+    human = runner.invoke(app, ["registry", "validate", str(reg_dir)])
+    assert human.exit_code == 0 and "duplicate_content" in human.stderr
+    assert set(load_registry(reg_dir).schemas) == {"x", "y"}
+    outputs = write(
+        tmp_path,
+        "o.jsonl",
+        "\n".join(json.dumps({"schema": n, "text": t}) for n, t in [("x", "1"), ("y", '"s"')]),
+    )
+    audit = runner.invoke(app, ["audit", str(outputs), "--registry", str(reg_dir), "--json"])
+    doc = json.loads(audit.stdout)
+    assert doc["input_errors"] == 0 and doc["outputs"] == 2 and doc["ok"] == 1
+
+
+# -- 14.3: rich markup in schema text is printed as text -----------------------------------
+
+
+def test_markup_in_titles_and_names_is_escaped(tmp_path: Path) -> None:
+    write(tmp_path, "orders.json", {"type": "object", "title": "Orders endpoint [/v2/orders]"})
+    write(tmp_path, "o2.json", {"type": "string", "title": "[bold]x[/bold] [red]"})
+    for args in (["validate", str(tmp_path)], ["list", "-r", str(tmp_path)],
+                 ["show", "orders", "-r", str(tmp_path)]):  # fmt: skip
+        result = runner.invoke(app, ["registry", *args])
+        assert result.exit_code == 0, result.output
+        assert "Orders endpoint [/v2/orders]" in result.stdout
+    assert (
+        "[bold]x[/bold] [red]"
+        in runner.invoke(app, ["registry", "list", "-r", str(tmp_path)]).stdout
+    )
+    old = write(tmp_path / "old", "s.json", {"enum": ["[/a]"]})
+    new = write(tmp_path / "new", "s.json", {"enum": ["[/b]"]})
+    result = runner.invoke(app, ["registry", "diff", str(old), str(new)])
+    assert result.exit_code == 0, result.output
+    assert "[/a]" in result.stdout and "[/b]" in result.stdout
+
+
+# -- 14.4: too deep: a clear per-file error, the rest loads; audit and diff survive --------
+
+
+@pytest.mark.parametrize("levels", [100, 10_000])
+def test_too_deep_schema_is_a_per_file_error(tmp_path: Path, levels: int) -> None:
+    write(tmp_path, "ok.json", {"type": "integer"})
+    text = json.dumps(nested(levels)) if levels < 500 else deep_text(levels)
+    write(tmp_path, "deep.json", text)
+    proc = cli("registry", "validate", str(tmp_path), "--json")
+    assert "Traceback" not in proc.stderr and proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    [p] = doc["problems"]
+    assert p["kind"] == "too_deep" and p["file"].endswith("deep.json")
+    assert [s["name"] for s in doc["schemas"]] == ["ok"]
+
+
+def test_too_deep_sidecar_example_is_a_problem(tmp_path: Path) -> None:
+    write(tmp_path, "s.json", {"type": "object"})
+    instance: dict = {}
+    for _ in range(300):
+        instance = {"a": instance}
+    write(tmp_path, "s.examples.json", {"valid": [instance], "invalid": []})
+    write(tmp_path, "t.json", {"type": "object"})
+    write(tmp_path, "t.examples.json", '{"valid": [' + "[" * 5000 + "]" * 5000 + "]}")
+    reg, problems = inspect_registry(tmp_path)
+    assert {(Path(p["file"]).name, p["kind"]) for p in problems} == {
+        ("s.examples.json", "too_deep"),
+        ("t.examples.json", "too_deep"),
+    }
+
+
+def test_too_deep_file_does_not_abort_audit(tmp_path: Path) -> None:
+    reg_dir = tmp_path / "reg"
+    write(reg_dir, "ok.json", {"type": "integer"})
+    write(reg_dir, "deep.json", deep_text(10_000))
+    outputs = write(tmp_path, "o.jsonl", json.dumps({"schema": "ok", "text": "1"}) + "\n")
+    proc = cli("audit", str(outputs), "--registry", str(reg_dir), "--json")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert json.loads(proc.stdout)["ok"] == 1
+
+
+@pytest.mark.parametrize("levels", [100, 10_000])
+def test_too_deep_diff_is_a_clean_error(tmp_path: Path, levels: int) -> None:
+    text = json.dumps(nested(levels)) if levels < 500 else deep_text(levels)
+    old = write(tmp_path / "old", "s.json", text)
+    new = write(tmp_path / "new", "s.json", text.replace('"string"', '"integer"'))
+    for a, b in ((old, new), (old.parent, new.parent)):
+        proc = cli("registry", "diff", str(a), str(b), "--json")
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert "s.json" in proc.stderr and "deep" in proc.stderr
+        assert proc.stdout == ""
+
+
+# -- 14.6: lone surrogates; an unwritable --output -----------------------------------------
+
+
+def test_lone_surrogate_is_a_per_file_problem(tmp_path: Path) -> None:
+    write(tmp_path, "ok.json", {"type": "integer"})
+    write(tmp_path, "bad.json", '{"type": "string", "enum": ["\\ud800"]}')
+    write(tmp_path, "badkey.json", '{"type": "object", "properties": {"\\udfff": {}}}')
+    proc = cli("registry", "validate", str(tmp_path), "--json")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    doc = json.loads(proc.stdout)
+    found = {(Path(p["file"]).name, p["kind"], p["pointer"]) for p in doc["problems"]}
+    assert found == {
+        ("bad.json", "bad_unicode", "/enum/0"),
+        ("badkey.json", "bad_unicode", "/properties"),
+    }
+    assert [s["name"] for s in doc["schemas"]] == ["ok"]
+    proc = cli("registry", "list", "-r", str(tmp_path))
+    assert proc.returncode == 1 and "bad_unicode" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_export_to_unwritable_path_is_exit_2(tmp_path: Path) -> None:
+    write(tmp_path / "reg", "s.json", {"type": "integer"})
+    target = tmp_path / "missing-dir" / "s.json"
+    proc = cli("registry", "export", "s", "-r", str(tmp_path / "reg"), "-o", str(target))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "cannot write" in proc.stderr and str(target) in proc.stderr
+
+
+# -- 14.9: symlinks out of the registry are refused like $refs out of it; duplicate keys --
+
+
+def test_symlink_outside_registry_is_refused_like_a_ref(tmp_path: Path) -> None:
+    outside = write(tmp_path / "elsewhere", "secret.json", {"type": "string"})
+    reg_dir = tmp_path / "reg"
+    write(reg_dir, "ok.json", {"type": "integer"})
+    write(reg_dir, "viaref.json", {"$ref": str(outside.resolve().as_uri())})
+    os.symlink(outside, reg_dir / "vialink.json")
+    write(reg_dir, "side.json", {"type": "string"})
+    side_target = write(tmp_path / "elsewhere", "x.examples.json", {"valid": ["a"], "invalid": []})
+    os.symlink(side_target, reg_dir / "side.examples.json")
+    reg, problems = inspect_registry(reg_dir)
+    kinds = {(Path(p["file"]).name, p["kind"]) for p in problems}
+    assert kinds == {
+        ("viaref.json", "ref_outside"),
+        ("vialink.json", "symlink_outside"),
+        ("side.examples.json", "symlink_outside"),
+    }
+    assert set(reg.schemas) == {"ok", "side", "viaref"}
+    link = next(p for p in problems if p["kind"] == "symlink_outside" and "vialink" in p["file"])
+    assert "outside the registry" in link["reason"] and "secret.json" in link["reason"]
+
+
+def test_duplicate_keys_are_an_error_naming_file_and_key(tmp_path: Path) -> None:
+    write(tmp_path, "dup.json", '{"type": "object", "properties": {"a": {}, "a": {"type": "x"}}}')
+    write(tmp_path, "ok.json", {"type": "string"})
+    write(tmp_path, "ok.examples.json", '{"valid": ["a"], "valid": [1], "invalid": []}')
+    result = runner.invoke(app, ["registry", "validate", str(tmp_path), "--json"])
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    found = {(Path(p["file"]).name, p["kind"]) for p in doc["problems"]}
+    assert ("dup.json", "duplicate_key") in found
+    assert ("ok.examples.json", "duplicate_key") in found
+    dup = next(p for p in doc["problems"] if p["file"].endswith("dup.json"))
+    assert "'a'" in dup["reason"]
