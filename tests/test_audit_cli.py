@@ -141,6 +141,21 @@ def test_only_bad_lines_is_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "line 1" in result.stderr
 
 
+@pytest.mark.parametrize("body", [b"", b"\n", b"\n\n  \n", b"\r\n"])
+def test_an_input_without_outputs_is_exit_2(tmp_path: Path, body: bytes) -> None:
+    """An empty file and a file of blank lines are the same case: no model output to audit,
+    so no p and no gate can pass; both exit 2 with the same message (issue 13.14)."""
+    f = tmp_path / "o.jsonl"
+    f.write_bytes(body)
+    for args in ([str(f)], [str(f), "--json"], ["-"]):
+        result = run(*args, input=body if args == ["-"] else None)
+        assert result.exit_code == 2, (body, args, result.output)
+        assert "no model output" in result.stderr, result.stderr
+    gz = tmp_path / "o.jsonl.gz"
+    gz.write_bytes(gzip.compress(body))
+    assert run(str(gz)).exit_code == 2
+
+
 def test_gzip_and_stdin(tmp_path: Path, reg: Path) -> None:
     body = (
         json.dumps({"schema": "tool", "text": OK})

@@ -275,8 +275,8 @@ def _dumps(doc: dict) -> bytes:
 def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
     """Audit a JSONL file (``-`` = stdin, gzip detected) and return the result.
 
-    Raises ``InputError`` (exit 2) for unreadable input, an unknown ``--schema``, or a file in
-    which no line is a usable record.
+    Raises ``InputError`` (exit 2) for unreadable input, an unknown ``--schema``, or an input
+    with no model output at all (an empty file, only blank lines, only unusable lines).
     """
     opts = options or AuditOptions()
     start = time.perf_counter()
@@ -296,19 +296,24 @@ def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
                     tally = audit_lines(lines, opts, resolver, 1, rec_out)
             else:
                 tally = audit_lines(lines, opts, resolver)
-    if tally.lines > 0 and tally.outputs == 0:
+    if tally.outputs == 0:
+        # One rule for an empty file, blank lines and only bad lines: nothing to estimate p
+        # from and no gate that could pass, so it is an input error (exit 2), never "0 ok".
+        if tally.lines == 0:
+            raise InputError(f"{path}: no model output to audit (the input is empty)")
         first = "; ".join(f"line {e['line']}: {e['message']}" for e in tally.input_error_lines[:3])
         raise InputError(
-            f"{path}: no line is a usable record ({tally.input_errors} input errors: {first})"
+            f"{path}: no model output to audit: no line is a usable record"
+            f" ({tally.input_errors} input errors: {first})"
         )
-    schemas = {}
+    schemas: dict[str, Any] = {}
     for name in sorted(tally.by_schema):
         if name != NO_SCHEMA:
             try:
                 checker = resolver.fixed or resolver.get(name)
                 schemas[name] = {"fast_path": checker.fast is not None}
-            except InputError:
-                pass
+            except InputError as exc:  # cannot happen for a schema that classified outputs;
+                schemas[name] = {"fast_path": None, "error": str(exc)}  # shown if it does
     return AuditResult(path, opts, tally, time.perf_counter() - start, jobs, schemas)
 
 
