@@ -226,14 +226,22 @@ def test_folder_diff_cli(versions):
     assert result.exit_code == 0
     doc = json.loads(result.stdout)
     kinds = {(c["schema"], c["kind"]) for c in doc["changes"]}
+    # tool_call refers to create_ticket.json and cancel_subscription.json: its wire string
+    # (cache key) changes through both, so it is changed too (issue 13.2)
     assert kinds == {
         ("cancel_subscription", "schema_removed"),
         ("track_parcel", "schema_added"),
         ("create_ticket", "enum_value_removed"),
+        ("tool_call", "enum_value_removed"),
+        ("tool_call", "definition_removed"),
+        ("tool_call", "keyword_changed"),
     }
     status = {s["name"]: s["status"] for s in doc["schemas"]}
     assert status["create_ticket"] == "changed" and status["get_order"] == "unchanged"
-    assert doc["breaking"] == 2 and doc["breaking_for"] == {"consumers": 1, "clients": 2}
+    assert status["tool_call"] == "changed"
+    via = [c for c in doc["changes"] if c["schema"] == "tool_call" and "urgent" in c["detail"]]
+    assert len(via) == 1 and "through create_ticket.json" in via[0]["detail"]
+    assert doc["breaking"] == 4 and doc["breaking_for"] == {"consumers": 2, "clients": 4}
     fail = runner.invoke(app, ["registry", "diff", str(old), str(new), "--fail-on-breaking"])
     assert fail.exit_code == 1 and "enum_value_removed" in fail.stdout
     same = runner.invoke(app, ["registry", "diff", str(old), str(old), "--fail-on-breaking"])
@@ -250,3 +258,71 @@ def test_diff_bad_input_exit_2(tmp_path, registry_dir):
         app, ["registry", "diff", str(registry_dir), str(registry_dir / "get_order.json")]
     )
     assert r.exit_code == 2 and "folder with a file" in r.stderr
+
+
+def test_library_change_changes_its_dependents(tmp_path, registry_dir):
+    """A change in common.json changes the wire string of every schema that refers to it;
+    the diff hashes what is served (the registry's own hash), not the raw files."""
+    from schemaops.registry import inspect_registry
+
+    old, new = tmp_path / "v1", tmp_path / "v2"
+    shutil.copytree(registry_dir, old)
+    shutil.copytree(registry_dir, new)
+    common = json.loads((new / "common.json").read_text())
+    common["$defs"]["order_id"]["pattern"] = "^ORD-[0-9]{10}$"
+    (new / "common.json").write_text(json.dumps(common))
+    report = diff_paths(old, new)
+    rows = {r["name"]: r for r in report.schemas}
+    assert rows["get_order"]["status"] == "changed"
+    # (the new pattern fails the sidecar examples: irrelevant to a diff)
+    reg_old, reg_new = (inspect_registry(v, examples=False)[0] for v in (old, new))
+    for name in ("get_order", "issue_refund", "tool_call"):
+        assert rows[name]["status"] == "changed" and rows[name]["via_library"] is True
+        assert rows[name]["old_hash"] == reg_old.get(name).hash
+        assert rows[name]["new_hash"] == reg_new.get(name).hash
+        found = [c for c in report.changes if c.schema == name]
+        assert found and all("through common.json" in c.detail for c in found)
+        assert {c.kind for c in found} == {"pattern_changed"}
+    assert rows["create_ticket"]["status"] == "unchanged"
+    assert rows["common"]["library"] is True and rows["common"]["status"] == "changed"
+    assert [c.kind for c in report.changes if c.schema == "common"] == ["library_changed"]
+
+
+def test_single_file_diff_resolves_library_refs(tmp_path, registry_dir):
+    old, new = tmp_path / "v1", tmp_path / "v2"
+    shutil.copytree(registry_dir, old)
+    shutil.copytree(registry_dir, new)
+    common = json.loads((new / "common.json").read_text())
+    common["$defs"]["order_id"]["pattern"] = "^ORD-[0-9]{10}$"
+    (new / "common.json").write_text(json.dumps(common))
+    report = diff_paths(old / "get_order.json", new / "get_order.json")
+    assert report.schemas[0]["status"] == "changed"
+    assert [c.kind for c in report.changes] == ["pattern_changed"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ({"additionalProperties": True}, {"additionalProperties": {}}),
+        ({"additionalProperties": {}}, {}),
+        ({"items": True}, {"items": {}}),
+        ({"properties": {"a": True}}, {"properties": {"a": {}}}),
+    ],
+)
+def test_true_and_empty_schema_are_the_same(old, new):
+    assert diff_schemas({"type": "object", **old}, {"type": "object", **new}) == []
+
+
+def test_pattern_properties_direction():
+    closed = {"type": "object", "additionalProperties": False}
+    with_pp = {**closed, "patternProperties": {"^x-": {"type": "string"}}}
+    (added,) = diff_schemas(closed, with_pp)
+    assert (added.kind, added.breaking_for) == ("pattern_property_added", (CONS,))
+    (removed,) = diff_schemas(with_pp, closed)
+    assert (removed.kind, removed.breaking_for) == ("pattern_property_removed", (CLI,))
+    open_ = {"type": "object"}
+    open_pp = {**open_, "patternProperties": {"^x-": {"type": "string"}}}
+    (added,) = diff_schemas(open_, open_pp)
+    assert (added.kind, added.breaking_for) == ("pattern_property_added", (CLI,))
+    (removed,) = diff_schemas(open_pp, open_)
+    assert (removed.kind, removed.breaking_for) == ("pattern_property_removed", (CONS,))

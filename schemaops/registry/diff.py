@@ -26,7 +26,6 @@ from typing import Any
 
 from schemaops.errors import InputError
 from schemaops.registry.drafts import pointer
-from schemaops.registry.model import content_hash
 
 CONSUMERS = "consumers"
 CLIENTS = "clients"
@@ -104,7 +103,7 @@ class _Differ:
         self.out.append(Change(pointer(parts), kind, detail, breaking_for, self.name))
 
     def diff(self, old: Any, new: Any, parts: list) -> None:
-        if old == new:
+        if old == new or (_is_true(old) and _is_true(new)):  # true and {} accept the same
             return
         if not isinstance(old, dict) or not isinstance(new, dict):
             self._boolean(old, new, parts)
@@ -115,7 +114,7 @@ class _Differ:
         self._addable(old, new, parts)
         self._object(old, new, parts)
         self._arrays(old, new, parts)
-        for kw in ("$defs", "definitions", "patternProperties"):
+        for kw in ("$defs", "definitions"):
             self._mapping(old.get(kw) or {}, new.get(kw) or {}, [*parts, kw], kw)
         for kw in ("anyOf", "oneOf", "allOf"):
             self._branches(old.get(kw), new.get(kw), [*parts, kw])
@@ -235,8 +234,9 @@ class _Differ:
                 self.add(
                     at, "property_added", f"{p!r} added: constrains a key that was free", NARROWS
                 )
+        self._pattern_properties(old, new, parts, old_closed, new_closed)
         oa, na = old.get("additionalProperties", True), new.get("additionalProperties", True)
-        if oa != na:
+        if oa != na and not (_is_true(oa) and _is_true(na)):
             at = [*parts, "additionalProperties"]
             if na is False:
                 self.add(
@@ -251,6 +251,36 @@ class _Differ:
                 )
             else:
                 self.diff(oa, na, at)
+
+    def _pattern_properties(
+        self, old: dict, new: dict, parts: list, old_closed: bool, new_closed: bool
+    ) -> None:
+        """Like named properties: the direction depends on ``additionalProperties: false``.
+
+        Under a closed object a pattern is the only way a key matching it is allowed, so
+        adding one widens (the model may emit those keys) and removing one narrows; in an
+        open object a pattern only constrains keys that were free, so the reverse.
+        """
+        opp, npp = old.get("patternProperties"), new.get("patternProperties")
+        opp = opp if isinstance(opp, dict) else {}
+        npp = npp if isinstance(npp, dict) else {}
+        at = [*parts, "patternProperties"]
+        for key in opp:
+            if key in npp:
+                self.diff(opp[key], npp[key], [*at, key])
+            elif new_closed:
+                detail = f"{key!r} removed; additionalProperties is false: matching keys refused"
+                self.add([*at, key], "pattern_property_removed", detail, NARROWS)
+            else:
+                detail = f"{key!r} removed: matching keys now unconstrained"
+                self.add([*at, key], "pattern_property_removed", detail, WIDENS)
+        for key in (k for k in npp if k not in opp):
+            if old_closed:
+                detail = f"{key!r} added: the model may now emit keys matching it"
+                self.add([*at, key], "pattern_property_added", detail, WIDENS)
+            else:
+                detail = f"{key!r} added: constrains keys that were free"
+                self.add([*at, key], "pattern_property_added", detail, NARROWS)
 
     def _arrays(self, old: dict, new: dict, parts: list) -> None:
         for kw in ("items", "prefixItems"):
@@ -268,18 +298,10 @@ class _Differ:
         for key in old:
             if key in new:
                 self.diff(old[key], new[key], [*parts, key])
-            elif kw == "patternProperties":
-                self.add([*parts, key], "pattern_property_removed", f"{key!r} removed", WIDENS)
             else:
                 self.add([*parts, key], "definition_removed", f"{key!r} removed", NONE)
         for key in (k for k in new if k not in old):
-            kind = "pattern_property_added" if kw == "patternProperties" else "definition_added"
-            self.add(
-                [*parts, key],
-                kind,
-                f"{key!r} added",
-                NARROWS if kw == "patternProperties" else NONE,
-            )
+            self.add([*parts, key], "definition_added", f"{key!r} added", NONE)
 
     def _branches(self, old: Any, new: Any, parts: list) -> None:
         if old == new:
@@ -300,31 +322,6 @@ def diff_schemas(old: Any, new: Any, name: str = "") -> list[Change]:
     return d.out
 
 
-def _read(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
-
-
-def _folder(root: Path) -> dict[str, tuple[Path, Any]]:
-    """Schema files of a registry folder by name (file stem), sidecars excluded."""
-    out: dict[str, tuple[Path, Any]] = {}
-    for f in sorted(root.rglob("*.json")):
-        if f.name.endswith(".examples.json") or any(
-            part.startswith(".") for part in f.relative_to(root).parts
-        ):
-            continue
-        out[f.stem] = (f, _read(f))
-    return out
-
-
 @dataclass
 class DiffReport:
     """Changes between two versions, plus which schemas were added, removed or changed."""
@@ -332,7 +329,7 @@ class DiffReport:
     old: str
     new: str
     changes: list[Change]
-    schemas: list[dict[str, Any]]  # name, status, old_hash, new_hash
+    schemas: list[dict[str, Any]]  # name, status, old_hash, new_hash, library, via_library
 
     @property
     def breaking(self) -> list[Change]:
@@ -349,11 +346,75 @@ class DiffReport:
         }
 
 
-def diff_paths(old: str | Path, new: str | Path) -> DiffReport:
-    """Diff two schema files or two registry folders (matched by name).
+#: problems that leave nothing to compare: the diff stops with exit 2 naming the file
+_FATAL = frozenset({"unreadable", "not_json", "too_deep", "bad_unicode", "not_schema"})
 
-    Files are read as JSON without the registry's full checks, so a registry can be diffed
-    in the middle of a migration. Raises InputError (exit 2) for unreadable input.
+
+def _fatal(problems: list[dict]) -> None:
+    bad = [p for p in problems if p.get("kind") in _FATAL]
+    if bad:
+        from schemaops.registry.loader import format_problem
+
+        raise InputError("cannot diff: " + "; ".join(format_problem(p) for p in bad))
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """Name -> Schema of a registry folder (libraries too) or of one file, as the registry
+    loads them (refs to other files bundled) but tolerating content problems, so that a
+    registry can be diffed in the middle of a migration."""
+    from schemaops.registry.loader import inspect_registry, inspect_schema_file
+
+    if path.is_dir():
+        reg, problems = inspect_registry(path, examples=False)
+        _fatal(problems)
+        return {**reg.libraries, **reg.schemas}
+    schema, problems = inspect_schema_file(path)
+    _fatal(problems)
+    if schema is None:  # pragma: no cover - every such case is a fatal problem
+        raise InputError(f"cannot diff {path}: " + "; ".join(p["reason"] for p in problems))
+    return {path.stem: schema}
+
+
+def _inlined(s: Any) -> set[str]:
+    """Defs keys the loader inlined from other registry files (absent from the file)."""
+    bundled = s.bundled()
+    if s.self_contained is None or not isinstance(bundled, dict):
+        return set()
+    own = s.schema if isinstance(s.schema, dict) else {}
+    out: set[str] = set()
+    for kw in ("$defs", "definitions"):
+        if isinstance(bundled.get(kw), dict):
+            mine = own.get(kw) if isinstance(own.get(kw), dict) else {}
+            out |= {f"/{kw}/{k}" for k in bundled[kw] if k not in mine}
+    return out
+
+
+def _through_library(changes: list[Change], old: Any, new: Any) -> list[Change]:
+    """Say which changes come from a library file (inlined defs), not the schema's own."""
+    inlined = _inlined(old) | _inlined(new)
+    out = []
+    for c in changes:
+        top = next((k for k in inlined if c.path == k or c.path.startswith(k + "/")), None)
+        if top is not None:
+            lib = top.rsplit("/", 1)[-1].split("__", 1)[0]
+            detail = (
+                f"through {lib}.json (a referenced registry file, inlined at {top}): {c.detail}"
+            )
+            c = Change(c.path, c.kind, detail, c.breaking_for, c.schema)
+        out.append(c)
+    return out
+
+
+def diff_paths(old: str | Path, new: str | Path) -> DiffReport:
+    """Diff two schema files or two registry folders (matched by registry name).
+
+    Each schema is compared as it is served: its bundled form, with the ``$ref``s to other
+    registry files (libraries such as ``common.json``) inlined, and hashed as the registry
+    hashes it (sha256 of the native wire string, the cache key). So a change in a library
+    shows on every schema that refers to it (``via_library``), classified like any other
+    change and marked "through library". Content problems (a metaschema error, an
+    unresolvable ref) do not stop a diff; input that cannot be read or is too deep to
+    compare raises InputError (exit 2).
     """
     o, n = Path(old), Path(new)
     for p in (o, n):
@@ -361,39 +422,54 @@ def diff_paths(old: str | Path, new: str | Path) -> DiffReport:
             raise InputError(f"not found: {p}")
     if o.is_dir() != n.is_dir():
         raise InputError(f"cannot diff a folder with a file: {o} vs {n}")
-    if o.is_dir():
-        olds, news = _folder(o), _folder(n)
-    else:
-        olds, news = {o.stem: (o, _read(o))}, {o.stem: (n, _read(n))}
+    olds, news = _load(o), _load(n)
+    if not o.is_dir():  # two files: one schema, whatever the file names
+        olds, news = {o.stem: olds[o.stem]}, {o.stem: news[n.stem]}
     changes: list[Change] = []
     schemas: list[dict[str, Any]] = []
     for name in sorted(set(olds) | set(news)):
-        old_s = olds[name][1] if name in olds else None
-        new_s = news[name][1] if name in news else None
-        row = {
+        old_s, new_s = olds.get(name), news.get(name)
+        either = new_s if new_s is not None else old_s
+        row: dict[str, Any] = {
             "name": name,
-            "old_hash": None if name not in olds else content_hash(old_s),
-            "new_hash": None if name not in news else content_hash(new_s),
+            "old_hash": None if old_s is None else old_s.hash,
+            "new_hash": None if new_s is None else new_s.hash,
+            "library": _is_library(either),
         }
-        if name not in news:
+        if new_s is None:
             row["status"] = "removed"
             changes.append(Change("", "schema_removed", f"schema {name!r} removed", BOTH, name))
-        elif name not in olds:
+        elif old_s is None:
             row["status"] = "added"
             changes.append(Change("", "schema_added", f"schema {name!r} added", NONE, name))
         else:
-            found = diff_schemas(old_s, new_s, name)
-            changes.extend(found)
-            row["status"] = "changed" if row["old_hash"] != row["new_hash"] else "unchanged"
-            if row["status"] == "changed" and not found:  # only key order or spacing
-                changes.append(
-                    Change(
-                        "",
-                        "wire_changed",
-                        "same schema, different wire text (key order)",
-                        NONE,
-                        name,
-                    )
-                )
+            changed = row["old_hash"] != row["new_hash"]
+            row["status"] = "changed" if changed else "unchanged"
+            own_changed = old_s.source_hash != new_s.source_hash
+            row["via_library"] = changed and not own_changed
+            if row["library"]:
+                if changed:  # its dependents carry the classified changes
+                    changes.append(Change("", "library_changed", _LIB_DETAIL, NONE, name))
+            else:
+                try:
+                    found = diff_schemas(old_s.bundled(), new_s.bundled(), name)
+                except RecursionError:
+                    raise InputError(f"cannot diff {name!r}: nested too deeply") from None
+                changes.extend(_through_library(found, old_s, new_s))
+                if changed and not found:  # only key order or spacing
+                    detail = "same schema, different wire text (key order)"
+                    if row["via_library"]:
+                        detail = "same schema, different wire text through a library (key order)"
+                    changes.append(Change("", "wire_changed", detail, NONE, name))
         schemas.append(row)
     return DiffReport(str(o), str(n), changes, schemas)
+
+
+_LIB_DETAIL = (
+    "library changed: every schema that refers to it has a new wire string (re-warm them); "
+    "their changes are listed under their own names, through this library"
+)
+
+
+def _is_library(s: Any) -> bool:
+    return isinstance(s.schema, dict) and s.schema.get("x-schemaops-library") is True

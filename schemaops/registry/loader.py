@@ -182,6 +182,7 @@ def _check(
     extra: tuple = (),
     warnings: list[dict] | None = None,
     timeout: float = EXAMPLE_TIMEOUT,
+    examples: bool = True,
 ) -> dict[str, Schema]:
     """Ref checks, duplicates, bundling and examples over parsed docs.
 
@@ -208,7 +209,7 @@ def _check(
     for entry in entries:
         d = by_entry[id(entry)]
         try:
-            s = _one(d, entry, registry, problems, timeout)
+            s = _one(d, entry, registry, problems, timeout if examples else None)
         except RecursionError:  # a shape the depth limit did not foresee: this file only
             problems.append(problem(d.label, "", "too_deep", "schema nested too deeply to check"))
             continue
@@ -233,9 +234,16 @@ def _check(
 
 
 def _one(
-    d: _Doc, entry: Any, registry: Any, problems: list[dict], timeout: float = EXAMPLE_TIMEOUT
+    d: _Doc,
+    entry: Any,
+    registry: Any,
+    problems: list[dict],
+    timeout: float | None = EXAMPLE_TIMEOUT,
 ) -> Schema:
-    """Check one document's refs, build its Schema (bundled when needed), attach examples."""
+    """Check one document's refs, build its Schema (bundled when needed), attach examples.
+
+    ``timeout`` None: sidecar examples are not read at all (``registry diff``).
+    """
     from schemaops.registry import refs
 
     try:
@@ -255,9 +263,16 @@ def _one(
         version=_version(d.data),
         draft=draft_uri(d.draft),
     )
-    if report.external and d.clean:
-        s.self_contained = bundle(d.data, d.base, d.draft, registry)
-    if d.path is not None:
+    if report.external:
+        # Bundled even when the file has problems: what it would send is still what a diff
+        # or a hash must compare (a ref that does not resolve is left as it is).
+        try:
+            s.self_contained = bundle(d.data, d.base, d.draft, registry)
+        except Exception as exc:  # a malformed $ref/$id, already reported when not clean
+            if d.clean:
+                problems.append(problem(d.label, "", "ref_unresolvable", f"cannot bundle: {exc}"))
+                d.clean = False
+    if d.path is not None and timeout is not None:
         _attach_examples(s, d, problems, timeout)
     return s
 
@@ -287,13 +302,14 @@ def _attach_examples(
 
 
 def inspect_registry(
-    path: str | Path = DEFAULT_REGISTRY, timeout: float = EXAMPLE_TIMEOUT
+    path: str | Path = DEFAULT_REGISTRY, timeout: float = EXAMPLE_TIMEOUT, examples: bool = True
 ) -> tuple[Registry, list[dict]]:
     """Load what can be loaded and return it with every problem found (never raises).
 
     For commands that report problems (``validate``) rather than stop at them. Warnings
     (which never make a schema unusable) are on ``Registry.warnings``. ``timeout`` bounds
-    each schema's sidecar example check (seconds; 0 = no bound; see ``check_examples``).
+    each schema's sidecar example check (seconds; 0 = no bound; see ``check_examples``);
+    ``examples=False`` skips sidecars altogether (a diff compares schemas, not examples).
     """
     root = Path(path)
     reg = Registry(root=root)
@@ -318,7 +334,7 @@ def inspect_registry(
         msg = f"registry folder {root} has no schema files (expected NAME.json)"
         return reg, [problem(root, "", "empty_folder", msg)]
     stems = {f.with_suffix("") for f in schema_files}
-    for f in files:
+    for f in files if examples else ():
         if (
             f.name.endswith(SIDECAR_SUFFIX)
             and f.with_name(f.name[: -len(SIDECAR_SUFFIX)]) not in stems
@@ -347,7 +363,7 @@ def inspect_registry(
             continue
         _parse(doc, text, problems)
         docs.append(doc)
-    for name, s in _check(docs, problems, (), reg.warnings, timeout).items():
+    for name, s in _check(docs, problems, (), reg.warnings, timeout, examples).items():
         (reg.libraries if is_library(s.schema) else reg.schemas)[name] = s
     return reg, problems
 
@@ -392,13 +408,32 @@ def _neighbours(path: Path, text: str) -> tuple:
     return tuple(out)
 
 
-def _single(doc: _Doc, text: str | None, extra: tuple = ()) -> tuple[Schema | None, list[dict]]:
+def _single(
+    doc: _Doc, text: str | None, extra: tuple = (), examples: bool = True
+) -> tuple[Schema | None, list[dict]]:
     problems: list[dict] = []
     _parse(doc, text, problems)
     if not doc.ok:
         return None, problems
-    schemas = _check([doc], problems, extra)
+    schemas = _check([doc], problems, extra, examples=examples)
     return next(iter(schemas.values()), None), problems
+
+
+def inspect_schema_file(path: str | Path) -> tuple[Schema | None, list[dict]]:
+    """One schema file as ``load_schema_file`` reads it (refs to siblings bundled), but
+    returning problems instead of raising and without its sidecar: for ``registry diff``.
+
+    A file that cannot be read is a problem of kind ``unreadable`` (``None`` schema).
+    """
+    from schemaops.registry.refs import file_uri
+
+    f = Path(path)
+    try:
+        text = f.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [problem(f, "", "unreadable", f"cannot read: {exc}")]
+    doc = _Doc(name=f.stem, label=str(f), path=f, base=file_uri(f))
+    return _single(doc, text, _neighbours(f, text), examples=False)
 
 
 def load_schema_file(path: str | Path) -> Schema:
