@@ -269,3 +269,42 @@ def test_duplicate_keys_are_an_error_naming_file_and_key(tmp_path: Path) -> None
     assert ("ok.examples.json", "duplicate_key") in found
     dup = next(p for p in doc["problems"] if p["file"].endswith("dup.json"))
     assert "'a'" in dup["reason"]
+
+
+# -- 13.14: a registry extension that fails to load is reported, not skipped silently -----
+
+_EXT_SCRIPT = """
+import sys, typer
+import schemaops.commands.registry as r
+r.EXTENSIONS = (sys.argv[1],)
+app = typer.Typer()
+app.command("noop")(lambda: None)
+r.register(app)
+sys.argv = ["schemaops", *sys.argv[2:]]
+app()
+"""
+
+
+@pytest.mark.parametrize("module", ["broken_ext_mod", "registry_missing_ext"])
+def test_broken_registry_extension_says_why(tmp_path: Path, module: str) -> None:
+    if module == "broken_ext_mod":  # exists, but raises on import
+        write(tmp_path, "broken_ext_mod.py", "import no_such_dependency_xyz\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    command = module.removeprefix("registry_")
+    proc = subprocess.run(
+        [sys.executable, "-c", _EXT_SCRIPT, module, "registry", command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"{module} failed to load" in proc.stderr
+    listing = subprocess.run(
+        [sys.executable, "-c", _EXT_SCRIPT, module, "registry", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert listing.returncode == 0 and "validate" in listing.stdout  # the rest still works
