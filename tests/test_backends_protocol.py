@@ -16,6 +16,7 @@ import pytest
 from schemaops.backends import BACKENDS, UnsupportedSchema, allowed_ids, get_backend, is_allowed
 from schemaops.compare.enforce import keyword_matrix, keyword_status, string_spans
 from schemaops.compare.instances import (
+    GenerationError,
     build_instances,
     generate_valid,
     order_like_schema,
@@ -286,7 +287,9 @@ def test_generated_instances_are_walked(backends):
     # generated instance here must be string content, never structure
     assert enf["rejects_valid"] == 0, enf["details"]
     assert all(d["source"] == "generated" for d in enf["details"])
-    assert generate_valid(RECURSIVE, 3) == []  # hypothesis-jsonschema cannot follow it
+    # hypothesis-jsonschema cannot follow it: an error with the reason, not a silent []
+    with pytest.raises(GenerationError, match="no valid instance|cannot use this schema"):
+        generate_valid(RECURSIVE, 3)
 
 
 def test_suite_keyword_attribution(backends):
@@ -302,3 +305,41 @@ def test_suite_keyword_attribution(backends):
     assert rows["xgrammar"]["uniqueItems"]["xgrammar"]["ignored"] > 0
     assert rows["xgrammar"]["multipleOf"]["xgrammar"]["enforced"] > 0
     assert keyword_status(rows["llguidance"]["uniqueItems"]["llguidance"]) == "rejects"
+
+
+def _compile_threads_seen(backend, schema_text: str) -> int:
+    """Threads this process gained while ``backend`` compiled (sampled from /proc)."""
+    import os
+    import threading
+    import time
+
+    base = len(os.listdir("/proc/self/task")) + 1  # + the sampler itself
+    peak, done = [0], threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], len(os.listdir("/proc/self/task")))
+            time.sleep(0.0002)
+
+    t = threading.Thread(target=sample)
+    t.start()
+    try:
+        for _ in range(3):
+            backend.compile(schema_text)
+    finally:
+        done.set()
+        t.join()
+    return peak[0] - base
+
+
+def test_xgrammar_compiles_with_the_engines_threads_by_default(backends):
+    # SGLang builds GrammarCompiler(tokenizer_info) and vLLM passes max_threads=8: xgrammar
+    # spreads a compile over 8 threads there, so that is what compare measures by default.
+    from schemaops.backends.xgrammar import XGrammarBackend
+
+    xg = backends["xgrammar"]
+    assert xg.max_threads == 8
+    text = json.dumps({"type": "object", "properties": {f"p{i}": PERSON for i in range(8)}})
+    assert _compile_threads_seen(xg, text) >= 2
+    one = XGrammarBackend(xg.tokenizer, HEAD, max_threads=1, table_cache=xg.table_cache)
+    assert _compile_threads_seen(one, text) == 0

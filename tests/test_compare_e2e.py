@@ -129,6 +129,13 @@ def test_summary_and_recommendation(report):
     assert doc["summary"]["xgrammar"]["compile_ms"]["p99"] is not None
 
 
+def test_compile_threads_and_host_cpus_are_reported(report):
+    import os
+
+    assert report.settings["compile_threads"] == 8  # SGLang's and vLLM's xgrammar default
+    assert report.settings["host"]["cpus"] == os.cpu_count()
+
+
 def test_html_embeds_the_three_plots(report):
     page = render_html(report)
     assert page.count('src="data:image/png;base64,') == 3

@@ -24,8 +24,10 @@ from typing import Any
 
 from schemaops.compare.report import keyword_outcomes, verdict_of
 from schemaops.compare.run import (
+    DEFAULT_COMPILE_THREADS,
     DEFAULT_MEM_MB,
     DEFAULT_TIMEOUT_S,
+    host_cpus,
     measure_items,
     parse_backends,
     registry_items,
@@ -79,6 +81,7 @@ class CheckReport:
     registry: str
     budget_ms: float
     cases: list[CheckCase]
+    settings: dict[str, Any] = field(default_factory=dict)  # compile_threads, host CPUs
 
     @property
     def passed(self) -> bool:
@@ -97,6 +100,7 @@ class CheckReport:
             "passed": self.passed,
             "schemas": len(self.cases),
             "failed": len(self.failed),
+            "settings": self.settings,
             "cases": [c.to_dict() for c in self.cases],
         }
 
@@ -275,6 +279,7 @@ def run_check(
     timeout_s: float | None = None,
     mem_mb: int = DEFAULT_MEM_MB,
     progress: Callable[..., Any] | None = None,
+    compile_threads: int | None = None,
 ) -> CheckReport:
     """Gate ``registry`` for a deploy on ``backend``; the caller exits 1 unless ``.passed``.
 
@@ -290,11 +295,21 @@ def run_check(
         raise InputError("--compile-budget-ms must be >= 0")
     if timeout_s is None:
         timeout_s = max(DEFAULT_TIMEOUT_S, 3 * compile_budget_ms / 1000.0)
-    if jobs < 1 or timeout_s <= 0 or mem_mb <= 0:
-        raise InputError("--jobs, --timeout and --mem-mb must be positive")
+    if compile_threads is None:
+        compile_threads = DEFAULT_COMPILE_THREADS
+    if jobs < 1 or timeout_s <= 0 or mem_mb <= 0 or compile_threads < 1:
+        raise InputError("--jobs, --timeout, --mem-mb and --compile-threads must be positive")
     items = registry_items(registry)
     results = measure_items(
-        items, [name], tokenizer, jobs=jobs, timeout_s=timeout_s, mem_mb=mem_mb, progress=progress
+        items,
+        [name],
+        tokenizer,
+        jobs=jobs,
+        timeout_s=timeout_s,
+        mem_mb=mem_mb,
+        progress=progress,
+        compile_threads=compile_threads,
     )
     cases = [evaluate(r, name, compile_budget_ms, timeout_s) for r in results]
-    return CheckReport(name, tokenizer, str(registry), float(compile_budget_ms), cases)
+    settings = {"compile_threads": compile_threads, "host": host_cpus()}
+    return CheckReport(name, tokenizer, str(registry), float(compile_budget_ms), cases, settings)

@@ -7,6 +7,8 @@ named "Orders endpoint [/v2/orders]" would otherwise crash the output.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.markup import escape
 
@@ -32,5 +34,21 @@ def print_check(report: CheckReport, console: Console | None = None) -> None:
     ok = len(report.cases) - len(report.failed)
     con.print(
         f"\n{ok}/{len(report.cases)} schema(s) ready for {escape(report.backend)} "
-        f"(compile budget {report.budget_ms:g} ms, tokenizer {escape(report.tokenizer)})"
+        f"(compile budget {report.budget_ms:g} ms, tokenizer {escape(report.tokenizer)}"
+        f"{measured_on(report.backend, report.settings)})"
     )
+
+
+def measured_on(backend: str, settings: dict[str, Any]) -> str:
+    """``, xgrammar on 8 compile threads, host 16 CPUs (4 usable)``: compile times depend
+    on both, so every report says them."""
+    host = settings.get("host") or {}
+    threads = settings.get("compile_threads")
+    out = ""
+    if backend == "xgrammar" and threads:
+        out += f", xgrammar on {threads} compile thread(s)"
+    if host.get("cpus"):
+        usable = host.get("usable")
+        extra = f" ({usable} usable)" if usable and usable != host["cpus"] else ""
+        out += f", host {host['cpus']} CPU(s){extra}"
+    return out

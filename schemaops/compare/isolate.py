@@ -45,10 +45,10 @@ _OOM_MARKERS = (
 
 
 def _child_entry() -> None:
-    """``python -c`` entry point: argv = rfd wfd backend tokenizer vocab_size mem_mb."""
+    """``python -c`` entry point: argv = rfd wfd backend tokenizer vocab_size mem_mb threads."""
     from multiprocessing.connection import Connection
 
-    rfd, wfd, backend, tokenizer, vocab, mem = sys.argv[1:7]
+    rfd, wfd, backend, tokenizer, vocab, mem, threads = sys.argv[1:8]
 
     class Duplex:  # one object with poll/recv/send over the two pipe ends
         def __init__(self) -> None:
@@ -58,11 +58,18 @@ def _child_entry() -> None:
             )
             self.recv, self.send = self.r.recv, self.w.send
 
-    _child_main(Duplex(), backend, tokenizer, int(vocab) or None, int(mem) or None)
+    _child_main(
+        Duplex(), backend, tokenizer, int(vocab) or None, int(mem) or None, int(threads) or None
+    )
 
 
 def _child_main(
-    conn: Any, backend: str, tokenizer: str, vocab_size: int | None, mem_mb: int | None
+    conn: Any,
+    backend: str,
+    tokenizer: str,
+    vocab_size: int | None,
+    mem_mb: int | None,
+    compile_threads: int | None = None,
 ) -> None:
     """Worker loop: build the backend, cap memory, then serve tasks until EOF/None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
@@ -70,7 +77,7 @@ def _child_main(
     from schemaops.compare.measure import make_backend, run_task
 
     try:
-        b = make_backend(backend, tokenizer, vocab_size)
+        b = make_backend(backend, tokenizer, vocab_size, compile_threads)
     except BaseException as exc:
         conn.send(("init_error", f"{type(exc).__name__}: {exc}"))
         return
@@ -156,6 +163,7 @@ class Worker:
         tokenizer: str = "qwen2.5",
         vocab_size: int | None = None,
         mem_mb: int | None = 4096,
+        compile_threads: int | None = None,
     ) -> None:
         self.backend, self.tokenizer, self.vocab_size, self.mem_mb = (
             backend,
@@ -163,6 +171,7 @@ class Worker:
             vocab_size,
             mem_mb,
         )
+        self.compile_threads = compile_threads
         self.proc: Any = None
         self.conn: Any = None
         self.stderr_path = ""
@@ -188,6 +197,7 @@ class Worker:
             self.tokenizer,
             str(self.vocab_size or 0),
             str(self.mem_mb or 0),
+            str(self.compile_threads or 0),
         ]
         self.proc = subprocess.Popen(
             args,

@@ -66,16 +66,28 @@ _WARMUP_SCHEMA = '{"type":"object","properties":{"a":{"type":"string"},"b":{"typ
 
 
 def make_backend(
-    name: str, tokenizer: str = "qwen2.5", vocab_size: int | None = None
+    name: str,
+    tokenizer: str = "qwen2.5",
+    vocab_size: int | None = None,
+    compile_threads: int | None = None,
 ) -> GrammarBackend:
-    """Load the tokenizer, build backend ``name`` for it and warm it up (in this process)."""
+    """Load the tokenizer, build backend ``name`` for it and warm it up (in this process).
+
+    ``compile_threads`` is xgrammar's ``max_threads`` (None: the engines' 8); the other
+    backends compile on one thread whatever it says.
+    """
     from schemaops.tokenizers import load_tokenizer
 
     tok = load_tokenizer(tokenizer)
     cls = get_backend(name)
     cache = table_cache_path(name, tokenizer, vocab_size or len(tok))
+    kwargs: dict[str, Any] = {}
     if cache is not None and name in ("xgrammar", "outlines"):
-        backend = cls(tok, vocab_size, table_cache=cache)  # type: ignore[call-arg]
+        kwargs["table_cache"] = cache
+    if name == "xgrammar" and compile_threads:
+        kwargs["max_threads"] = compile_threads
+    if kwargs:
+        backend = cls(tok, vocab_size, **kwargs)  # type: ignore[call-arg]
     else:
         backend = cls.from_tokenizer(tok, vocab_size)
     backend.compile(_WARMUP_SCHEMA).matcher()
@@ -227,12 +239,13 @@ def measure(
     name: str | None = None,
     generate: int = 0,
     vocab_size: int | None = None,
+    compile_threads: int | None = None,
 ) -> dict[str, Any]:
     """Measure one schema on one backend in a (reused) isolated worker; see module doc."""
     from schemaops.compare.pool import shared_worker
 
     task = prepare_task(name or "", schema_text, list(valid), list(invalid), generate)
-    worker = shared_worker(backend, tokenizer_name, vocab_size, mem_mb)
+    worker = shared_worker(backend, tokenizer_name, vocab_size, mem_mb, compile_threads)
     return worker.run(task, timeout_s=timeout_s)
 
 
@@ -276,6 +289,7 @@ def measure_many(
     *,
     generate: int = 0,
     vocab_size: int | None = None,
+    compile_threads: int | None = None,
 ) -> list[dict[str, Any]]:
     """Measure every item on every backend with ``jobs`` parallel workers.
 
@@ -288,7 +302,9 @@ def measure_many(
 
     backends = list(backends)
     tasks = [prepare_task(*normalise_item(item), generate) for item in items]
-    return run_pool(tasks, backends, tokenizer, vocab_size, jobs, timeout_s, mem_mb, progress)
+    return run_pool(
+        tasks, backends, tokenizer, vocab_size, jobs, timeout_s, mem_mb, progress, compile_threads
+    )
 
 
 def normalise_item(item: Any) -> tuple[str, str, list[Any], list[Any]]:

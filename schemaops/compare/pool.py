@@ -16,13 +16,17 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared_worker(
-    backend: str, tokenizer: str, vocab_size: int | None, mem_mb: int | None
+    backend: str,
+    tokenizer: str,
+    vocab_size: int | None,
+    mem_mb: int | None,
+    compile_threads: int | None = None,
 ) -> Worker:
     """A process-wide worker reused by successive ``measure()`` calls (closed at exit)."""
-    key = (backend, tokenizer, vocab_size, mem_mb)
+    key = (backend, tokenizer, vocab_size, mem_mb, compile_threads)
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = Worker(backend, tokenizer, vocab_size, mem_mb)
+            _SHARED[key] = Worker(backend, tokenizer, vocab_size, mem_mb, compile_threads)
         return _SHARED[key]
 
 
@@ -46,6 +50,7 @@ def run_pool(
     timeout_s: float,
     mem_mb: int | None,
     progress: Any = None,
+    compile_threads: int | None = None,
 ) -> list[dict[str, Any]]:
     """Run every task on every backend with ``jobs`` threads, each driving one worker.
 
@@ -82,7 +87,7 @@ def run_pool(
                 if worker is None or worker.backend != backend:
                     if worker is not None:
                         worker.close()
-                    worker = Worker(backend, tokenizer, vocab_size, mem_mb)
+                    worker = Worker(backend, tokenizer, vocab_size, mem_mb, compile_threads)
                 res = worker.run(tasks[i], timeout_s=timeout_s)
                 with lock:
                     results[(backend, i)] = res

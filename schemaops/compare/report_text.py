@@ -51,7 +51,16 @@ def _cell(r: dict[str, Any] | None) -> str:
 
 def summary_table(report: CompareReport) -> Table:
     """One row per backend: coverage, compile and mask percentiles, enforcement counts."""
-    t = Table(title=f"Backends on {escape(report.source)} (tokenizer {escape(report.tokenizer)})")
+    host = (report.settings.get("host") or {}).get("cpus")
+    threads = report.settings.get("compile_threads")
+    where = (f", host {host} CPU(s)" if host else "") + (
+        f", xgrammar compiles on {threads} thread(s)"
+        if threads and "xgrammar" in report.backends
+        else ""
+    )
+    t = Table(
+        title=f"Backends on {escape(report.source)} (tokenizer {escape(report.tokenizer)}{where})"
+    )
     for col in ("backend", "coverage", "compile p50", "p90", "p99", "mask p50", "mask p99"):
         t.add_column(col, justify="left" if col == "backend" else "right", no_wrap=True)
     t.add_column("enf/acc_inv/rej_val/unchk", justify="right", no_wrap=True)

@@ -8,11 +8,13 @@ itself (worker processes, timeouts, memory caps, enforcement walks) is
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from schemaops.backends.xgrammar import ENGINE_MAX_THREADS
 from schemaops.compare.recommend import recommend
 from schemaops.compare.report import CompareReport
 from schemaops.errors import InputError
@@ -20,6 +22,18 @@ from schemaops.errors import InputError
 BACKENDS = ("xgrammar", "llguidance", "outlines")
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEM_MB = 4096
+# xgrammar's compile threads: the engines' configuration (SGLang and vLLM both use 8).
+DEFAULT_COMPILE_THREADS = ENGINE_MAX_THREADS
+
+
+def host_cpus() -> dict[str, int | None]:
+    """This host's CPUs (``cpus``) and those this process may run on (``usable``): a
+    multi-threaded compile's wall time depends on both, so reports print them."""
+    try:
+        usable: int | None = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = None
+    return {"cpus": os.cpu_count(), "usable": usable}
 
 
 @dataclass
@@ -103,6 +117,7 @@ def measure_items(
     mem_mb: int = DEFAULT_MEM_MB,
     progress: Callable[..., Any] | None = None,
     generate: int = 0,
+    compile_threads: int = DEFAULT_COMPILE_THREADS,
 ) -> list[dict[str, Any]]:
     """Measure every item on every backend via the core's ``measure_many``.
 
@@ -124,6 +139,7 @@ def measure_items(
         mem_mb=mem_mb,
         progress=progress,
         generate=generate,
+        compile_threads=compile_threads,
     )
     order = {it.name: i for i, it in enumerate(items)}
     border = {b: i for i, b in enumerate(backends)}
@@ -145,6 +161,7 @@ def run_compare(
     mem_mb: int = DEFAULT_MEM_MB,
     progress: Callable[..., Any] | None = None,
     generate: int | None = None,
+    compile_threads: int | None = None,
 ) -> CompareReport:
     """Compare backends over a registry folder (default ``schemas``) or a corpus JSONL file.
 
@@ -153,9 +170,13 @@ def run_compare(
     valid instances per schema (hypothesis-jsonschema) to the enforcement walk, which is how
     a corpus without examples gets mask figures and some enforcement evidence; the default
     (None) is 0 for a registry (its examples are the evidence) and 1 for a corpus.
+    ``compile_threads`` is xgrammar's ``max_threads``: by default the engines' 8, so
+    compile_ms is what SGLang/vLLM pay on this host (see ``settings["host"]``).
     """
     if generate is None:
         generate = 1 if corpus is not None else 0
+    if compile_threads is None:
+        compile_threads = DEFAULT_COMPILE_THREADS
     if registry is not None and corpus is not None:
         raise InputError("give either --registry or --corpus, not both")
     names = parse_backends(backends)
@@ -163,6 +184,8 @@ def run_compare(
         raise InputError("--jobs, --timeout, --mem-mb and --limit must be positive")
     if generate < 0:
         raise InputError("--generate must be >= 0")
+    if compile_threads < 1:
+        raise InputError("--compile-threads must be >= 1")
     if generate > 0:
         from schemaops.compare.instances import generation_missing
 
@@ -189,6 +212,7 @@ def run_compare(
         mem_mb=mem_mb,
         progress=progress,
         generate=generate,
+        compile_threads=compile_threads,
     )
     report = CompareReport(
         results=results,
@@ -201,6 +225,8 @@ def run_compare(
             "jobs": jobs,
             "limit": limit,
             "generate": generate,
+            "compile_threads": compile_threads,
+            "host": host_cpus(),
         },
     )
     report.recommendation = recommend(report)
