@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from schemaops.audit.watchdog import TIMEOUT_PREFIX, ValidationTimeout, _Watch
+
 OK = "ok"
 PARSE = "json_parse_failure"
 VIOLATION = "schema_violation"
@@ -32,6 +34,7 @@ SUBTYPES = (
     "non_standard_literal",
     "invalid_syntax",
     "limit_exceeded",
+    "unclassified",
 )
 # Deep enough for any real tool call, shallow enough that jsonschema's recursive validation
 # stays far below Python's recursion limit (it fails near 300 levels for ``items``).
@@ -122,7 +125,7 @@ def parse_output(text: str) -> tuple[Any, Outcome | None]:
         except RecursionError:
             return None, Outcome(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}")
         except Exception:
-            return None, classify_parse_failure(text)
+            return None, _classify_watched(text)
     if (
         type(value) in (dict, list)
         and len(text) > 2 * MAX_DEPTH
@@ -131,6 +134,28 @@ def parse_output(text: str) -> tuple[Any, Outcome | None]:
     ):
         return None, Outcome(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}")
     return value, None
+
+
+def _classify_watched(text: str) -> Outcome:
+    """``classify_parse_failure`` under the watchdog: naming the subtype of a huge output can
+    take seconds (up to 32 prose-prefix parses), and ``--timeout`` bounds every record. Cut
+    off, the output is still a ``json_parse_failure`` (the strict parse failed); its subtype
+    is ``unclassified``."""
+    w = _Watch
+    w.seq += 1
+    w.active = True
+    try:
+        return classify_parse_failure(text)
+    except ValidationTimeout:
+        return Outcome(
+            PARSE,
+            "unclassified",
+            None,
+            f"{TIMEOUT_PREFIX} {w.timeout:g}s while naming why a {len(text):,}-character output"
+            " is not JSON",
+        )
+    finally:
+        w.active = False
 
 
 def _raw_decode(s: str, pos: int) -> tuple[Any, int] | Exception:

@@ -22,6 +22,8 @@ import orjson
 from schemaops.errors import InputError
 
 AUTO_FIELDS = ("text", "generated_text", "output")
+# One JSONL line is one record; a longer line is an input error, never held in memory.
+MAX_LINE_BYTES = 32 << 20
 AUTO_HELP = (
     "text, generated_text, output, choices[0].message.content / .tool_calls[].function.arguments,"
     " choices[0].text"
@@ -79,11 +81,35 @@ def open_lines(path: str) -> Iterator[Iterator[bytes]]:
             raw.close()
 
 
+class OverlongLine(bytes):
+    """Stands for a line longer than ``MAX_LINE_BYTES`` (its text is dropped, not held): the
+    pipeline counts it as an input error with its line number and goes on."""
+
+
+def bounded_lines(stream: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The lines of ``stream``, none longer than ``limit`` bytes in memory: a longer line (a
+    gzip member that expands to one endless line) is read past in ``limit``-sized pieces and
+    yielded as an empty ``OverlongLine``."""
+    readline = stream.readline
+    while True:
+        line = readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith(b"\n") and len(line) == limit + 1:
+            yield line
+            continue
+        while not line.endswith(b"\n"):
+            line = readline(limit)
+            if not line:
+                break
+        yield OverlongLine()
+
+
 def _checked(stream: BinaryIO, path: str) -> Iterator[bytes]:
     """Iterate lines, turning a corrupt compressed stream into a clear InputError."""
     n = 0
     try:
-        for n, line in enumerate(stream, 1):  # noqa: B007
+        for n, line in enumerate(bounded_lines(stream), 1):  # noqa: B007
             yield line
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"{path}: unreadable after line {n}: {exc}") from None
@@ -91,6 +117,8 @@ def _checked(stream: BinaryIO, path: str) -> Iterator[bytes]:
 
 def parse_record(raw: bytes) -> Any:
     """Parse one JSONL line (orjson first, lenient stdlib second); raise RecordError."""
+    if type(raw) is OverlongLine:
+        raise RecordError(f"line longer than {MAX_LINE_BYTES:,} bytes: skipped, not read")
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:

@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from schemaops.audit.extract import is_gzip
+from schemaops.audit.extract import MAX_LINE_BYTES, OverlongLine, bounded_lines, is_gzip
 from schemaops.audit.stats import Tally
 from schemaops.errors import SchemaopsError
 
@@ -44,9 +44,7 @@ def _slices(path: str, jobs: int) -> list[tuple[int, int, int]]:
     with open(path, "rb") as fh:
         pos = step
         while pos < size:
-            fh.seek(pos)
-            fh.readline()
-            cut = fh.tell()
+            cut = _after_newline(fh, pos)
             if cut >= size:
                 break
             if cut > cuts[-1]:
@@ -64,6 +62,35 @@ def _slices(path: str, jobs: int) -> list[tuple[int, int, int]]:
                 left -= len(block)
                 line += block.count(b"\n")
     return out
+
+
+def _after_newline(fh: Any, pos: int) -> int:
+    """The offset just after the first newline at or after ``pos`` (or the end of the file),
+    found block by block: a line of any length is never held in memory."""
+    fh.seek(pos)
+    while True:
+        block = fh.read(READ_BLOCK)
+        if not block:
+            return pos
+        i = block.find(b"\n")
+        if i >= 0:
+            return pos + i + 1
+        pos += len(block)
+
+
+class _SliceReader:
+    """``readline`` over ``[start, end)`` of a file, for ``bounded_lines``."""
+
+    def __init__(self, fh: Any, start: int, end: int) -> None:
+        fh.seek(start)
+        self.fh, self.left = fh, end - start
+
+    def readline(self, size: int) -> bytes:
+        if self.left <= 0:
+            return b""
+        line = self.fh.readline(min(size, self.left))
+        self.left -= len(line)
+        return line
 
 
 _RESOLVER: list = []  # the parent's resolver, inherited by forked workers (one per process)
@@ -84,16 +111,18 @@ def _resolver(opts: Any) -> Any:
 def _work(args: tuple) -> Tally:
     path, start, end, first_line, opts, part = args
     from schemaops.audit.pipeline import audit_lines
-    from schemaops.audit.validate import alarm_handler
+    from schemaops.audit.watchdog import alarm_handler
 
     resolver = _resolver(opts)
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        data = fh.read(end - start)
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    with alarm_handler(opts.timeout):
+    with open(path, "rb", buffering=1 << 20) as fh, alarm_handler(opts.timeout):
+        if end - start <= 2 * MAX_SLICE:  # the usual slice: read it whole, split in C
+            fh.seek(start)
+            lines: Any = fh.read(end - start).split(b"\n")
+            if lines and lines[-1] == b"":
+                lines.pop()
+            lines = [x if len(x) <= MAX_LINE_BYTES else OverlongLine() for x in lines]
+        else:  # a slice made large by one huge line: never hold that line
+            lines = bounded_lines(_SliceReader(fh, start, end))  # type: ignore[arg-type]
         if part is None:
             return audit_lines(lines, opts, resolver, first_line)
         with open(part, "wb") as out:

@@ -24,7 +24,8 @@ import orjson
 from schemaops.audit.classify import OK, OUTCOME_OK, VIOLATION, Outcome, parse_output
 from schemaops.audit.extract import RecordError, find_outputs, open_lines, parse_record, record_id
 from schemaops.audit.stats import Tally
-from schemaops.audit.validate import TIMEOUT_PREFIX, SchemaResolver, alarm_handler
+from schemaops.audit.validate import SchemaResolver
+from schemaops.audit.watchdog import TIMEOUT_PREFIX, alarm_handler
 from schemaops.errors import InputError
 
 NO_SCHEMA = "(none)"
@@ -231,10 +232,10 @@ def _failure(
         line, record_id(rec), name, outcome.category, outcome.subtype, outcome.path,
         outcome.message, text,
     )  # fmt: skip
-    if outcome.category.startswith(VIOLATION):
-        if (outcome.message or "").startswith(TIMEOUT_PREFIX):
-            tally.add_timeout(line)
-        elif opts.all_errors and checker is not None:
+    if (outcome.message or "").startswith(TIMEOUT_PREFIX):
+        tally.add_timeout(line)
+    elif outcome.category.startswith(VIOLATION):
+        if opts.all_errors and checker is not None:
             tally.all_errors.update(checker.all_errors(value))
 
 

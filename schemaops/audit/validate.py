@@ -6,21 +6,15 @@ take the fast path (``fastcheck``), and only failures run ``iter_errors`` so tha
 ``best_match`` can name the most relevant keyword, pointer and message.
 
 A ``pattern`` that backtracks catastrophically cannot be interrupted from inside ``re``
-except by a signal, so validation of schemas that use regexes runs under a watchdog
-(a periodic ``SIGALRM``, main thread only; ``re`` checks for signals while it matches).
-A record whose validation times out is a ``schema_violation:pattern`` (it could not be
-verified), and the pipeline lists it.
+except by a signal, so validation of schemas that use regexes runs under the watchdog
+(``watchdog.py``). A record whose validation times out is a ``schema_violation:pattern``
+(it could not be verified), and the pipeline lists it.
 """
 
 from __future__ import annotations
 
 import json
-import signal
-import threading
-import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,64 +24,16 @@ from jsonschema.validators import validator_for
 
 from schemaops.audit.classify import MAX_DEPTH, OUTCOME_OK, PARSE, VIOLATION, Outcome
 from schemaops.audit.fastcheck import _ID_KEYWORDS, _mentions, compile_fast, inline_refs
+from schemaops.audit.watchdog import (  # alarm_handler: re-exported for the registry
+    TIMEOUT_PREFIX,
+    ValidationTimeout,
+    _Watch,
+    alarm_handler,  # noqa: F401
+)
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
 
 MESSAGE_LIMIT = 300
-TIMEOUT_PREFIX = "validation exceeded"
-
-
-class ValidationTimeout(Exception):
-    """Raised by the watchdog while one record's validation has run too long."""
-
-
-class _Watch:
-    """Watchdog state. A record under validation bumps ``seq`` and sets ``active``; a
-    periodic SIGALRM tick raises ValidationTimeout when the same record is still active
-    ``timeout`` seconds later. One counter write per record instead of two timer syscalls."""
-
-    installed = False
-    active = False
-    seq = 0
-    last = -1
-    since = 0.0
-    timeout = 1.0
-
-
-def _tick(signum: int, frame: Any) -> None:
-    w = _Watch
-    if not w.active:
-        w.last = -1
-        return
-    if w.seq != w.last:
-        w.last, w.since = w.seq, time.monotonic()
-        return
-    if time.monotonic() - w.since >= w.timeout:
-        w.last = -1
-        w.active = False
-        raise ValidationTimeout()
-
-
-@contextmanager
-def alarm_handler(timeout: float = 1.0) -> Iterator[None]:
-    """Run the watchdog for the duration of an audit (main thread only; else no bound)."""
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or _Watch.installed
-        or timeout <= 0
-    ):
-        yield
-        return
-    old = signal.signal(signal.SIGALRM, _tick)
-    _Watch.installed, _Watch.timeout, _Watch.last = True, timeout, -1
-    tick = max(timeout / 4, 0.01)
-    signal.setitimer(signal.ITIMER_REAL, tick, tick)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        _Watch.installed = _Watch.active = False
 
 
 def pointer(path: Any) -> str:
