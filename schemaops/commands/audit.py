@@ -64,7 +64,9 @@ def audit_command(
     ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (0 = all cores)."),
     timeout: float = typer.Option(
-        1.0, "--timeout", help="Seconds per record before a regex is cut off."
+        1.0,
+        "--timeout",
+        help="Seconds per record before its check is cut off (a regex; naming a parse failure).",
     ),
 ) -> None:
     """Classify every output, estimate per-step and compound success, gate and report."""
