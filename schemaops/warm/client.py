@@ -4,6 +4,11 @@ Modelled on httpx's own clarity: one object per server, a few verbs (``post``,
 ``get_json``, ``wait_ready``), and every network outcome turned into a value (``Attempt``)
 instead of an exception, so the warm engine can decide what each outcome means
 (``retry.Outcome``) and report it truthfully.
+
+A broken server must not hold a warm run hostage: every exchange has a whole-request
+deadline (connect, send, headers and body together, not per read, so a server dripping a
+byte a second still ends at ``timeout_s``), and a body is read up to ``MAX_BODY_BYTES``
+(a 1-token answer is a few kB; an endless body ends as ``failed``, not as a MemoryError).
 """
 
 from __future__ import annotations
@@ -12,12 +17,15 @@ import asyncio
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
+from schemaops.warm.answer import clean
 from schemaops.warm.retry import Outcome, RetryPolicy, classify_status
+from schemaops.warm.urls import redact, scrub
 
 # Connection-level failures: the server is down, restarting or dropped the connection.
 _CONNECTION_ERRORS = (
@@ -28,22 +36,74 @@ _CONNECTION_ERRORS = (
     httpx.WriteError,
     httpx.PoolTimeout,
 )
+# SGLang's largest answer warm reads is /server_info (all server arguments, ~10-50 kB).
+MAX_BODY_BYTES = 8 * 1024 * 1024
+
+Check = Callable[[Any], "str | None"]
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class ShareClock:
+    """How much of the server each of our requests had: a processor-sharing clock.
+
+    ``now()`` advances by ``dt / k`` while ``k`` of our requests are in flight, so a request
+    that ran alone gets its whole wall time and one that shared the server with three others
+    a quarter of it. The proof of warmth compares a cold request measured under
+    ``--concurrency`` with a probe sent alone; the cold's share, not its wall time, is what
+    its own compile can be credited with (when the server shares its compile threads fairly,
+    as SGLang's thread pool does).
+    """
+
+    def __init__(self) -> None:
+        self._k = 0
+        self._v = 0.0
+        self._t = time.perf_counter()
+
+    def _advance(self) -> float:
+        now = time.perf_counter()
+        if self._k:
+            self._v += (now - self._t) / self._k
+        self._t = now
+        return self._v
+
+    def enter(self) -> float:
+        v = self._advance()
+        self._k += 1
+        return v
+
+    def leave(self, entered: float) -> float:
+        """Milliseconds of the server this request had since ``enter`` returned ``entered``."""
+        v = self._advance()
+        self._k -= 1
+        return round((v - entered) * 1000.0, 2)
 
 
 @dataclass
 class Attempt:
-    """One HTTP exchange: its outcome, status, wall time and the error text if any."""
+    """One HTTP exchange: its outcome, status, wall time and the error text if any.
+
+    ``share_ms`` is the part of ``elapsed_ms`` the request had the server to itself
+    (``ShareClock``); equal to ``elapsed_ms`` when nothing else of ours was in flight.
+    """
 
     outcome: Outcome
     status: int | None
     elapsed_ms: float
     error: str | None = None
     body: Any = None
+    share_ms: float | None = None
 
 
 @dataclass
 class Result:
-    """The last attempt of a request plus how many were made (retries included)."""
+    """The last attempt of a request plus how many were made (retries included).
+
+    ``attempts`` is 0 when the request was not sent at all: the server had already been
+    given up on (``ServerClient.gave_up``).
+    """
 
     last: Attempt
     attempts: int
@@ -54,21 +114,37 @@ class Result:
         return self.last.outcome
 
 
-def error_text(resp: httpx.Response) -> str:
-    """The server's own message: SGLang's ``{"error": {"message"}}``, FastAPI's ``detail``."""
+def _parse(raw: bytes) -> Any:
     try:
-        data = resp.json()
+        return json.loads(raw)
     except ValueError:
-        return resp.text.strip()[:2000] or f"HTTP {resp.status_code}"
+        return raw.decode("utf-8", "replace")
+
+
+def error_text(status: int, data: Any) -> str:
+    """The server's own message: SGLang's ``{"error": {"message"}}``, FastAPI's ``detail``."""
+    if isinstance(data, str):
+        return clean(data.strip()) or f"HTTP {status}"
     if isinstance(data, dict):
         err = data.get("error")
         if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
+            return clean(str(err["message"]))
         for k in ("message", "detail", "error"):
             if data.get(k):
                 v = data[k]
-                return v if isinstance(v, str) else json.dumps(v)
-    return json.dumps(data)[:2000]
+                return clean(v if isinstance(v, str) else json.dumps(v))
+    return clean(json.dumps(data))
+
+
+async def _read_capped(resp: httpx.Response, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class ServerUnavailable(Exception):
@@ -85,6 +161,9 @@ class ServerClient:
     ``gave_up`` is a circuit breaker: once one request exhausted its retries on connection
     errors, the server is taken as gone and later requests fail at once with that reason,
     so a dead server costs one retry budget, not one per schema.
+
+    ``base_url`` may carry credentials (used for the requests); ``shown_url`` is the same
+    URL redacted, the only form that goes into messages.
     """
 
     def __init__(
@@ -98,23 +177,65 @@ class ServerClient:
         rng: random.Random | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.shown_url = redact(self.base_url)
         self.http = http
-        self.timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+        self.timeout_s = timeout_s
         self.policy = policy
         self.recover_s = recover_s
         self.rng = rng or random.Random()
+        self.clock = ShareClock()
         self.down_events = 0
         self.gave_up: str | None = None
         self._ready_path = "/ready"
         self._recover_lock = asyncio.Lock()
 
+    def _scrub(self, text: str) -> str:
+        return scrub(text, [self.base_url])
+
     async def _once(
-        self, method: str, path: str, body: Any, headers: dict[str, str], timeout: httpx.Timeout
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        headers: dict[str, str],
+        deadline_s: float,
+        check: Check | None = None,
     ) -> Attempt:
+        """One exchange within ``deadline_s`` for all of it; never raises for the network."""
         t0 = time.perf_counter()
+        entered = self.clock.enter()
+        timeout = httpx.Timeout(deadline_s, connect=min(10.0, deadline_s))
         try:
-            resp = await self.http.request(
-                method, self.base_url + path, json=body, headers=headers, timeout=timeout
+            async with asyncio.timeout(deadline_s):
+                async with self.http.stream(
+                    method, self.base_url + path, json=body, headers=headers, timeout=timeout
+                ) as resp:
+                    raw = await _read_capped(resp, MAX_BODY_BYTES)
+        except _TooLarge:
+            return Attempt(
+                Outcome.MALFORMED,
+                resp.status_code,
+                _ms(t0),
+                f"HTTP {resp.status_code} with an answer over {MAX_BODY_BYTES // 2**20} MiB: "
+                "not a server's answer to a 1-token request; stopped reading",
+                share_ms=self.clock.leave(entered),
+            )
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            if isinstance(exc, httpx.ConnectTimeout):
+                self.down_events += 1
+                return Attempt(
+                    Outcome.CONNECTION,
+                    None,
+                    _ms(t0),
+                    f"ConnectTimeout: no connection within {timeout.connect:g} s",
+                    share_ms=self.clock.leave(entered),
+                )
+            return Attempt(
+                Outcome.TIMEOUT,
+                None,
+                _ms(t0),
+                f"no complete answer within {deadline_s:g} s (--timeout)",
+                share_ms=self.clock.leave(entered),
             )
         except _CONNECTION_ERRORS as exc:
             self.down_events += 1
@@ -122,24 +243,28 @@ class ServerClient:
                 Outcome.CONNECTION,
                 None,
                 _ms(t0),
-                f"{type(exc).__name__}: {exc or 'connection failed'}",
+                self._scrub(clean(f"{type(exc).__name__}: {exc or 'connection failed'}")),
+                share_ms=self.clock.leave(entered),
             )
-        except httpx.TimeoutException as exc:
+        except httpx.HTTPError as exc:  # undecodable body, invalid header, ...: no retry helps
             return Attempt(
-                Outcome.TIMEOUT,
+                Outcome.MALFORMED,
                 None,
                 _ms(t0),
-                f"{type(exc).__name__}: no answer within {timeout.read:g} s",
+                self._scrub(clean(f"{type(exc).__name__}: {exc}")),
+                share_ms=self.clock.leave(entered),
             )
+        share = self.clock.leave(entered)
+        data = _parse(raw)
         outcome = classify_status(resp.status_code)
         if outcome is Outcome.OK:
-            try:
-                data = resp.json()
-            except ValueError:
-                data = resp.text
-            return Attempt(outcome, resp.status_code, _ms(t0), None, data)
+            why = check(data) if check else None
+            if why:
+                return Attempt(Outcome.MALFORMED, resp.status_code, _ms(t0), why, data, share)
+            return Attempt(outcome, resp.status_code, _ms(t0), None, data, share)
+        msg = self._scrub(error_text(resp.status_code, data))
         return Attempt(
-            outcome, resp.status_code, _ms(t0), f"HTTP {resp.status_code}: {error_text(resp)}"
+            outcome, resp.status_code, _ms(t0), f"HTTP {resp.status_code}: {msg}", None, share
         )
 
     async def request(
@@ -150,25 +275,25 @@ class ServerClient:
         headers: dict[str, str] | None = None,
         *,
         timeout_s: float | None = None,
+        check: Check | None = None,
     ) -> Result:
-        """Send with retries on connection errors and 5xx/429; never on 400 or a timeout."""
-        timeout = (
-            self.timeout
-            if timeout_s is None
-            else httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
-        )
+        """Send with retries on connection errors and 5xx/429; never on 400 or a timeout.
+
+        ``check`` judges a 2xx body (``answer.problem``): a body it rejects is ``MALFORMED``.
+        """
+        deadline = self.timeout_s if timeout_s is None else timeout_s
         if self.gave_up:
             return Result(Attempt(Outcome.CONNECTION, None, 0.0, self.gave_up), 0, [self.gave_up])
         history: list[str] = []
         retries = 0
         while True:
-            att = await self._once(method, path, body, headers or {}, timeout)
+            att = await self._once(method, path, body, headers or {}, deadline, check)
             if att.error:
                 history.append(att.error)
             if not self.policy.should_retry(att.outcome, retries):
                 if att.outcome is Outcome.CONNECTION:
                     self.gave_up = (
-                        f"server unreachable: {att.error} (after {retries + 1} attempt(s))"
+                        f"server unreachable: {att.error} (gave up after {retries + 1} attempt(s))"
                     )
                 return Result(att, retries + 1, history)
             retries += 1
@@ -184,12 +309,21 @@ class ServerClient:
                         history,
                     )
 
-    async def post(self, path: str, body: Any, headers: dict[str, str] | None = None) -> Result:
-        return await self.request("POST", path, body, headers)
+    async def post(
+        self,
+        path: str,
+        body: Any,
+        headers: dict[str, str] | None = None,
+        check: Check | None = None,
+    ) -> Result:
+        return await self.request("POST", path, body, headers, check=check)
 
     async def get_json(self, path: str, *, timeout_s: float = 30.0) -> Any | None:
-        """GET ``path`` and return its JSON, or ``None`` if it is missing or not JSON."""
-        res = await self.request("GET", path, timeout_s=timeout_s)
+        """GET ``path`` and return its JSON, or ``None`` if it is missing or not JSON.
+
+        The deadline is ``timeout_s`` or ``--timeout``, whichever is shorter.
+        """
+        res = await self.request("GET", path, timeout_s=min(timeout_s, self.timeout_s))
         if res.outcome is not Outcome.OK or isinstance(res.last.body, str):
             return None
         return res.last.body
@@ -201,10 +335,11 @@ class ServerClient:
         and sleeps at least a second before answering. Servers without ``/ready`` (404; vLLM,
         older SGLang) are asked ``/health`` from then on.
         """
-        att = await self._once("GET", self._ready_path, None, {}, httpx.Timeout(10.0))
+        deadline = min(10.0, self.timeout_s)
+        att = await self._once("GET", self._ready_path, None, {}, deadline)
         if att.status == 404 and self._ready_path != "/health":
             self._ready_path = "/health"
-            att = await self._once("GET", "/health", None, {}, httpx.Timeout(10.0))
+            att = await self._once("GET", "/health", None, {}, deadline)
         return att
 
     async def check_ready(self) -> None:
@@ -220,7 +355,7 @@ class ServerClient:
             await asyncio.sleep(self.policy.delay(n, self.rng))
         hint = "is it running? pass --wait-ready SECONDS to wait for a starting server"
         raise ServerUnavailable(
-            f"{self.base_url} not reachable or not ready: {att.error or f'HTTP {att.status}'} "
+            f"{self.shown_url} not reachable or not ready: {att.error or f'HTTP {att.status}'} "
             f"after {n + 1} attempt(s); {hint}"
         )
 
@@ -240,7 +375,7 @@ class ServerClient:
             waited = time.monotonic() - t0
             if waited >= deadline_s:
                 raise ServerUnavailable(
-                    f"{self.base_url} not ready after {waited:.1f} s (last: {last})"
+                    f"{self.shown_url} not ready after {waited:.1f} s (last: {last})"
                 )
             await asyncio.sleep(min(interval_s, max(0.0, deadline_s - waited)))
 

@@ -9,12 +9,19 @@ with nothing else in flight from us, visit ``dp`` distinct replicas.
 Nothing is reported ``warmed`` that the server does not hold at the end: a connection
 error or a changed ``startup_time`` (``/server_info``) means the server may have restarted
 and lost its cache, so every schema on it is warmed again (and probed again) before the
-report is made, up to ``max_rounds`` times.
+report is made, up to ``max_rounds`` times. Nor is a 2xx whose body is not the answer of
+a completed request (``answer.problem``): that is ``failed``, with what came back.
+
+What a server says about itself is checked before it is used: ``dp_size`` must be a whole
+number in 1..``MAX_DP`` (each replica costs one request per schema, so a wrong or hostile
+``dp_size: 100000`` would otherwise mean endless requests), a non-object ``/server_info``
+counts as no information, and an odd ``/v1/models`` leaves the model name unset.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,13 +29,21 @@ from typing import Any, Literal
 
 import httpx
 
+from schemaops.warm.answer import clean, problem
 from schemaops.warm.client import Result, ServerClient, ServerUnavailable
 from schemaops.warm.plan import Api, WarmItem, baseline_request, build_request
-from schemaops.warm.prove import NOTES, ProofPolicy, baseline, verdict
+from schemaops.warm.prove import ProofPolicy, baseline, verdict
 from schemaops.warm.retry import Outcome, RetryPolicy
+from schemaops.warm.urls import redact
 
 DpRouting = Literal["auto", "rank", "round-robin"]
-Progress = Callable[[str, int], None]  # (event, amount): "total" grows the bar, "advance" moves it
+# (event, amount): "total" grows the bar, "advance" moves it; "probe_pass" (amount 0) marks
+# the moment the warm requests of a round are done and its probes are about to be sent.
+Progress = Callable[[str, int], None]
+# The most DP replicas warm addresses on one server: each one costs a request per schema.
+MAX_DP = 256
+# /server_info and /v1/models answer at once; a longer wait means the server is stuck.
+INFO_TIMEOUT_S = 30.0
 
 STATUS_BY_OUTCOME = {
     Outcome.OK: "warmed",
@@ -37,6 +52,7 @@ STATUS_BY_OUTCOME = {
     Outcome.REJECTED: "failed",
     Outcome.TRANSIENT: "failed",
     Outcome.CONNECTION: "failed",
+    Outcome.MALFORMED: "failed",
 }
 
 
@@ -65,6 +81,7 @@ class Cell:
 
     status: str = "pending"
     cold_ms: float | None = None
+    cold_share_ms: float | None = None
     probe_ms: float | None = None
     proof: str | None = None
     error: str | None = None
@@ -78,6 +95,7 @@ class Cell:
         status = STATUS_BY_OUTCOME[res.outcome]
         if status in ("warmed", "invalid") and (self.cold_ms is None or self.status != "warmed"):
             self.cold_ms = res.last.elapsed_ms
+            self.cold_share_ms = res.last.share_ms
         if status == "warmed" and self.status == "warmed":
             self.rewarmed = True
         self.status = status
@@ -86,7 +104,11 @@ class Cell:
 
 @dataclass
 class ServerRun:
-    """What happened on one server: discovery facts, baseline and the cells per item."""
+    """What happened on one server: discovery facts, baselines and the cells per item.
+
+    ``url`` is the redacted form (no credentials); ``base_ms`` maps each API path the items
+    use to its baseline, so an OpenAI item is never judged against a /generate baseline.
+    """
 
     url: str
     ready: bool = False
@@ -96,7 +118,7 @@ class ServerRun:
     version: str | None = None
     grammar_backend: str | None = None
     model: str | None = None
-    base_ms: float | None = None
+    base_ms: dict[str, float | None] = field(default_factory=dict)
     restarts: int = 0
     rounds: int = 0
     cells: dict[str, list[Cell]] = field(default_factory=dict)
@@ -104,6 +126,8 @@ class ServerRun:
 
 def _explain(res: Result) -> str:
     last = res.last.error or f"HTTP {res.last.status}"
+    if res.attempts == 0:
+        return f"not sent: {last}"
     if res.outcome is Outcome.TIMEOUT:
         return (
             f"{last}. The server may still be compiling: SGLang drops the result of a request "
@@ -115,6 +139,50 @@ def _explain(res: Result) -> str:
     return last
 
 
+class DiscoveryError(Exception):
+    """What the server says about itself cannot be used (e.g. an out-of-range dp_size)."""
+
+
+def dp_size_of(value: Any, shown_url: str) -> int:
+    """The number of DP replicas from ``/server_info``'s ``dp_size`` (absent: 1), or raise."""
+    if value is None:
+        return 1
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DiscoveryError(
+            f"{shown_url}/server_info has a malformed dp_size ({clean(repr(value), 80)}): "
+            "pass --dp N with the number of DP replicas"
+        )
+    if not 1 <= value <= MAX_DP:
+        raise DiscoveryError(
+            f"{shown_url}/server_info says dp_size {value}, outside 1..{MAX_DP}: warm sends one "
+            f"request per schema and replica, so it does not trust that number; pass --dp N "
+            f"(at most {MAX_DP}) if the server really has N replicas"
+        )
+    return value
+
+
+def _text(value: Any) -> str | None:
+    """A server-reported fact as short printable text (``None`` when absent)."""
+    if value is None:
+        return None
+    return clean(value if isinstance(value, str) else json.dumps(value, default=str), 200)
+
+
+def _model_of(models: Any) -> str | None:
+    """The first model id of a ``/v1/models`` answer, or ``None`` if it has none usable."""
+    data = models.get("data") if isinstance(models, dict) else None
+    first = data[0] if isinstance(data, list) and data else None
+    model = first.get("id") if isinstance(first, dict) else None
+    return model if isinstance(model, str) and model else None
+
+
+async def _server_info(client: ServerClient) -> dict[str, Any]:
+    info = await client.get_json("/server_info", timeout_s=INFO_TIMEOUT_S)
+    return info if isinstance(info, dict) else {}
+
+
 async def _discover(
     client: ServerClient, run: ServerRun, opts: WarmOptions, need_model: bool
 ) -> None:
@@ -123,23 +191,21 @@ async def _discover(
         await client.wait_ready(opts.wait_ready_s)
     else:
         await client.check_ready()
-    info = await client.get_json("/server_info") or {}
+    info = await _server_info(client)
+    run.version = _text(info.get("version"))
+    run.grammar_backend = _text(info.get("grammar_backend"))
+    run.dp_size = opts.dp if opts.dp else dp_size_of(info.get("dp_size"), client.shown_url)
     run.ready = True
-    run.version = info.get("version")
-    run.grammar_backend = info.get("grammar_backend")
-    run.dp_size = int(opts.dp or info.get("dp_size") or 1)
     if run.dp_size > 1:
         run.dp_routing = "round-robin" if opts.dp_routing == "round-robin" else "rank"
     run.model = opts.model
     if need_model and not run.model:  # vLLM checks the name; SGLang accepts any
-        models = await client.get_json("/v1/models") or {}
-        data = models.get("data") or [{}]
-        run.model = data[0].get("id")
+        run.model = _model_of(await client.get_json("/v1/models", timeout_s=INFO_TIMEOUT_S))
 
 
 async def _startup_time(client: ServerClient) -> Any:
-    info = await client.get_json("/server_info")
-    return None if info is None else info.get("startup_time")
+    info = await client.get_json("/server_info", timeout_s=INFO_TIMEOUT_S)
+    return info.get("startup_time") if isinstance(info, dict) else None
 
 
 def _slots(run: ServerRun) -> list[int | None]:
@@ -147,22 +213,26 @@ def _slots(run: ServerRun) -> list[int | None]:
     return list(range(run.dp_size)) if run.dp_size > 1 else [None]
 
 
-async def _measure_baseline(client: ServerClient, run: ServerRun, opts: WarmOptions) -> None:
-    samples = []
-    for i in range(opts.baseline_samples):
-        rank = None if run.dp_routing != "rank" else i % run.dp_size
-        path, body, headers = baseline_request(opts.api, model=run.model, dp_rank=rank)
-        res = await client.post(path, body, headers)
-        if res.outcome is Outcome.OK:
-            samples.append(res.last.elapsed_ms)
-    run.base_ms = baseline(samples) if samples else None
+async def _measure_baseline(
+    client: ServerClient, run: ServerRun, opts: WarmOptions, apis: list[Api]
+) -> None:
+    """The unconstrained 1-token latency of each API path the items use (median of a few)."""
+    for api in apis:
+        samples = []
+        for i in range(opts.baseline_samples):
+            rank = None if run.dp_routing != "rank" else i % run.dp_size
+            path, body, headers = baseline_request(api, model=run.model, dp_rank=rank)
+            res = await client.post(path, body, headers, check=lambda b, p=path: problem(p, b))
+            if res.outcome is Outcome.OK:
+                samples.append(res.last.elapsed_ms)
+        run.base_ms[api] = baseline(samples) if samples else None
 
 
 async def _send(client: ServerClient, run: ServerRun, item: WarmItem, rank: int | None) -> Result:
     path, body, headers = build_request(
         item, model=run.model, dp_rank=rank if run.dp_routing == "rank" else None
     )
-    return await client.post(path, body, headers)
+    return await client.post(path, body, headers, check=lambda b: problem(path, b))
 
 
 async def _warm_pass(
@@ -208,8 +278,10 @@ async def _probe_pass(
 ) -> None:
     """Probe each warmed cell once, one request at a time, so probes do not slow each other."""
     slots = _slots(run)
+    progress("probe_pass", 0)
     for item in items:
         cells = run.cells[item.identity]
+        base = run.base_ms.get(item.api)
         for i, cell in enumerate(cells):
             if cell.status != "warmed":
                 continue
@@ -219,20 +291,24 @@ async def _probe_pass(
                 cell.record(res)  # the cache lost it, or the server is gone: the truth is now this
                 continue
             cell.probe_ms = res.last.elapsed_ms
-            if run.base_ms is not None and cell.cold_ms is not None:
-                cell.proof = verdict(cell.cold_ms, cell.probe_ms, run.base_ms, opts.proof)
+            # The cold request may have shared the server with --concurrency others while the
+            # probe had it alone: judge the cold by its share (ShareClock), not its wall time.
+            cold = cell.cold_share_ms if cell.cold_share_ms is not None else cell.cold_ms
+            if base is not None and cold is not None:
+                cell.proof = verdict(cold, cell.probe_ms, base, opts.proof)
 
 
 async def _run_server(
     url: str, items: list[WarmItem], opts: WarmOptions, http: httpx.AsyncClient, progress: Progress
 ) -> ServerRun:
-    run = ServerRun(url=url.rstrip("/"))
+    run = ServerRun(url=redact(url.rstrip("/")))
     client = ServerClient(
-        run.url, http, timeout_s=opts.timeout_s, policy=opts.policy, recover_s=opts.wait_ready_s
+        url, http, timeout_s=opts.timeout_s, policy=opts.policy, recover_s=opts.wait_ready_s
     )
+    apis = sorted({it.api for it in items})
     try:
-        await _discover(client, run, opts, any(it.api == "openai" for it in items))
-    except ServerUnavailable as exc:
+        await _discover(client, run, opts, "openai" in apis)
+    except (ServerUnavailable, DiscoveryError) as exc:
         run.error = str(exc)
         for it in items:
             run.cells[it.identity] = [Cell(status="failed", error=run.error)]
@@ -242,7 +318,7 @@ async def _run_server(
     run.cells = {it.identity: [Cell() for _ in slots] for it in items}
     extra = len(items) * (len(slots) - 1) * (2 if opts.probe else 1)
     progress("total", extra)
-    await _measure_baseline(client, run, opts)
+    await _measure_baseline(client, run, opts, apis)
     started = await _startup_time(client)
     todo = {it.identity: list(range(len(slots))) for it in items}
     for rnd in range(1, opts.max_rounds + 1):
@@ -261,9 +337,9 @@ async def _run_server(
             for cells in run.cells.values():
                 for c in cells:
                     if c.status != "invalid":
-                        c.cold_ms = c.probe_ms = c.proof = None
+                        c.cold_ms = c.cold_share_ms = c.probe_ms = c.proof = None
                         c.rewarmed = True
-            await _measure_baseline(client, run, opts)
+            await _measure_baseline(client, run, opts, apis)
         # Anything warmed before the break may be gone: warm it again (cheap if it was not).
         todo = {
             k: [i for i, c in enumerate(cs) if c.status != "invalid"] for k, cs in run.cells.items()
@@ -304,7 +380,3 @@ def warm(
     t0 = time.perf_counter()
     runs = asyncio.run(warm_async(items, opts, progress))
     return runs, time.perf_counter() - t0
-
-
-def proof_note(proof: str | None) -> str | None:
-    return NOTES.get(proof) if proof else None

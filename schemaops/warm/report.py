@@ -3,6 +3,11 @@
 One row per schema and server (the DESIGN.md contract: ``status``, ``cold_ms``,
 ``probe_ms``, ``error``). On a server with DP replicas the row aggregates its replicas
 (worst status and proof, slowest latencies) and lists them under ``replicas``.
+
+Everything printed is safe: server URLs carry no credentials (``urls.redact``; the document
+is also scrubbed of them as a last line of defence), every string is encodable (lone
+surrogates escaped) and the terminal table escapes rich markup, so a schema, a server
+message or a version string like ``[/v2/orders]`` is shown, not interpreted.
 """
 
 from __future__ import annotations
@@ -10,11 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from schemaops.warm.answer import clean
 from schemaops.warm.engine import Cell, ServerRun, WarmOptions
 from schemaops.warm.plan import WarmItem
 from schemaops.warm.prove import NOTES, worst
+from schemaops.warm.urls import scrub_all
 
 STATUSES = ("warmed", "invalid", "failed", "timeout")
 _STATUS_RANK = {"warmed": 0, "timeout": 1, "invalid": 2, "failed": 3, "pending": 4}
@@ -48,6 +56,7 @@ def row(item: WarmItem, run: ServerRun) -> dict[str, Any]:
         "api": item.api,
         "status": status,
         "cold_ms": _max([c.cold_ms for c in cells]),
+        "cold_share_ms": _max([c.cold_share_ms for c in cells]),
         "probe_ms": _max([c.probe_ms for c in cells]),
         "proof": proof,
         "error": errors[0] if errors else None,
@@ -67,6 +76,7 @@ def row(item: WarmItem, run: ServerRun) -> dict[str, Any]:
                 "replica": i,
                 "status": c.status,
                 "cold_ms": c.cold_ms,
+                "cold_share_ms": c.cold_share_ms,
                 "probe_ms": c.probe_ms,
                 "proof": c.proof,
                 "error": c.error,
@@ -79,7 +89,7 @@ def row(item: WarmItem, run: ServerRun) -> dict[str, Any]:
 def document(
     items: list[WarmItem], runs: list[ServerRun], opts: WarmOptions, wall_s: float
 ) -> dict[str, Any]:
-    """The ``--json`` document."""
+    """The ``--json`` document (credentials of ``opts.servers`` scrubbed, text encodable)."""
     rows = [row(it, run) for run in runs for it in items]
     counts = {s: sum(1 for r in rows if r["status"] == s) for s in STATUSES}
     proofs = {
@@ -94,13 +104,14 @@ def document(
             "grammar_backend": r.grammar_backend,
             "dp_size": r.dp_size,
             "dp_routing": r.dp_routing,
-            "baseline_ms": r.base_ms,
+            "baseline_ms": _first_baseline(r, opts),
+            "baseline_ms_by_api": dict(r.base_ms),
             "restarts_detected": r.restarts,
             "rounds": r.rounds,
         }
         for r in runs
     ]
-    return {
+    doc = {
         "ok": counts["warmed"] == len(rows),
         "api": opts.api,
         "summary": {
@@ -115,10 +126,31 @@ def document(
         "servers": servers,
         "results": rows,
     }
+    return _safe(scrub_all(doc, opts.servers))
+
+
+def _first_baseline(run: ServerRun, opts: WarmOptions) -> float | None:
+    """The baseline of ``--api`` when measured, else of the one API the items use."""
+    if opts.api in run.base_ms:
+        return run.base_ms[opts.api]
+    return next(iter(run.base_ms.values()), None)
+
+
+def _safe(value: Any) -> Any:
+    """Every string of a JSON-like value made encodable as UTF-8 (``answer.clean``)."""
+    if isinstance(value, str):
+        return clean(value, limit=10**6) if not value.isprintable() else value
+    if isinstance(value, dict):
+        return {_safe(k): _safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_safe(v) for v in value]
+    return value
 
 
 def exit_code(doc: dict[str, Any], require_proof: bool = False) -> int:
-    """1 if any schema is not warmed on any server (or, with ``require_proof``, a miss)."""
+    """1 if any schema is not warmed on any server; with ``require_proof`` also when any
+    probe is a ``miss`` or ``suspect`` (``unproven`` passes: a schema cached before the run
+    is warm but cannot be shown so by latency)."""
     if not doc["ok"]:
         return 1
     if require_proof and (doc["summary"]["proof"]["miss"] or doc["summary"]["proof"]["suspect"]):
@@ -135,7 +167,7 @@ def render(doc: dict[str, Any], console: Console) -> None:
     multi = doc["summary"]["servers"] > 1
     for s in doc["servers"]:
         if s["error"]:
-            console.print(f"[red]{s['server']}[/]: {s['error']}")
+            console.print(f"[red]{escape(s['server'])}[/]: {escape(s['error'])}")
         else:
             dp = f", dp_size {s['dp_size']} ({s['dp_routing']})" if s["dp_size"] > 1 else ""
             rs = (
@@ -144,8 +176,9 @@ def render(doc: dict[str, Any], console: Console) -> None:
                 else ""
             )
             console.print(
-                f"[bold]{s['server']}[/]: SGLang {s['version'] or '?'}, backend "
-                f"{s['grammar_backend'] or '?'}{dp}, baseline {_fmt(s['baseline_ms'])} ms{rs}"
+                f"[bold]{escape(s['server'])}[/]: SGLang {escape(s['version'] or '?')}, backend "
+                f"{escape(s['grammar_backend'] or '?')}{dp}, "
+                f"baseline {_fmt(s['baseline_ms'])} ms{rs}"
             )
     t = Table(show_lines=False, header_style="bold")
     t.add_column("schema")
@@ -154,15 +187,15 @@ def render(doc: dict[str, Any], console: Console) -> None:
     for col in ("status", "cold ms", "probe ms", "proof", "error"):
         t.add_column(col, justify="right" if "ms" in col else "left", overflow="fold")
     for r in doc["results"]:
-        cells = [r["schema"]]
+        cells = [escape(r["schema"])]
         if multi:
-            cells.append(r["server"])
+            cells.append(escape(r["server"]))
         cells += [
             f"[{STYLE[r['status']]}]{r['status']}[/]",
             _fmt(r["cold_ms"]),
             _fmt(r["probe_ms"]),
             f"[{PROOF_STYLE[r['proof']]}]{r['proof']}[/]" if r["proof"] else "-",
-            (r["error"] or "")[:300],
+            escape((r["error"] or "")[:300]),
         ]
         t.add_row(*cells)
     console.print(t)

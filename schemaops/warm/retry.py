@@ -9,6 +9,8 @@ A warm request has four kinds of outcome, and only two of them are worth another
 - Connection errors, HTTP 5xx and 429: the server is restarting, overloaded or a proxy in
   front of it hiccupped. Retried with exponential backoff and jitter, a bounded number of
   times.
+- A 2xx whose body is not the answer of a completed request (a proxy's page, an abort, a
+  body without end): *not* retried, reported as ``failed`` with what came back.
 - Client timeout: *not* retried. SGLang does not share an in-flight compile between
   requests (its cache only holds finished grammars), and it aborts a request whose client
   went away, dropping the compile result. A retry starts the whole compile again, doubling
@@ -31,6 +33,7 @@ class Outcome(str, Enum):
     TRANSIENT = "transient"  # 5xx or 429: worth another try
     CONNECTION = "connection"  # refused, reset, closed mid-response: worth another try
     TIMEOUT = "timeout"  # the client gave up waiting; retrying doubles the compile
+    MALFORMED = "malformed"  # 2xx whose body is no answer (or an endless one): no retry helps
 
 
 RETRYABLE = frozenset({Outcome.TRANSIENT, Outcome.CONNECTION})

@@ -1,0 +1,68 @@
+"""What a server's answer must look like before warm believes it.
+
+A 2xx status alone proves nothing: a proxy's HTML page, a health-check stub or a server that
+answers every path with ``{}`` would all make a schema look warmed while no grammar was
+compiled. A warm request counts only when its body is the answer of a request that went
+through the whole path: for ``/generate`` an object with the generated ``text`` and its
+``meta_info``; for ``/v1/chat/completions`` an object with at least one ``choice``. An
+answer saying the request was aborted does not count either.
+
+Server text also passes through ``clean`` before it reaches a report: a lone surrogate (a
+JSON ``"\\ud800"`` escape) cannot be written as UTF-8, and control characters would reach
+the terminal raw.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from schemaops.warm.plan import NATIVE_PATH, OPENAI_PATH
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(text: str, limit: int = 2000) -> str:
+    """``text`` safe to print and to encode: lone surrogates and control characters become
+    visible escapes (``\\ud800``, ``\\x1b``), and it is cut to ``limit`` characters."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def glimpse(body: Any, limit: int = 120) -> str:
+    """A short, printable rendering of an answer for an error message."""
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, default=str)
+    return clean(text.strip(), limit) or "(empty body)"
+
+
+def _aborted(reason: Any) -> str | None:
+    if isinstance(reason, dict) and reason.get("type") == "abort":
+        return clean(str(reason.get("message") or "aborted"), 300)
+    if reason == "abort":
+        return "aborted"
+    return None
+
+
+def problem(path: str, body: Any) -> str | None:
+    """Why ``body`` is not the answer of a completed request to ``path`` (``None``: it is).
+
+    Paths other than the two warm paths (readiness, ``/server_info``) are not checked here.
+    """
+    if path == NATIVE_PATH:
+        if not (
+            isinstance(body, dict)
+            and isinstance(body.get("text"), str)
+            and isinstance(body.get("meta_info"), dict)
+        ):
+            return f"HTTP 200 but not a /generate answer (no text and meta_info): {glimpse(body)}"
+        why = _aborted(body["meta_info"].get("finish_reason"))
+        return f"HTTP 200 but the server aborted the request: {why}" if why else None
+    if path == OPENAI_PATH:
+        choices = body.get("choices") if isinstance(body, dict) else None
+        if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+            return f"HTTP 200 but not a chat completion (no choices): {glimpse(body)}"
+        why = _aborted(choices[0].get("finish_reason"))
+        return f"HTTP 200 but the server aborted the request: {why}" if why else None
+    return None

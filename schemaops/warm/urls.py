@@ -1,0 +1,92 @@
+"""Server URLs: checked before any request, and shown without their credentials.
+
+``--server http://user:pass@host:30000`` is a legitimate way to reach a server behind basic
+auth: the URL is used as given for the requests (httpx sends the userinfo as an
+``Authorization: Basic`` header), but every line a user or a log sees carries
+``http://***@host:30000`` instead. ``scrub`` is the last line of defence for text that may
+quote the URL (an exception message, a server's echo of the request).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import httpx
+
+EXAMPLE = "http://127.0.0.1:30000"
+
+
+def check_server_url(url: str) -> str | None:
+    """Why ``url`` cannot be a ``--server`` base URL, or ``None`` when it can.
+
+    Catches what would otherwise surface as a traceback mid-run: no scheme or host, a port
+    outside 1..65535, an unclosed IPv6 bracket, characters httpx refuses.
+    """
+    shown = redact(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises ValueError for "99999" or "x"
+        httpx.URL(url)
+    except (ValueError, httpx.InvalidURL) as exc:
+        return f"--server {shown!r} is not a valid URL ({scrub(str(exc), [url])})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"--server {shown!r} is not an http(s) URL (e.g. {EXAMPLE})"
+    if port is not None and not 1 <= port <= 65535:
+        return f"--server {shown!r}: port {port} is outside 1..65535"
+    return None
+
+
+def redact(url: str) -> str:
+    """``url`` with any ``user:password@`` replaced by ``***@`` (safe to print)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        parts = None
+    netloc = parts.netloc if parts is not None else ""
+    if "@" not in netloc:
+        # urlsplit may have failed on a malformed URL that still carries credentials
+        head, sep, rest = url.partition("://")
+        if sep and "@" in rest.split("/", 1)[0]:
+            host = rest.split("/", 1)[0].rsplit("@", 1)[1]
+            tail = rest[len(rest.split("/", 1)[0]) :]
+            return f"{head}://***@{host}{tail}"
+        return url
+    host = netloc.rsplit("@", 1)[1]
+    return parts._replace(netloc=f"***@{host}").geturl()  # type: ignore[union-attr]
+
+
+def secrets(url: str) -> list[str]:
+    """The credential strings in ``url`` (raw and percent-decoded), longest first."""
+    head, sep, rest = url.partition("://")
+    authority = rest.split("/", 1)[0] if sep else ""
+    if "@" not in authority:
+        return []
+    userinfo = authority.rsplit("@", 1)[0]
+    found = {userinfo, unquote(userinfo)}
+    for part in userinfo.split(":", 1):
+        if len(part) >= 3:  # a 1-2 character user name is too common a substring to scrub
+            found.update({part, unquote(part)})
+    return sorted((s for s in found if s), key=len, reverse=True)
+
+
+def scrub(text: str, urls: list[str]) -> str:
+    """``text`` with each URL redacted and any credential of ``urls`` replaced by ``***``."""
+    for url in urls:
+        text = text.replace(url, redact(url))
+        for secret in secrets(url):
+            text = text.replace(secret, "***")
+    return text
+
+
+def scrub_all(value: Any, urls: list[str]) -> Any:
+    """``scrub`` every string inside a JSON-like value (dicts, lists, strings)."""
+    if not any(secrets(u) for u in urls):
+        return value
+    if isinstance(value, str):
+        return scrub(value, urls)
+    if isinstance(value, dict):
+        return {k: scrub_all(v, urls) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_all(v, urls) for v in value]
+    return value
