@@ -39,12 +39,32 @@ def _free_port() -> int:
         ["warm", "--server", "http://127.0.0.1:1", "--concurrency", "0"],
         ["warm", "--server", "http://127.0.0.1:1", "--registry", "/nonexistent"],
         ["warm", "--server", "http://127.0.0.1:1", "--from-log", "/nonexistent.jsonl"],
+        ["warm", "--server", "http://127.0.0.1:99999"],
+        ["warm", "--server", "http://127.0.0.1:0"],
+        ["warm", "--server", "http://[::1"],
+        ["warm", "--server", "http://[::1:30000"],
+        ["warm", "--server", "http://127.0.0.1:port"],
+        ["warm", "--server", "http://"],
+        ["warm", "--server", "http://u:pw@[::1"],
+        ["warm", "--server", "http://127.0.0.1:1", "--dp", "100000"],
+        ["warm", "--server", "http://127.0.0.1:1", "--require-proof", "--no-probe"],
     ],
 )
 def test_usage_errors_exit_2(args: list[str]) -> None:
     r = _cli(*args)
     assert r.returncode == 2, r.stderr
-    assert r.stdout == ""
+    assert r.stdout == "" and "Traceback" not in r.stderr
+    assert "pw@" not in r.stderr  # a malformed URL's credentials are not echoed either
+
+
+def test_help_says_what_the_code_does() -> None:
+    """--wait-ready polls /ready (falling back to /health); --require-proof fails on suspect."""
+    from schemaops.warm import report
+
+    out = " ".join(_cli("warm", "--help").stdout.split())
+    assert "/ready" in out and "suspect" in out
+    doc = {"ok": True, "summary": {"proof": {"miss": 0, "suspect": 1, "unproven": 1}}}
+    assert report.exit_code(doc) == 0 and report.exit_code(doc, require_proof=True) == 1
 
 
 def test_no_arguments_prints_usage_and_exits_2() -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from urllib.parse import urlparse
 
 import typer
 from rich.console import Console
@@ -35,19 +34,23 @@ WARM_HELP = "\n\n".join(
         "Every cache: each --server is warmed; DP replicas (dp_size from /server_info, or --dp) "
         "are each addressed with routed_dp_rank. Behind a router, warming the router warms one "
         "worker only: pass every worker's URL instead.",
-        "Exit 0 all warmed, 1 any schema not warmed on any server, 2 usage error.",
+        "A 2xx counts only when its body is a completed answer (/generate: text and meta_info; "
+        "chat: choices); anything else is 'failed' with what came back. --timeout bounds each "
+        "whole request, and an answer over 8 MiB is cut off and 'failed'.",
+        "Credentials in a --server URL (http://user:pass@host) are used but never printed.",
+        "Exit 0 all warmed, 1 any schema not warmed on any server (with --require-proof also "
+        "any probe 'miss' or 'suspect'), 2 usage error.",
     ]
 )
 
 
 def _validate_urls(urls: list[str]) -> list[str]:
+    from schemaops.warm.urls import check_server_url
+
     for u in urls:
-        p = urlparse(u)
-        if p.scheme not in ("http", "https") or not p.netloc:
-            raise fail(
-                f"error: --server {u!r} is not an http(s) URL (e.g. http://127.0.0.1:30000)",
-                EXIT_USAGE,
-            )
+        why = check_server_url(u)
+        if why:
+            raise fail(f"error: {why}", EXIT_USAGE)
     return urls
 
 
@@ -102,7 +105,8 @@ def warm_cmd(
         600.0,
         "--timeout",
         min=0.1,
-        help="Per-request timeout, seconds; must exceed the slowest compile.",
+        help="Deadline per request (connect to last byte), seconds; must exceed the slowest "
+        "compile.",
     ),
     retries: int = typer.Option(
         4,
@@ -120,10 +124,15 @@ def warm_cmd(
         0.0,
         "--wait-ready",
         min=0.0,
-        help="Poll /health up to this many seconds first (and after a connection loss).",
+        help="Poll readiness (/ready, or /health where there is no /ready) up to this many "
+        "seconds first, and again after a connection loss.",
     ),
     dp: int | None = typer.Option(
-        None, "--dp", min=1, help="DP replicas per server when /server_info cannot tell."
+        None,
+        "--dp",
+        min=1,
+        max=256,
+        help="DP replicas per server when /server_info cannot tell (at most 256).",
     ),
     dp_routing: str = typer.Option(
         "auto",
@@ -134,7 +143,10 @@ def warm_cmd(
         True, "--probe/--no-probe", help="Probe each schema again after warming (proof of warmth)."
     ),
     require_proof: bool = typer.Option(
-        False, "--require-proof", help="Exit 1 also when a probe is a miss or suspect."
+        False,
+        "--require-proof",
+        help="Exit 1 also when a probe is a miss or suspect (unproven passes: a schema cached "
+        "before the run cannot be shown warm by latency). Needs --probe.",
     ),
     model: str | None = typer.Option(
         None, "--model", help="Model name for --api openai (default: first of /v1/models)."
@@ -158,6 +170,8 @@ def warm_cmd(
         raise fail(
             "error: --tools needs --api openai (tool calling is an OpenAI API path)", EXIT_USAGE
         )
+    if require_proof and not probe:
+        raise fail("error: --require-proof needs the probes: drop --no-probe", EXIT_USAGE)
     if dp_routing not in ("auto", "rank", "round-robin"):
         raise fail(
             f"error: --dp-routing must be auto, rank or round-robin, not {dp_routing!r}", EXIT_USAGE
