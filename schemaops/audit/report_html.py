@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import io
+import re
 from pathlib import Path
 
 from schemaops.audit.report_markdown import render_markdown
@@ -76,50 +77,19 @@ def chart_svg(doc: dict, max_steps: int | None = None) -> str:
     return svg[svg.index("<svg") :]
 
 
-def _num(cell: str) -> str:
-    """Right-align numeric cells."""
-    return " class=n" if cell.replace(",", "").replace(".", "").rstrip("%").isdigit() else ""
+_NUM_CELL = re.compile(r"<td>([0-9][0-9,.]*%?)</td>")
 
 
 def _md_to_html(md: str) -> str:
-    """Tiny renderer for the Markdown this package writes (headings, tables, lists, code)."""
-    out: list[str] = []
-    in_table = in_list = False
-    for line in md.splitlines():
-        esc = html.escape(line)
-        parts = esc.split("`")
-        esc = "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
-        if line.startswith("|"):
-            cells = [c.strip() for c in esc.strip("|").split(" | ")]
-            if set(line) <= {"|", "-"}:
-                continue
-            tag = "th" if not in_table else "td"
-            if not in_table:
-                out.append("<table>")
-                in_table = True
-            out.append("<tr>" + "".join(f"<{tag}{_num(c)}>{c}</{tag}>" for c in cells) + "</tr>")
-            continue
-        if in_table:
-            out.append("</table>")
-            in_table = False
-        if line.startswith(("- ", "  ")):
-            if not in_list:
-                out.append("<ul>")
-                in_list = True
-            out.append(f"<li>{esc[2:]}</li>" if line.startswith("- ") else f"<br>{esc}")
-            continue
-        if in_list:
-            out.append("</ul>")
-            in_list = False
-        if line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            out.append(f"<h{level}>{esc[level + 1 :]}</h{level}>")
-        elif line.strip():
-            out.append(f"<p>{esc}</p>")
-    out.append("</table>" if in_table else "")
-    out.append("</ul>" if in_list else "")
-    body = "\n".join(out).replace("**PASS**", "<b class=pass>PASS</b>")
-    return body.replace("**FAIL**", "<b class=fail>FAIL</b>")
+    """The Markdown report as HTML, by a CommonMark renderer (markdown-it-py, which rich
+    already depends on) with raw HTML off: the report's escaping is read exactly as a Markdown
+    viewer reads it, and anything that still looked like a tag would be shown as text."""
+    from markdown_it import MarkdownIt
+
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(md)
+    body = _NUM_CELL.sub(r"<td class=n>\1</td>", body)
+    body = body.replace("<strong>PASS</strong>", "<b class=pass>PASS</b>")
+    return body.replace("<strong>FAIL</strong>", "<b class=fail>FAIL</b>")
 
 
 def render_html(doc: dict) -> str:

@@ -1,14 +1,46 @@
-"""``--markdown FILE``: the report as GitHub-flavoured Markdown (for PR comments, CI summaries)."""
+"""``--markdown FILE``: the report as GitHub-flavoured Markdown (for PR comments, CI summaries).
+
+Everything that comes from the audited data (the input's name, schema names, JSON pointers made
+of output keys, messages, output text) is untrusted (category names, numbers and gate reasons
+are this package's own words): rendered raw it could carry HTML
+(``<script>``, ``onerror=``) into a PR comment or break out of a code span with a backtick. So
+text goes through ``_text`` (HTML-significant characters as entities, Markdown punctuation
+backslash-escaped) and code through ``_code`` (a backtick fence longer than any run of
+backticks inside, so nothing can close it early); control characters are written as escapes.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from schemaops.audit.report_text import fmt_ci, fmt_p, headline
+from schemaops.audit.report_text import fmt_ci, fmt_p, headline, visible
 from schemaops.errors import InputError
+
+# Inline Markdown syntax (the text never starts a line, so block markers like "#" or "1."
+# cannot act): code, emphasis, links and images, table cells, strikethrough, escapes.
+_MD_PUNCT = re.compile(r"([\\`*_\[\]|~])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def _text(value: object) -> str:
+    """Untrusted text as inert Markdown: no HTML, no emphasis, links, code or table breaks."""
+    t = visible(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_PUNCT.sub(r"\\\1", t)
+
+
+def _code(value: object, table: bool = False) -> str:
+    """Untrusted text as one code span (shown verbatim, HTML inert inside code spans)."""
+    t = visible(value)
+    if table:  # GFM splits table cells on "|" even inside code spans unless escaped
+        t = t.replace("|", "\\|")
+    fence = "`" * (max((len(m) for m in _BACKTICKS.findall(t)), default=0) + 1)
+    pad = " " if t.startswith(("`", " ")) or t.endswith(("`", " ")) or not t else ""
+    return f"{fence}{pad}{t}{pad}{fence}"
 
 
 def _cell(text: object) -> str:
+    """A table cell of text this package wrote (numbers, category names)."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -21,9 +53,11 @@ def _table(head: list[str], rows: list[list[object]]) -> list[str]:
 def render_markdown(doc: dict) -> str:
     """The Markdown text of one ``--json`` document."""
     n = doc["outputs"] or 1
-    lines = [f"# schemaops audit: `{doc['input']}`", "", headline(doc), ""]
+    lines = [f"# schemaops audit: {_code(doc['input'])}", "", headline(doc), ""]
     if doc["input_errors"]:
-        shown = ", ".join(f"{e['line']} ({e['message']})" for e in doc["input_error_lines"][:10])
+        shown = ", ".join(
+            f"{e['line']} ({_text(e['message'])})" for e in doc["input_error_lines"][:10]
+        )
         lines += [f"**{doc['input_errors']} input error(s)** (excluded from p): lines {shown}", ""]
     rows: list[list[object]] = []
     for cat, k in doc["categories"].items():
@@ -54,13 +88,26 @@ def render_markdown(doc: dict) -> str:
             f"{ep['episodes']:,} episodes: observed success {fmt_p(ep['observed_success'])} vs"
             f" {fmt_p(ep['expected_independent'])} expected under independence."
         ), ""]  # fmt: skip
-    rows = [[name, f"{s['outputs']:,}", fmt_p(s["p"]),
-             ", ".join(f"{c} {k}" for c, k in s["categories"].items() if c != "ok" and k) or "-"]
-            for name, s in doc["by_schema"].items()]  # fmt: skip
+    rows = [
+        [
+            _code(name, table=True),
+            f"{s['outputs']:,}",
+            fmt_p(s["p"]),
+            ", ".join(f"{c} {k}" for c, k in s["categories"].items() if c != "ok" and k) or "-",
+        ]
+        for name, s in doc["by_schema"].items()
+    ]
     lines += ["## By schema", ""] + _table(["schema", "outputs", "p", "failures"], rows)
     if doc["paths"]:
-        rows = [[r["schema"], r["category"], f"`{r['path'] or '(root)'}`", r["count"]]
-                for r in doc["paths"]]  # fmt: skip
+        rows = [
+            [
+                _code(r["schema"], table=True),
+                r["category"],
+                _code(r["path"] or "(root)", table=True),
+                r["count"],
+            ]
+            for r in doc["paths"]
+        ]
         lines += ["## Top failing locations", ""]
         lines += _table(["schema", "category", "JSON pointer", "count"], rows)
     if doc["examples"]:
@@ -69,14 +116,18 @@ def render_markdown(doc: dict) -> str:
             lines.append(f"### {key}")
             lines.append("")
             for e in exs:
-                where = f" at `{e['path'] or '(root)'}`" if e["path"] is not None else ""
-                lines.append(f"- line {e['line']} ({e['schema']}){where}: {_cell(e['message'])}")
-                lines.append(f"  `{_cell(e['text'][:160]).replace('`', 'ˋ')}`")
+                where = f" at {_code(e['path'] or '(root)')}" if e["path"] is not None else ""
+                lines.append(
+                    f"- line {e['line']} ({_code(e['schema'])}){where}: {_text(e['message'])}"
+                )
+                lines.append(f"  {_code(e['text'][:160])}")
             lines.append("")
     if doc["gates"]:
         lines += ["## Gates", ""]
-        lines += [f"- **{'PASS' if g['passed'] else 'FAIL'}** {g['gate']}: {g['reason']}"
-                  for g in doc["gates"]] + [""]  # fmt: skip
+        lines += [
+            f"- **{'PASS' if g['passed'] else 'FAIL'}** {g['gate']}: {g['reason']}"
+            for g in doc["gates"]
+        ] + [""]
     return "\n".join(lines)
 
 

@@ -1,12 +1,21 @@
-"""The terminal report (rich): summary, compound success, breakdowns, examples, gates."""
+"""The terminal report (rich): summary, compound success, breakdowns, examples, gates.
+
+Text from the audited data (file name, schema names, pointers made of output keys, messages,
+output text) is shown through ``show``: control characters written as escapes (a key holding
+ESC sequences must not drive the terminal) and rich markup escaped."""
 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape as esc
+from rich.markup import escape
 from rich.table import Table
 
-from schemaops.audit.report_text import fmt_ci, fmt_p, headline
+from schemaops.audit.report_text import fmt_ci, fmt_p, headline, visible
+
+
+def esc(text: object) -> str:
+    """Untrusted text for a rich string with markup: controls escaped, then markup."""
+    return escape(visible(text))
 
 
 def render_terminal(doc: dict, console: Console | None = None) -> None:
@@ -75,7 +84,8 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
         con.print(tab)
     if doc.get("all_errors"):
         con.print(
-            "All violations: " + ", ".join(f"{k} {v}" for k, v in doc["all_errors"].items()),
+            "All violations: "
+            + visible(", ".join(f"{k} {v}" for k, v in doc["all_errors"].items())),
             markup=False,
         )
     if doc["examples"]:
@@ -83,8 +93,11 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
         for key, exs in sorted(doc["examples"].items()):
             for e in exs[:2]:
                 where = f" at {e['path'] or '(root)'}" if e["path"] is not None else ""
-                con.print(f"  {key} line {e['line']}{where}: {e['message']}", markup=False)
-                con.print(f"    {e['text'][:120]!r}", markup=False)
+                con.print(
+                    visible(f"  {key} line {e['line']} ({e['schema']}){where}: {e['message']}"),
+                    markup=False,
+                )
+                con.print(f"    {visible(repr(e['text'][:120]))}", markup=False)
     if doc["validation_timeouts"]["count"]:
         vt = doc["validation_timeouts"]
         con.print(

@@ -2,6 +2,29 @@
 
 from __future__ import annotations
 
+import re
+
+# Characters that act on a terminal or hide text instead of showing it: C0/C1 controls and
+# DEL, line/paragraph separators, and the bidirectional overrides ("Trojan Source").
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: object) -> str:
+    """``text`` with every control character written as an escape (``\\x1b``, ``\\u202e``):
+    model output and record fields reach reports, and raw they would drive the terminal."""
+    return _INVISIBLE.sub(_escape_char, str(text))
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(m: re.Match) -> str:
+    named = _NAMED.get(m.group(0))
+    if named is not None:
+        return named
+    c = ord(m.group(0))
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
 
 def fmt_p(p: float | None) -> str:
     return "n/a" if p is None else f"{p:.2%}"

@@ -1,0 +1,109 @@
+"""Reports of hostile data (issue 14.8): the Markdown report, rendered by a real CommonMark
+renderer, carries no tag from the data and no code span the data closed early; the terminal
+report writes control characters from output keys as escapes."""
+
+from __future__ import annotations
+
+import io
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+from rich.console import Console
+
+from schemaops.audit import AuditOptions, run_audit
+from schemaops.audit.report_html import render_html
+from schemaops.audit.report_markdown import render_markdown
+from schemaops.audit.report_terminal import render_terminal
+
+EVIL_SCHEMA = "<script>alert(1)</script>"
+EVIL_KEY = "<img src=x onerror=alert(2)>"
+ESC_KEY = "k\x1b[31mRED\x1b]8;;http://x\x07\u202e"
+ALLOWED = {"h1", "h2", "h3", "p", "table", "thead", "tbody", "tr", "th", "td", "ul", "li"}
+ALLOWED |= {"code", "strong", "em", "b", "br", "svg"}
+
+
+def _hostile_doc(tmp_path: Path) -> dict:
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "additionalProperties": {"type": "integer"},
+    }
+    # A file name cannot hold "/", so the schema name comes from x-schemaops-name.
+    (reg / "evil.json").write_text(json.dumps({**schema, "x-schemaops-name": EVIL_SCHEMA}))
+    outputs = [
+        {EVIL_KEY: "x"},
+        {ESC_KEY: "y"},
+        {"a": "``` `</code><script>alert(3)</script>"},
+    ]
+    lines = [{"schema": EVIL_SCHEMA, "text": json.dumps(o)} for o in outputs]
+    lines.append({"schema": EVIL_SCHEMA, "text": "Sure ``<b onmouseover=alert(4)>`` " + "{"})
+    f = tmp_path / "<i>evil`name.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    doc = run_audit(str(f), AuditOptions(registry=str(reg))).to_json()
+    assert doc["outputs"] == 4 and doc["input_errors"] == 0, doc["input_error_lines"]
+    return doc
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, list]] = []
+        self.code: list[str] = []
+        self._in_code = 0
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.tags.append((tag, attrs))
+        if tag == "code":
+            self._in_code += 1
+            self.code.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "code":
+            self._in_code -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._in_code:
+            self.code[-1] += data
+
+
+def _check_html(page: str) -> _Tags:
+    parser = _Tags()
+    parser.feed(page)
+    names = {t for t, _ in parser.tags}
+    assert not {"script", "img", "i"} & names, names
+    assert not [a for _, attrs in parser.tags for a, _ in attrs if a.startswith("on")]
+    return parser
+
+
+def test_markdown_report_is_inert_when_rendered(tmp_path: Path) -> None:
+    doc = _hostile_doc(tmp_path)
+    md = render_markdown(doc)
+    html = MarkdownIt("commonmark").enable("table").render(md)  # raw HTML allowed, as on GitHub
+    parsed = _check_html(html)
+    assert {t for t, _ in parsed.tags} <= ALLOWED, {t for t, _ in parsed.tags}
+    # Data that was put in a code span is whole inside one code element (not broken out).
+    assert any(EVIL_SCHEMA == c for c in parsed.code), parsed.code
+    assert any("</code><script>alert(3)</script>" in c for c in parsed.code), parsed.code
+    assert any(c.startswith("/<img src=x onerror=alert(2)>") for c in parsed.code), parsed.code
+    # The data is still readable: shown, not dropped.
+    assert "onerror" in "".join(parsed.code)
+    assert "\x1b" not in md and "\u202e" not in md
+
+
+def test_html_report_is_inert(tmp_path: Path) -> None:
+    doc = _hostile_doc(tmp_path)
+    _check_html(render_html(doc).split("<svg", 1)[0] + render_html(doc).split("</svg>", 1)[-1])
+
+
+def test_terminal_report_escapes_control_characters(tmp_path: Path) -> None:
+    doc = _hostile_doc(tmp_path)
+    buf = io.StringIO()
+    render_terminal(doc, Console(file=buf, color_system=None, width=200, highlight=False))
+    out = buf.getvalue()
+    assert not [c for c in out if (ord(c) < 32 and c != "\n") or 0x7F <= ord(c) < 0xA0], out
+    assert "\u202e" not in out
+    assert "\\x1b[31mRED" in out  # shown as an escape, not swallowed
