@@ -20,7 +20,7 @@ t1=$(date +%s)
 echo "[ci_devserver] environment ready in $((t1 - t0))s" >&2
 
 if [ "${1:-}" = "--smoke" ]; then
-  doc=$("$SO" dev-server --json --disable-any-whitespace --timeout 600)
+  doc=$("$SO" dev-server --json --timeout 600)  # compact JSON whitespace is the default
   port=$(printf '%s' "$doc" | "$VENV/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["servers"][0]["port"])')
   trap '"$SO" dev-server --stop --port "$port" >&2' EXIT
   t2=$(date +%s)

@@ -16,6 +16,7 @@ from schemaops.commands._common import call, emit_json, fail
 HELP = """Start a real SGLang 0.5.23 server on CPU (tiny random Qwen2, real Qwen tokenizer).
 
 Grammar enforcement is real (xgrammar, llguidance or outlines); the text is meaningless.
+JSON whitespace is compact by default (unlike SGLang's default; see --any-whitespace).
 The first call installs a separate venv (~1.5-3 min, ~6.5 GB) under the cache dir; later calls
 reuse it. Servers run in the background until `--stop` (or Ctrl-C with `--foreground`).
 Arguments after `--` go to `sglang.launch_server` unchanged.
@@ -39,9 +40,12 @@ def register(app: typer.Typer) -> None:
         dp_size: int = typer.Option(1, "--dp-size", min=1, help="SGLang data-parallel replicas."),
         workers: int = typer.Option(1, "--workers", min=1, help="Independent servers to start."),
         disable_any_whitespace: bool = typer.Option(
-            False,
-            "--disable-any-whitespace",
-            help="Pass --constrained-json-disable-any-whitespace (a random model then ends JSON).",
+            True,
+            "--disable-any-whitespace/--any-whitespace",
+            help="Default: compact JSON (passes --constrained-json-disable-any-whitespace), so "
+            "the random model ends JSON values and requests finish. --any-whitespace keeps "
+            "SGLang's own default (free whitespace): with this model a JSON request then runs "
+            "to max_new_tokens and does not parse. (outlines bounds whitespace itself.)",
         ),
         cache_dir: Path | None = typer.Option(
             None,

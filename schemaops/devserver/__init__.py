@@ -4,7 +4,7 @@ Public API (the warm-up tests and the integration fixtures rely on it):
 
 - ``ensure_env(cache_dir=None) -> DevEnv``: install once (venv, sgl_kernel stub, tiny model).
 - ``start_servers(n=1, grammar_backend="xgrammar", dp_size=1, port=None,
-  disable_any_whitespace=False, extra_args=None, cache_dir=None, timeout=...) -> list[DevServer]``
+  disable_any_whitespace=True, extra_args=None, cache_dir=None, timeout=...) -> list[DevServer]``
 - ``DevServer``: ``.url``, ``.port``, ``.pid``, ``.log_path``, ``.start()``, ``.stop()``,
   ``.kill()`` (crash), ``.restart()`` (same port), ``.info()``; a context manager.
 - ``stop_servers(servers=None, cache_dir=None)``: stop those, or all recorded in the cache dir.

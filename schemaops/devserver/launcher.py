@@ -139,7 +139,9 @@ class DevServer:
     port: int = 0
     grammar_backend: str = "xgrammar"
     dp_size: int = 1
-    disable_any_whitespace: bool = False
+    # Compact JSON by default: with SGLang's free whitespace a random model never ends a value,
+    # so every JSON request would run to max_new_tokens (False keeps SGLang's own default).
+    disable_any_whitespace: bool = True
     extra_args: list[str] = field(default_factory=list)
     start_timeout: float = DEFAULT_START_TIMEOUT_S
     pid: int | None = None
@@ -181,7 +183,8 @@ class DevServer:
         if self.dp_size > 1:
             cmd += ["--dp-size", str(self.dp_size)]
         if self.disable_any_whitespace:
-            # A random model never ends a value when whitespace is free: force compact JSON.
+            # A random model never ends a value when whitespace is free: force compact JSON
+            # (xgrammar, llguidance; outlines' own default is already at most one space).
             cmd.append("--constrained-json-disable-any-whitespace")
         return cmd + list(self.extra_args)
 
@@ -298,7 +301,7 @@ def start_servers(
     grammar_backend: str = "xgrammar",
     dp_size: int = 1,
     port: int | None = None,
-    disable_any_whitespace: bool = False,
+    disable_any_whitespace: bool = True,
     extra_args: list[str] | None = None,
     cache_dir: Path | str | None = None,
     timeout: float = DEFAULT_START_TIMEOUT_S,

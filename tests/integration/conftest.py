@@ -1,17 +1,20 @@
 """Fixtures that run integration tests against a real SGLang 0.5.23 dev server on CPU.
 
-- ``sglang_server`` (session): one xgrammar server started with
-  ``--constrained-json-disable-any-whitespace`` (so the random model finishes JSON values),
-  started at first use and stopped at the end of the session.
+- ``sglang_server`` (session): one xgrammar server with compact JSON whitespace (the dev
+  server's default, ``--constrained-json-disable-any-whitespace``, so the random model
+  finishes JSON values), started at first use and stopped at the end of the session.
 - ``sglang_url``: its base URL.
 - ``sglang_client``: an ``httpx.Client`` bound to it.
-- ``sglang_factory`` (session): ``sglang_factory(grammar_backend="xgrammar", dp_size=1,
-  workers=1, disable_any_whitespace=True, extra_args=(), fresh=False) -> list[DevServer]``
-  for tests that need their own servers. Same arguments share running servers unless
-  ``fresh=True`` (use it when the test kills, restarts or stops them). All are stopped at the end.
+- ``sglang_factory``: ``sglang_factory(grammar_backend="xgrammar", dp_size=1, workers=1,
+  disable_any_whitespace=True, extra_args=(), fresh=False) -> list[DevServer]`` for tests
+  that need their own servers. Same arguments share running servers across the session
+  unless ``fresh=True`` (use it when the test kills, restarts or stops them). A fresh server,
+  and any server with ``dp_size > 1`` (SGLang's data_parallel_controller spins a full core
+  for as long as it is up), is stopped when the test that asked for it ends; the shared
+  dp-1 ones at the end of the session.
 
 ``SCHEMAOPS_SGLANG_URL=http://127.0.0.1:PORT`` makes ``sglang_server`` use a server you already
-started (``schemaops dev-server --disable-any-whitespace``) instead: fast iteration.
+started (``schemaops dev-server``) instead: fast iteration.
 
 A server that cannot start FAILS the test with the server log's tail; it never skips: CI must
 not pass without having talked to a real server. Every test in this folder is marked
@@ -73,11 +76,23 @@ def sglang_client(sglang_server: DevServer) -> Iterator[httpx.Client]:
         yield client
 
 
+Factory = Callable[..., list[DevServer]]
+
+
 @pytest.fixture(scope="session")
-def sglang_factory() -> Iterator[Callable[..., list[DevServer]]]:
-    """Start extra servers on demand; all of them are stopped when the session ends."""
-    started: list[DevServer] = []
+def _shared_servers() -> Iterator[dict[tuple, list[DevServer]]]:
+    """Servers kept for the session (dp-1, not fresh), keyed by their arguments."""
     shared: dict[tuple, list[DevServer]] = {}
+    yield shared
+    for servers in shared.values():
+        for s in servers:
+            s.stop()
+
+
+@pytest.fixture()
+def sglang_factory(_shared_servers: dict[tuple, list[DevServer]]) -> Iterator[Factory]:
+    """Start servers on demand; the ones only this test needs are stopped when it ends."""
+    own: list[DevServer] = []
 
     def factory(
         grammar_backend: str = "xgrammar",
@@ -88,14 +103,15 @@ def sglang_factory() -> Iterator[Callable[..., list[DevServer]]]:
         fresh: bool = False,
     ) -> list[DevServer]:
         key = (grammar_backend, dp_size, workers, disable_any_whitespace, tuple(extra_args))
-        if not fresh and key in shared:
-            for s in shared[key]:
+        keep = not fresh and dp_size == 1  # a dp > 1 server spins a core while it is up
+        if keep and key in _shared_servers:
+            for s in _shared_servers[key]:
                 if not s.is_running():  # a test killed it: bring it back on the same port
                     try:
                         s.restart()
                     except DevServerError as exc:
                         pytest.fail(f"could not restart the dev server:\n{exc}", pytrace=False)
-            return shared[key]
+            return _shared_servers[key]
         servers = _start(
             n=workers,
             grammar_backend=grammar_backend,
@@ -103,11 +119,12 @@ def sglang_factory() -> Iterator[Callable[..., list[DevServer]]]:
             disable_any_whitespace=disable_any_whitespace,
             extra_args=list(extra_args),
         )
-        started.extend(servers)
-        if not fresh:
-            shared[key] = servers
+        if keep:
+            _shared_servers[key] = servers
+        else:
+            own.extend(servers)
         return servers
 
     yield factory
-    for s in started:
+    for s in own:
         s.stop()

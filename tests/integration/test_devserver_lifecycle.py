@@ -50,7 +50,7 @@ def _cli(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
 
 def test_cli_start_status_stop_leaves_no_process(tmp_path: Path) -> None:
     cache = _isolated_cache(tmp_path)
-    started = _cli("--json", "--disable-any-whitespace", cache=cache)
+    started = _cli("--json", cache=cache)  # the defaults a new user gets
     assert started.returncode == 0, started.stderr
     doc = json.loads(started.stdout)
     server = doc["servers"][0]
@@ -60,6 +60,16 @@ def test_cli_start_status_stop_leaves_no_process(tmp_path: Path) -> None:
         assert Path(server["log"]).is_file()
         status = json.loads(_cli("--status", "--json", cache=cache).stdout)
         assert [s["url"] for s in status["servers"]] == [url]
+        # compact JSON whitespace by default: a new user's first JSON request finishes
+        info = httpx.get(url + "/server_info", timeout=30).json()
+        assert info["constrained_json_disable_any_whitespace"] is True
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+        params = {"max_new_tokens": 64, "temperature": 0, "json_schema": json.dumps(schema)}
+        out = httpx.post(
+            url + "/generate", json={"text": "x", "sampling_params": params}, timeout=300
+        )
+        assert out.json()["meta_info"]["finish_reason"]["type"] == "stop", out.text
+        assert json.loads(out.json()["text"]) in ({"ok": True}, {"ok": False})
     finally:
         stopped = _cli("--stop", "--json", cache=cache)
     assert stopped.returncode == 0, stopped.stderr
@@ -105,9 +115,28 @@ def test_llguidance_backend(sglang_factory) -> None:
     assert json.loads(resp.json()["text"]) in ({"ok": True}, {"ok": False})
 
 
+def test_whitespace_default_and_opt_out_in_the_launch_command() -> None:
+    env = ensure_env()
+    assert "--constrained-json-disable-any-whitespace" in DevServer(env, port=1).command()
+    sglang_default = DevServer(env, port=1, disable_any_whitespace=False).command()
+    assert "--constrained-json-disable-any-whitespace" not in sglang_default
+    r = subprocess.run(
+        [sys.executable, "-m", "schemaops", "dev-server", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert "--any-whitespace" in r.stdout and "compact" in r.stdout
+
+
+_DP2: list[DevServer] = []  # the dp-2 server of the next test, checked by the one after it
+
+
 def test_dp_size_2_on_one_numa_node(sglang_factory) -> None:
     """dp_size 2 needs SGLANG_CPU_OMP_THREADS_BIND on a one-node CPU: the launcher sets it."""
     (server,) = sglang_factory(dp_size=2)
+    _DP2.append(server)
     info = httpx.get(server.url + "/server_info", timeout=30).json()
     assert info["dp_size"] == 2
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
@@ -126,6 +155,14 @@ def test_dp_size_2_on_one_numa_node(sglang_factory) -> None:
         )
         assert resp.status_code == 200, resp.text
         assert json.loads(resp.json()["text"]) in ({"ok": True}, {"ok": False})
+
+
+def test_dp_2_server_is_stopped_once_its_test_ends() -> None:
+    """Its data_parallel_controller spins a full core while up: no test keeps it after use."""
+    assert _DP2, "runs after test_dp_size_2_on_one_numa_node (file order)"
+    pid = _DP2[0].pid
+    assert pid is not None and group_members(pid) == []
+    assert _health(_DP2[0].url) == 0
 
 
 def test_start_failure_reports_the_log_tail(tmp_path: Path) -> None:
