@@ -16,9 +16,16 @@ from schemaops.registry import validate_schema_object
 from schemaops.registry.drafts import UnknownDraft, draft_label, validator_class
 
 KINDS = {
-    "not_schema", "unknown_draft", "metaschema", "ref_remote", "ref_outside",
-    "ref_unresolvable", "ref_cycle", "duplicate_id", "too_deep",
-}  # fmt: skip
+    "not_schema",
+    "unknown_draft",
+    "metaschema",
+    "ref_remote",
+    "ref_outside",
+    "ref_unresolvable",
+    "ref_cycle",
+    "duplicate_id",
+    "too_deep",
+}
 
 
 @pytest.mark.slow
@@ -53,8 +60,13 @@ def test_jsonschemabench_loads_or_errors_clearly(corpora, record_property):
                     pytest.fail(f"{rec['unique_id']}: unknown draft not reported")
                 validator_class(label).check_schema(schema)
     n_errored = sum(c[1] for c in per_subset.values())
-    summary = {"total": total, "loaded": loaded, "with_problems": n_errored,
-               "by_kind": dict(errored.most_common()), "per_subset": per_subset}  # fmt: skip
+    summary = {
+        "total": total,
+        "loaded": loaded,
+        "with_problems": n_errored,
+        "by_kind": dict(errored.most_common()),
+        "per_subset": per_subset,
+    }
     print("\nJSONSchemaBench:", json.dumps(summary, indent=1))
     record_property("jsonschemabench", summary)
     assert total == 9557

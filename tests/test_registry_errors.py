@@ -343,11 +343,14 @@ def test_refs_resolve_where_referencing_cannot_crawl():
         "$id": "https://example.com/s.json",
         "$ref": "#/definitions/root",
         "definitions": {
-            "root": {"type": "object", "properties": {"a": {"$ref": "#/definitions/name"}},
-                     "dependencies": {"a": ["b"]}},
+            "root": {
+                "type": "object",
+                "properties": {"a": {"$ref": "#/definitions/name"}},
+                "dependencies": {"a": ["b"]},
+            },
             "name": {"type": "string"},
         },
-    }  # fmt: skip
+    }
     assert validate_schema_object(schema) == []
     validator = load_schema_text(json.dumps(schema)).validator()
     assert validator.is_valid({"a": "x", "b": 1})

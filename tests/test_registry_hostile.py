@@ -88,9 +88,11 @@ def test_catastrophic_sidecar_other_commands_are_bounded(evil: Path, command: li
 def test_catastrophic_sidecar_audit_registry_is_bounded(evil: Path, tmp_path: Path) -> None:
     outputs = tmp_path / "out.jsonl"
     outputs.write_text(
-        json.dumps({"schema": "good", "text": "1"}) + "\n"
-        + json.dumps({"schema": "evil", "text": '{"s": "aaa"}'}) + "\n"
-    )  # fmt: skip
+        json.dumps({"schema": "good", "text": "1"})
+        + "\n"
+        + json.dumps({"schema": "evil", "text": '{"s": "aaa"}'})
+        + "\n"
+    )
     proc = cli("audit", str(outputs), "--registry", str(evil), "--json", "--timeout", "1")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -136,8 +138,11 @@ def test_duplicate_content_is_a_warning_and_audited(tmp_path: Path) -> None:
 def test_markup_in_titles_and_names_is_escaped(tmp_path: Path) -> None:
     write(tmp_path, "orders.json", {"type": "object", "title": "Orders endpoint [/v2/orders]"})
     write(tmp_path, "o2.json", {"type": "string", "title": "[bold]x[/bold] [red]"})
-    for args in (["validate", str(tmp_path)], ["list", "-r", str(tmp_path)],
-                 ["show", "orders", "-r", str(tmp_path)]):  # fmt: skip
+    for args in (
+        ["validate", str(tmp_path)],
+        ["list", "-r", str(tmp_path)],
+        ["show", "orders", "-r", str(tmp_path)],
+    ):
         result = runner.invoke(app, ["registry", *args])
         assert result.exit_code == 0, result.output
         assert "Orders endpoint [/v2/orders]" in result.stdout

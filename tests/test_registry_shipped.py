@@ -17,9 +17,15 @@ from schemaops.registry.refs import iter_subschemas
 
 runner = CliRunner()
 TOOLS = {
-    "get_order", "search_orders", "update_profile", "create_ticket", "kb_search",
-    "issue_refund", "schedule_callback", "cancel_subscription",
-}  # fmt: skip
+    "get_order",
+    "search_orders",
+    "update_profile",
+    "create_ticket",
+    "kb_search",
+    "issue_refund",
+    "schedule_callback",
+    "cancel_subscription",
+}
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +69,17 @@ def test_invalid_examples_cover_each_keyword_family(reg):
                     kinds[sub.validator] += 1
     for kw in ("enum", "required", "type", "additionalProperties", "format", "pattern"):
         assert kinds[kw] > 0, kw
-    bounds = {"minimum", "maximum", "exclusiveMinimum", "minLength", "maxLength", "minItems",
-              "maxItems", "uniqueItems", "minProperties"}  # fmt: skip
+    bounds = {
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+    }
     assert len(bounds & set(kinds)) >= 6, kinds
 
 

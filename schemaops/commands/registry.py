@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import sys
+from enum import Enum
 from pathlib import Path
 
 import typer
@@ -44,6 +45,13 @@ TIMEOUT_OPT = typer.Option(
     help="Seconds one schema's sidecar example check may take (a pattern can backtrack "
     "forever); past it the example is reported unproven. 0 = no bound.",
 )
+
+
+class ApiChoice(str, Enum):
+    """The engine API path a wire string is for (``Schema.wire``)."""
+
+    native = "native"
+    openai = "openai"
 
 
 def _out() -> Console:
@@ -181,8 +189,10 @@ def validate_cmd(
 @registry_app.command("export")
 def export_cmd(
     name: str,
-    api: str = typer.Option(
-        "native", "--api", help="native (/generate json_schema) or openai (response_format)."
+    api: ApiChoice = typer.Option(
+        ApiChoice.native,
+        "--api",
+        help="native (/generate json_schema) or openai (response_format).",
     ),
     output: Path = typer.Option(None, "--output", "-o", help="Write the bytes to this file."),
     registry: Path = REGISTRY_OPT,
@@ -193,10 +203,8 @@ def export_cmd(
 
     No trailing newline is added: the bytes on stdout (or in --output) are the cache key.
     """
-    if api not in ("native", "openai"):
-        raise typer.BadParameter(f"--api must be native or openai, not {api!r}")
     s = call(call(load_registry, registry, timeout).get, name)
-    wire = s.wire(api)  # type: ignore[arg-type]
+    wire = s.wire(api.value)
     data = wire.encode("utf-8")
     if output is not None:
         try:
@@ -205,7 +213,13 @@ def export_cmd(
             raise fail(f"error: cannot write {output}: {exc.strerror or exc}", 2) from None
     if json_out:
         emit_json(
-            {"name": s.name, "api": api, "bytes": len(data), "sha256": _sha(wire), "wire": wire}
+            {
+                "name": s.name,
+                "api": api.value,
+                "bytes": len(data),
+                "sha256": _sha(wire),
+                "wire": wire,
+            }
         )
     elif output is None:
         sys.stdout.flush()

@@ -26,6 +26,7 @@ from typing import Any
 
 from schemaops.errors import InputError
 from schemaops.registry.drafts import pointer
+from schemaops.registry.loader import format_problem, inspect_registry, inspect_schema_file
 
 CONSUMERS = "consumers"
 CLIENTS = "clients"
@@ -37,11 +38,39 @@ NONE: tuple[str, ...] = ()
 _LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
 _UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
 _ADDABLE = ("pattern", "format", "multipleOf", "const")  # added narrows, removed widens
-_ANNOTATIONS = {"title", "description", "default", "examples", "$comment", "deprecated",
-                "readOnly", "writeOnly", "$schema", "$id", "id", "version"}  # fmt: skip
-_HANDLED = {"type", "enum", "required", "properties", "additionalProperties", "items",
-            "prefixItems", "$defs", "definitions", "patternProperties", "uniqueItems",
-            "anyOf", "oneOf", "allOf", *_LOWER, *_UPPER, *_ADDABLE}  # fmt: skip
+_ANNOTATIONS = {
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$schema",
+    "$id",
+    "id",
+    "version",
+}
+_HANDLED = {
+    "type",
+    "enum",
+    "required",
+    "properties",
+    "additionalProperties",
+    "items",
+    "prefixItems",
+    "$defs",
+    "definitions",
+    "patternProperties",
+    "uniqueItems",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    *_LOWER,
+    *_UPPER,
+    *_ADDABLE,
+}
 _ALL_TYPES = frozenset({"null", "boolean", "object", "array", "number", "integer", "string"})
 
 
@@ -353,8 +382,6 @@ _FATAL = frozenset({"unreadable", "not_json", "too_deep", "bad_unicode", "not_sc
 def _fatal(problems: list[dict]) -> None:
     bad = [p for p in problems if p.get("kind") in _FATAL]
     if bad:
-        from schemaops.registry.loader import format_problem
-
         raise InputError("cannot diff: " + "; ".join(format_problem(p) for p in bad))
 
 
@@ -362,8 +389,6 @@ def _load(path: Path) -> dict[str, Any]:
     """Name -> Schema of a registry folder (libraries too) or of one file, as the registry
     loads them (refs to other files bundled) but tolerating content problems, so that a
     registry can be diffed in the middle of a migration."""
-    from schemaops.registry.loader import inspect_registry, inspect_schema_file
-
     if path.is_dir():
         reg, problems = inspect_registry(path, examples=False)
         _fatal(problems)

@@ -19,7 +19,8 @@ import jsonschema.validators
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 
-from schemaops.registry.model import DEFAULT_DRAFT
+#: the draft a schema without ``$schema`` is read as (what SGLang's grammar backends target)
+DEFAULT_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 #: draft label -> (canonical ``$schema`` URI, jsonschema validator class)
 DRAFTS: dict[str, tuple[str, type[Validator]]] = {

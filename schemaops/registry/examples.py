@@ -61,7 +61,9 @@ def check_examples(
     problem: nothing is known about it), and the schema's remaining examples are not run,
     so one schema costs at most about ``timeout`` seconds.
     """
-    from schemaops.audit.validate import ValidationTimeout, alarm_handler
+    # imported here: the registry sits below audit, and importing the audit package pulls
+    # in its whole pipeline; the watchdog module itself has no dependencies
+    from schemaops.audit.watchdog import ValidationTimeout, alarm_handler
 
     problems: list[tuple[str, str, str]] = []
     cases = [("valid", i, x) for i, x in enumerate(valid)]
@@ -91,7 +93,7 @@ def check_examples(
 
 def _watched(validator: Any, which: str, i: int, instance: Any) -> list[tuple[str, str, str]]:
     """One example's check, marked as watched for the audit watchdog while it runs."""
-    from schemaops.audit.validate import _Watch
+    from schemaops.audit.watchdog import _Watch
 
     _Watch.seq += 1
     _Watch.active = True

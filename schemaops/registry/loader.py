@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import InputError, SchemaopsError
-from schemaops.registry import jsontext
+from schemaops.registry import jsontext, refs
 from schemaops.registry.bundle import bundle
 from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri, metaschema_problems
 from schemaops.registry.examples import check_examples, read_sidecar, sidecar_path
 from schemaops.registry.model import Schema
+from schemaops.registry.refs import file_uri, inline_uri
 
 DEFAULT_REGISTRY = Path("schemas")
 SIDECAR_SUFFIX = ".examples.json"
@@ -192,8 +193,6 @@ def _check(
     (the cache entry is warmed twice) but each name still works, so nothing is refused.
     """
     warnings = [] if warnings is None else warnings
-    from schemaops.registry import refs
-
     good = [d for d in docs if d.ok]
     entries = [refs.Entry(d.base, d.data, d.draft) for d in good]
     registry, clashes = refs.build(entries + list(extra))
@@ -244,8 +243,6 @@ def _one(
 
     ``timeout`` None: sidecar examples are not read at all (``registry diff``).
     """
-    from schemaops.registry import refs
-
     try:
         report = refs.check_refs(entry, registry)
     except Exception as exc:  # a malformed $id/$ref: explained by metaschema problems
@@ -325,9 +322,10 @@ def inspect_registry(
             )
         ]
     files = sorted(
-        f for f in root.rglob("*.json")
+        f
+        for f in root.rglob("*.json")
         if not any(part.startswith(".") for part in f.relative_to(root).parts)
-    )  # fmt: skip
+    )
     schema_files = [f for f in files if not f.name.endswith(SIDECAR_SUFFIX)]
     problems: list[dict] = []
     if not schema_files:
@@ -347,8 +345,6 @@ def inspect_registry(
                     f"examples file without a schema {f.name[: -len(SIDECAR_SUFFIX)]}.json",
                 )
             )
-    from schemaops.registry.refs import file_uri
-
     docs = []
     for f in schema_files:
         doc = _Doc(name=f.stem, label=str(f), path=f, base=file_uri(f), root=root)
@@ -387,8 +383,6 @@ def _neighbours(path: Path, text: str) -> tuple:
     So ``load_schema_file("schemas/get_order.json")`` resolves ``common.json#/...`` as the
     registry does, and ``bundled()`` is self-contained.
     """
-    from schemaops.registry import refs
-
     if not re.search(r'"\$ref"\s*:\s*"(?!#)', text):
         return ()
     out = []
@@ -425,8 +419,6 @@ def inspect_schema_file(path: str | Path) -> tuple[Schema | None, list[dict]]:
 
     A file that cannot be read is a problem of kind ``unreadable`` (``None`` schema).
     """
-    from schemaops.registry.refs import file_uri
-
     f = Path(path)
     try:
         text = f.read_text(encoding="utf-8")
@@ -442,8 +434,6 @@ def load_schema_file(path: str | Path) -> Schema:
     ``$ref``s to other files resolve against the ``*.json`` files in the same folder (as in
     a registry). A missing file raises InputError (exit 2); problems raise RegistryError.
     """
-    from schemaops.registry.refs import file_uri
-
     f = Path(path)
     try:
         text = f.read_text(encoding="utf-8")
@@ -460,8 +450,6 @@ def load_schema_file(path: str | Path) -> Schema:
 
 def load_schema_text(text: str, name: str = "schema") -> Schema:
     """Load one schema from JSON text; raise RegistryError on any problem."""
-    from schemaops.registry.refs import inline_uri
-
     schema, problems = _single(
         _Doc(name=name, label=f"<{name}>", path=None, base=inline_uri(name)), text
     )
@@ -475,8 +463,6 @@ def validate_schema_object(schema: Any, name: str = "schema") -> list[dict]:
 
     Used over corpora (JSONSchemaBench): each schema either has no problems or clear ones.
     """
-    from schemaops.registry.refs import inline_uri
-
     doc = _Doc(name=name, label=f"<{name}>", path=None, base=inline_uri(name), data=schema)
     try:
         return _single(doc, None)[1]

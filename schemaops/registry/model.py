@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-Api = Literal["native", "openai"]
+from schemaops.formats import format_checker
+from schemaops.registry.drafts import DEFAULT_DRAFT, draft_label, validator_class
+from schemaops.registry.refs import OFFLINE
 
-DEFAULT_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+Api = Literal["native", "openai"]
 
 
 def canonical_text(schema: Any) -> str:
@@ -109,10 +111,6 @@ class Schema:
         times); audit's ``--no-format`` builds its own validator without a format checker.
         """
         if self._validator is None:
-            from schemaops.formats import format_checker
-            from schemaops.registry.drafts import draft_label, validator_class
-            from schemaops.registry.refs import OFFLINE
-
             cls = validator_class(draft_label(self.draft))
             self._validator = cls(self.bundled(), format_checker=format_checker(), registry=OFFLINE)
         return self._validator

@@ -33,12 +33,28 @@ SPECS: dict[str, referencing.Specification] = {
 _OLD = {"draft-03", "draft-04", "draft-06", "draft-07"}  # drafts where $ref hides siblings
 
 _SINGLE = (
-    "additionalItems", "additionalProperties", "contains", "contentSchema", "else", "if",
-    "items", "not", "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties",
-)  # fmt: skip
+    "additionalItems",
+    "additionalProperties",
+    "contains",
+    "contentSchema",
+    "else",
+    "if",
+    "items",
+    "not",
+    "propertyNames",
+    "then",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
 _LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-_MAPS = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties",
-         "dependencies")  # fmt: skip
+_MAPS = (
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "patternProperties",
+    "properties",
+    "dependencies",
+)
 _INPLACE_ONE = ("not", "if", "then", "else")
 _INPLACE_MANY = ("allOf", "anyOf", "oneOf")
 REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
