@@ -271,3 +271,16 @@ def test_hostile_log_through_both_commands(tmp_path: Path) -> None:
     # the server is not there (exit 1), but the log was read: 13 unusable lines, no traceback
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert f"{len(bad)} unusable line(s)" in r.stderr
+
+
+def test_fromlog_never_imports_drift() -> None:
+    """drift builds on fromlog; fromlog importing drift back (even lazily) was a circle."""
+    import ast
+
+    from schemaops.warm import fromlog
+
+    tree = ast.parse(Path(fromlog.__file__).read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module} | {
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    }
+    assert "schemaops.warm.drift" not in imported

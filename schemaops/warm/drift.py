@@ -21,30 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import EXIT_GATE, EXIT_OK, EXIT_USAGE
-from schemaops.warm.fromlog import printable, scan
+from schemaops.warm.fromlog import normalise, printable, scan, value_key
 
 # One JSON token with the whitespace before it; strings keep their escapes as written.
 _TOKEN = re.compile(
     r'(\s*)("(?:[^"\\]|\\.)*"|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|[{}\[\]:,])',
     re.S,
 )
-
-
-def _normalise(v: Any) -> Any:
-    """Numbers compare as numbers (``1`` equals ``1.0``, as in JSON Schema); booleans stay."""
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, dict):
-        return {k: _normalise(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_normalise(x) for x in v]
-    return v
-
-
-def value_key(text: str | Any) -> str:
-    """Identity of a JSON *value*: equal for texts that differ only in bytes, not meaning."""
-    v = json.loads(text) if isinstance(text, str) else text
-    return json.dumps(_normalise(v), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def tokens(text: str) -> tuple[list[str], list[str]]:
@@ -71,7 +54,7 @@ def differences(a: str, b: str) -> list[str]:
         return []
     kinds = []
     ordered = [
-        json.dumps(_normalise(json.loads(t)), separators=(",", ":"), ensure_ascii=False)
+        json.dumps(normalise(json.loads(t)), separators=(",", ":"), ensure_ascii=False)
         for t in (a, b)
     ]
     if ordered[0] != ordered[1]:
@@ -182,6 +165,46 @@ def exit_code(doc: dict[str, Any]) -> int:
     if doc["records"] and not doc["with_grammar"] and not doc["unconstrained"]:
         return EXIT_USAGE
     return EXIT_GATE if doc["drifting"] else EXIT_OK
+
+
+def unusable_message(doc: dict[str, Any]) -> str:
+    """The exit-2 message: no line of the log was usable (the first reason, with its line)."""
+    first = doc["input_errors"][0]
+    return f"error: {doc['log']}: no usable line (line {first['line']}: {first['reason']})"
+
+
+def render(doc: dict[str, Any], out: Any) -> None:
+    """The terminal report on a rich ``Console``; log text is escaped, never markup."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    out.print(
+        f"{doc['records']} records, {doc['with_grammar']} with a schema: "
+        f"{doc['schemas']} schemas in "
+        f"{doc['cache_entries']} cache entries; {doc['drifting']} drifting, "
+        f"{doc['extra_compiles']} extra compile(s)"
+    )
+    t = Table(header_style="bold")
+    for col in ("schema", "variant", "requests", "apis", "differs", "registry wire"):
+        t.add_column(col)
+    for g in doc["groups"]:
+        name = g["matches"] or f"(unmatched) {g['label']}".strip()
+        for i, v in enumerate(g["variants"]):
+            t.add_row(
+                escape(name) if i == 0 else "",
+                v["sha256"][:12],
+                str(v["count"]),
+                ",".join(f"{k}:{n}" for k, n in v["apis"].items()),
+                ",".join(v["differs"]) or ("reference" if g["drift"] else "-"),
+                v["registry_wire"] or "-",
+                style=None if g["drift"] else "dim",
+            )
+    out.print(t)
+    if doc["input_errors"]:
+        out.print(
+            f"[yellow]{len(doc['input_errors'])} unusable line(s)[/], "
+            f"first: {escape(str(doc['input_errors'][0]))}"
+        )
 
 
 def run_drift(path: str | Path, registry_dir: str | Path | None = None) -> dict[str, Any]:

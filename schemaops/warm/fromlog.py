@@ -366,12 +366,28 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+# JSON value identity lives here, not in drift: drift imports this module, never the reverse.
+def normalise(v: Any) -> Any:
+    """Numbers compare as numbers (``1`` equals ``1.0``, as in JSON Schema); booleans stay."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, dict):
+        return {k: normalise(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [normalise(x) for x in v]
+    return v
+
+
+def value_key(text: str | Any) -> str:
+    """Identity of a JSON *value*: equal for texts that differ only in bytes, not meaning."""
+    v = json.loads(text) if isinstance(text, str) else text
+    return json.dumps(normalise(v), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def iter_items(
     found: list[Found], registry_names: dict[str, str] | None = None
 ) -> Iterator[WarmItem]:
     """One WarmItem per use; ``registry_names`` maps a JSON value key to a registry name."""
-    from schemaops.warm.drift import value_key  # drift owns JSON equality
-
     for f in found:
         match = None
         if registry_names and f.schema_text is not None:
