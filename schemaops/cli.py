@@ -11,7 +11,7 @@ import sys
 import typer
 
 from schemaops import __version__
-from schemaops.commands import audit, compare, devserver, registry, warm
+from schemaops.commands import audit, compare, devserver, drift, registry, warm
 
 app = typer.Typer(
     name="schemaops",
@@ -40,6 +40,7 @@ def _root(
 
 for _area in (registry, audit, warm, compare, devserver):
     _area.register(app)
+drift.register(registry.registry_app)  # `registry drift`: the key-drift report of a request log
 
 
 def main() -> None:

@@ -141,3 +141,15 @@ def test_lone_surrogates_and_markup_in_a_log_print_cleanly(tmp_path: Path) -> No
         )
         assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
         assert "[/x]" in r.stdout and "\\udc80" in r.stdout
+
+
+def test_registry_drift_is_its_own_command_module() -> None:
+    """Defined in commands/drift.py and added by cli.py: no shim, no lookup by module name."""
+    import importlib.util
+
+    from schemaops.commands import drift, registry, warm
+
+    assert callable(drift.drift_cmd)
+    assert importlib.util.find_spec("schemaops.commands.registry_drift") is None
+    assert not hasattr(warm, "drift_cmd") and not hasattr(warm, "register_drift")
+    assert registry.EXTENSIONS == ()

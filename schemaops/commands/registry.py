@@ -1,8 +1,9 @@
 """``schemaops registry ...``: list, show, validate, export, diff and hash registry schemas.
 
-Options are parsed here; the work is done by ``schemaops.registry`` functions. Other modules
-may add subcommands to ``registry_app`` (e.g. ``registry drift``): list the module in
-``EXTENSIONS`` and give it a ``register(registry_app)``; a missing module is skipped.
+Options are parsed here; the work is done by ``schemaops.registry`` functions. ``registry
+drift`` is defined in ``commands/drift.py`` and added to ``registry_app`` by ``cli.py``.
+Optional plug-ins may still be listed in ``EXTENSIONS`` (none are today): each module gives a
+``register(registry_app)``, and one that fails to load is reported by a stand-in command.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from schemaops.registry.loader import (
     inspect_registry,
 )
 
-EXTENSIONS = ("schemaops.commands.registry_drift",)
+EXTENSIONS: tuple[str, ...] = ()
 
 registry_app = typer.Typer(
     name="registry",

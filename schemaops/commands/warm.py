@@ -1,4 +1,4 @@
-"""``schemaops warm`` and ``schemaops registry drift``: option parsing only.
+"""``schemaops warm``: option parsing only.
 
 The work is in ``schemaops.warm`` (``plan_from_registry`` / ``plan_from_log`` ->
 ``engine.warm`` -> ``report.document``), callable from Python as well.
@@ -250,75 +250,6 @@ def warm_cmd(
     raise typer.Exit(report.exit_code(doc, require_proof))
 
 
-def drift_cmd(
-    log: Path = typer.Argument(
-        ...,
-        help="Request log: JSONL of SGLang /generate or OpenAI chat bodies "
-        "('-' for stdin, .gz ok).",
-    ),
-    registry: Path | None = typer.Option(
-        DEFAULT_REGISTRY, "--registry", "-r", help="Registry folder to match schemas against."
-    ),
-    json_out: bool = typer.Option(
-        False, "--json", help="Print exactly one JSON document on stdout."
-    ),
-) -> None:
-    """Schemas sent as several byte strings (key order, whitespace, escaping): one cache entry
-    and one compile each. Exit 1 when any schema drifts, 2 on unreadable input."""
-    from schemaops.warm.drift import exit_code, run_drift
-
-    reg = registry if registry is not None and registry.is_dir() else None
-    doc = call(run_drift, log, reg)
-    if json_out:
-        emit_json(doc)
-    else:
-        _render_drift(doc)
-    if exit_code(doc) == EXIT_USAGE:
-        first = doc["input_errors"][0]
-        msg = f"error: {log}: no usable line (line {first['line']}: {first['reason']})"
-        typer.echo(msg, err=True)
-    raise typer.Exit(exit_code(doc))
-
-
-def _render_drift(doc: dict) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    out = Console(highlight=False)
-    out.print(
-        f"{doc['records']} records, {doc['with_grammar']} with a schema: "
-        f"{doc['schemas']} schemas in "
-        f"{doc['cache_entries']} cache entries; {doc['drifting']} drifting, "
-        f"{doc['extra_compiles']} extra compile(s)"
-    )
-    t = Table(header_style="bold")
-    for col in ("schema", "variant", "requests", "apis", "differs", "registry wire"):
-        t.add_column(col)
-    for g in doc["groups"]:
-        name = g["matches"] or f"(unmatched) {g['label']}".strip()
-        for i, v in enumerate(g["variants"]):
-            t.add_row(
-                escape(name) if i == 0 else "",
-                v["sha256"][:12],
-                str(v["count"]),
-                ",".join(f"{k}:{n}" for k, n in v["apis"].items()),
-                ",".join(v["differs"]) or ("reference" if g["drift"] else "-"),
-                v["registry_wire"] or "-",
-                style=None if g["drift"] else "dim",
-            )
-    out.print(t)
-    if doc["input_errors"]:
-        out.print(
-            f"[yellow]{len(doc['input_errors'])} unusable line(s)[/], "
-            f"first: {escape(str(doc['input_errors'][0]))}"
-        )
-
-
 def register(app: typer.Typer) -> None:
-    """Add ``warm`` to the root app (``registry drift`` comes via ``registry_drift``)."""
+    """Add ``warm`` to the root app."""
     app.command("warm", help=WARM_HELP, no_args_is_help=True)(warm_cmd)
-
-
-def register_drift(registry_app: typer.Typer) -> None:
-    """Add ``drift`` to the ``registry`` sub-app."""
-    registry_app.command("drift")(drift_cmd)
