@@ -90,8 +90,14 @@ def make_prompts(registry_dir: Path, n: int, skip: set[str]) -> list[dict[str, A
             f"({schema.description or schema.name}). Reply with its JSON arguments only."
         )
         user = REQUESTS[(i // len(schemas)) % len(REQUESTS)]
-        prompts.append({"id": f"p{i:03d}", "schema": schema.name, "text": chatml(system, user),
-                        "wire": schema.wire("native")})  # fmt: skip
+        prompts.append(
+            {
+                "id": f"p{i:03d}",
+                "schema": schema.name,
+                "text": chatml(system, user),
+                "wire": schema.wire("native"),
+            }
+        )
     return prompts
 
 
@@ -172,21 +178,34 @@ def cold_vs_cached(url: str, count: int, n_props: int) -> dict[str, Any]:
                     raise RuntimeError(f"heavy schema {i}: HTTP {resp.status_code}: {resp.text}")
 
     def dist(xs: list[float]) -> dict[str, float]:
-        return {"p50": round(pct(xs, 50), 1), "p99": round(pct(xs, 99), 1),
-                "mean": round(statistics.fmean(xs), 1)}  # fmt: skip
+        return {
+            "p50": round(pct(xs, 50), 1),
+            "p99": round(pct(xs, 99), 1),
+            "mean": round(statistics.fmean(xs), 1),
+        }
 
     ratio = round(pct(cold, 50) / pct(cached, 50), 1)
-    return {"schemas": count, "properties": n_props, "cold_ms": dist(cold),
-            "cached_ms": dist(cached), "ratio_p50": ratio}  # fmt: skip
+    return {
+        "schemas": count,
+        "properties": n_props,
+        "cold_ms": dist(cold),
+        "cached_ms": dist(cached),
+        "ratio_p50": ratio,
+    }
 
 
 def summarise(doc: dict[str, Any]) -> dict[str, Any]:
     cats = doc.get("categories", {})
     violations = sum(v for k, v in cats.items() if k.startswith("schema_violation"))
-    return {"total": doc.get("total"), "ok": doc.get("ok"), "p": doc.get("p"),
-            "parse_failures": sum(doc.get("parse_failures", {}).values()),
-            "parse_failure_subtypes": doc.get("parse_failures", {}),
-            "violations": violations, "input_errors": doc.get("input_errors")}  # fmt: skip
+    return {
+        "total": doc.get("total"),
+        "ok": doc.get("ok"),
+        "p": doc.get("p"),
+        "parse_failures": sum(doc.get("parse_failures", {}).values()),
+        "parse_failure_subtypes": doc.get("parse_failures", {}),
+        "violations": violations,
+        "input_errors": doc.get("input_errors"),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,17 +258,30 @@ def main(argv: list[str] | None = None) -> int:
             write_jsonl(path, records)
             lengths = sum(1 for r in records if r["meta_info"]["finish_reason"]["type"] == "length")
             doc, bad = audit(path, args.registry)
-            result[run] = {"file": str(path), "seconds": round(time.perf_counter() - t0, 1),
-                           "hit_max_new_tokens": lengths, "audit": summarise(doc)}  # fmt: skip
+            result[run] = {
+                "file": str(path),
+                "seconds": round(time.perf_counter() - t0, 1),
+                "hit_max_new_tokens": lengths,
+                "audit": summarise(doc),
+            }
             if constrained:
                 # Under a grammar every failure is a finding: say which schema, what, where.
-                finish = {f"{run}-{p['id']}": r["meta_info"]["finish_reason"]["type"]
-                          for p, r in zip(prompts, records, strict=True)}  # fmt: skip
+                finish = {
+                    f"{run}-{p['id']}": r["meta_info"]["finish_reason"]["type"]
+                    for p, r in zip(prompts, records, strict=True)
+                }
                 result[run]["failures"] = [
-                    {"id": b.get("id"), "schema": b.get("schema"),
-                     "finish": finish.get(b.get("id")), "category": b["category"],
-                     "subtype": b.get("subtype"), "path": b.get("path"),
-                     "message": (b.get("message") or "")[:160]} for b in bad]  # fmt: skip
+                    {
+                        "id": b.get("id"),
+                        "schema": b.get("schema"),
+                        "finish": finish.get(b.get("id")),
+                        "category": b["category"],
+                        "subtype": b.get("subtype"),
+                        "path": b.get("path"),
+                        "message": (b.get("message") or "")[:160],
+                    }
+                    for b in bad
+                ]
         result["cold_vs_cached"] = cold_vs_cached(url, args.heavy, args.props)
     finally:
         for s in servers:

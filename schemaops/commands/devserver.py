@@ -108,8 +108,12 @@ def register(app: typer.Typer) -> None:
         )
         if as_json:
             first = servers[0].info()
-            emit_json({**{k: first[k] for k in ("url", "pid", "log", "port")},
-                       "servers": [s.info() for s in servers]})  # fmt: skip
+            emit_json(
+                {
+                    **{k: first[k] for k in ("url", "pid", "log", "port")},
+                    "servers": [s.info() for s in servers],
+                }
+            )
         else:
             for s in servers:
                 typer.echo(s.url)

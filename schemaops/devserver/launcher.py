@@ -170,16 +170,24 @@ class DevServer:
     def command(self) -> list[str]:
         """The exact launch command (the verified CPU flags, then the caller's extra args)."""
         cmd = [
-            str(self.env.python), "-m", "sglang.launch_server",
-            "--model-path", str(self.env.model),
-            "--device", "cpu",
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "--grammar-backend", self.grammar_backend,
-            "--max-total-tokens", "32768",  # without it the KV pool takes ~15 GB
+            str(self.env.python),
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            str(self.env.model),
+            "--device",
+            "cpu",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--grammar-backend",
+            self.grammar_backend,
+            "--max-total-tokens",
+            "32768",  # without it the KV pool takes ~15 GB
             "--sleep-on-idle",
             "--enable-metrics",
-        ]  # fmt: skip
+        ]
         if self.dp_size > 1:
             cmd += ["--dp-size", str(self.dp_size)]
         if self.disable_any_whitespace:
