@@ -23,106 +23,105 @@ Arguments after `--` go to `sglang.launch_server` unchanged.
 """
 
 
+def dev_server(
+    ctx: typer.Context,
+    port: int = typer.Option(0, "--port", help="Port of the first server (0: a free port)."),
+    grammar_backend: str = typer.Option(
+        "xgrammar", "--grammar-backend", help="xgrammar, llguidance or outlines."
+    ),
+    dp_size: int = typer.Option(1, "--dp-size", min=1, help="SGLang data-parallel replicas."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Independent servers to start."),
+    disable_any_whitespace: bool = typer.Option(
+        True,
+        "--disable-any-whitespace/--any-whitespace",
+        help="Default: compact JSON (passes --constrained-json-disable-any-whitespace), so "
+        "the random model ends JSON values and requests finish. --any-whitespace keeps "
+        "SGLang's own default (free whitespace): with this model a JSON request then runs "
+        "to max_new_tokens and does not parse. (outlines bounds whitespace itself.)",
+    ),
+    cache_dir: Path | None = typer.Option(
+        None,
+        "--cache-dir",
+        envvar="SCHEMAOPS_DEVSERVER_DIR",
+        help="Where the venv, model, logs and pid files live [~/.cache/schemaops/devserver].",
+    ),
+    timeout: float = typer.Option(420.0, "--timeout", help="Seconds to wait for /health."),
+    install_only: bool = typer.Option(
+        False, "--install-only", help="Install the environment and model, start nothing."
+    ),
+    stop: bool = typer.Option(
+        False, "--stop", help="Stop the servers in the cache dir (all, or the one on --port)."
+    ),
+    status: bool = typer.Option(False, "--status", help="List running dev servers."),
+    foreground: bool = typer.Option(
+        False, "--foreground", help="Stay attached; Ctrl-C stops the server(s)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> None:
+    from schemaops import devserver as ds
+
+    extra = list(ctx.args)
+    if stop:
+        ports = call(ds.stop_servers, cache_dir=cache_dir, port=port or None)
+        if as_json:
+            emit_json({"stopped": ports})
+        else:
+            typer.echo(f"stopped {len(ports)} server(s)" + (f": {ports}" if ports else ""))
+        return
+    if status:
+        running = ds.running_servers(cache_dir)
+        if as_json:
+            emit_json({"servers": running})
+        else:
+            for s in running:
+                typer.echo(f"{s['url']}  pid {s['pid']}  {s['grammar_backend']}  log {s['log']}")
+        return
+    if grammar_backend not in ds.GRAMMAR_BACKENDS:
+        raise fail(f"error: --grammar-backend must be one of {ds.GRAMMAR_BACKENDS}", 2)
+    if install_only:
+        env = call(ds.ensure_env, cache_dir)
+        if as_json:
+            emit_json({"cache_dir": str(env.root), "python": str(env.python)})
+        else:
+            typer.echo(f"dev-server environment ready in {env.root}")
+        return
+    servers = call(
+        ds.start_servers,
+        workers,
+        grammar_backend=grammar_backend,
+        dp_size=dp_size,
+        port=port or None,
+        disable_any_whitespace=disable_any_whitespace,
+        extra_args=extra,
+        cache_dir=cache_dir,
+        timeout=timeout,
+    )
+    if as_json:
+        first = servers[0].info()
+        emit_json(
+            {
+                **{k: first[k] for k in ("url", "pid", "log", "port")},
+                "servers": [s.info() for s in servers],
+            }
+        )
+    else:
+        for s in servers:
+            typer.echo(s.url)
+        typer.echo(
+            f"started {len(servers)} server(s); stop with: schemaops dev-server --stop",
+            err=True,
+        )
+    if foreground:
+        _wait_attached(servers)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``dev-server`` to the root app."""
-
-    @app.command(
+    app.command(
         "dev-server",
         help=HELP,
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-    )
-    def dev_server(
-        ctx: typer.Context,
-        port: int = typer.Option(0, "--port", help="Port of the first server (0: a free port)."),
-        grammar_backend: str = typer.Option(
-            "xgrammar", "--grammar-backend", help="xgrammar, llguidance or outlines."
-        ),
-        dp_size: int = typer.Option(1, "--dp-size", min=1, help="SGLang data-parallel replicas."),
-        workers: int = typer.Option(1, "--workers", min=1, help="Independent servers to start."),
-        disable_any_whitespace: bool = typer.Option(
-            True,
-            "--disable-any-whitespace/--any-whitespace",
-            help="Default: compact JSON (passes --constrained-json-disable-any-whitespace), so "
-            "the random model ends JSON values and requests finish. --any-whitespace keeps "
-            "SGLang's own default (free whitespace): with this model a JSON request then runs "
-            "to max_new_tokens and does not parse. (outlines bounds whitespace itself.)",
-        ),
-        cache_dir: Path | None = typer.Option(
-            None,
-            "--cache-dir",
-            envvar="SCHEMAOPS_DEVSERVER_DIR",
-            help="Where the venv, model, logs and pid files live [~/.cache/schemaops/devserver].",
-        ),
-        timeout: float = typer.Option(420.0, "--timeout", help="Seconds to wait for /health."),
-        install_only: bool = typer.Option(
-            False, "--install-only", help="Install the environment and model, start nothing."
-        ),
-        stop: bool = typer.Option(
-            False, "--stop", help="Stop the servers in the cache dir (all, or the one on --port)."
-        ),
-        status: bool = typer.Option(False, "--status", help="List running dev servers."),
-        foreground: bool = typer.Option(
-            False, "--foreground", help="Stay attached; Ctrl-C stops the server(s)."
-        ),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
-    ) -> None:
-        from schemaops import devserver as ds
-
-        extra = list(ctx.args)
-        if stop:
-            ports = call(ds.stop_servers, cache_dir=cache_dir, port=port or None)
-            if as_json:
-                emit_json({"stopped": ports})
-            else:
-                typer.echo(f"stopped {len(ports)} server(s)" + (f": {ports}" if ports else ""))
-            return
-        if status:
-            running = ds.running_servers(cache_dir)
-            if as_json:
-                emit_json({"servers": running})
-            else:
-                for s in running:
-                    typer.echo(
-                        f"{s['url']}  pid {s['pid']}  {s['grammar_backend']}  log {s['log']}"
-                    )
-            return
-        if grammar_backend not in ds.GRAMMAR_BACKENDS:
-            raise fail(f"error: --grammar-backend must be one of {ds.GRAMMAR_BACKENDS}", 2)
-        if install_only:
-            env = call(ds.ensure_env, cache_dir)
-            if as_json:
-                emit_json({"cache_dir": str(env.root), "python": str(env.python)})
-            else:
-                typer.echo(f"dev-server environment ready in {env.root}")
-            return
-        servers = call(
-            ds.start_servers,
-            workers,
-            grammar_backend=grammar_backend,
-            dp_size=dp_size,
-            port=port or None,
-            disable_any_whitespace=disable_any_whitespace,
-            extra_args=extra,
-            cache_dir=cache_dir,
-            timeout=timeout,
-        )
-        if as_json:
-            first = servers[0].info()
-            emit_json(
-                {
-                    **{k: first[k] for k in ("url", "pid", "log", "port")},
-                    "servers": [s.info() for s in servers],
-                }
-            )
-        else:
-            for s in servers:
-                typer.echo(s.url)
-            typer.echo(
-                f"started {len(servers)} server(s); stop with: schemaops dev-server --stop",
-                err=True,
-            )
-        if foreground:
-            _wait_attached(servers)
+    )(dev_server)
 
 
 def _wait_attached(servers: list) -> None:
