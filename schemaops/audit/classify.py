@@ -264,3 +264,77 @@ def _prose_prefix(s: str) -> Outcome | None:
         ):
             return Outcome(PARSE, "truncated", None, "text before a JSON value that ends early")
     return None
+
+
+MAX_DUPLICATES = 10  # pointers listed per output
+
+
+class _Obj(dict):
+    """A JSON object as the stdlib reads it (last value wins), remembering repeated names."""
+
+    __slots__ = ("repeated",)
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Obj:
+    obj = _Obj()
+    obj.repeated = []
+    for k, v in pairs:
+        if k in obj and k not in obj.repeated:
+            obj.repeated.append(k)
+        obj[k] = v
+    return obj
+
+
+_PAIRS_DECODER = json.JSONDecoder(object_pairs_hook=_pairs)
+
+
+def _key_count(value: Any) -> int:
+    """Names in all objects of a parsed value (recursive: ``parse_output`` already refused
+    nesting deeper than ``MAX_DEPTH``, far below the recursion limit)."""
+    n = 0
+    if type(value) is dict:
+        n = len(value)
+        value = value.values()
+    for v in value:
+        t = type(v)
+        if t is dict or t is list:
+            n += _key_count(v)
+    return n
+
+
+def duplicate_keys(text: str, value: Any) -> list[str]:
+    """JSON pointers of the names that occur twice in one object of ``text`` (``value`` is
+    what ``parse_output`` read from it). The audit reads such an object as Python's json,
+    orjson and JavaScript's ``JSON.parse`` do, the last value winning, and validates that;
+    this only names the repeats so reports can show them.
+
+    Cheap when there are none: every name in the text is followed by ``":`` or by whitespace
+    and ``:``. The text holds at least as many names as the parsed value (more exactly when a
+    name repeats), so when those two patterns occur no more often than the value has names,
+    no name repeats. Only texts where the patterns also occur inside strings are re-read.
+    """
+    if type(value) not in (dict, list):
+        return []
+    bound = text.count('":')
+    if bound != text.count(":"):  # some colon follows something else: maybe whitespace
+        bound += text.count(" :") + text.count("\n:") + text.count("\t:") + text.count("\r:")
+    if bound <= _key_count(value):
+        return []
+    try:
+        doc = _PAIRS_DECODER.decode(text)
+    except (ValueError, RecursionError):
+        return []
+    found: list[str] = []
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack and len(found) < MAX_DUPLICATES:
+        node, at = stack.pop()
+        if type(node) is _Obj:
+            found += [f"{at}/{_escape(k)}" for k in node.repeated]
+            stack.extend((v, f"{at}/{_escape(k)}") for k, v in reversed(node.items()))
+        elif type(node) is list:
+            stack.extend((v, f"{at}/{i}") for i, v in reversed(list(enumerate(node))))
+    return sorted(found[:MAX_DUPLICATES])
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")

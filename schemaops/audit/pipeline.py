@@ -21,7 +21,14 @@ from typing import IO, Any
 
 import orjson
 
-from schemaops.audit.classify import OK, OUTCOME_OK, VIOLATION, Outcome, parse_output
+from schemaops.audit.classify import (
+    OK,
+    OUTCOME_OK,
+    VIOLATION,
+    Outcome,
+    duplicate_keys,
+    parse_output,
+)
 from schemaops.audit.extract import RecordError, find_outputs, open_lines, parse_record, record_id
 from schemaops.audit.stats import Tally
 from schemaops.audit.validate import SchemaResolver
@@ -161,7 +168,12 @@ def audit_lines(
                 checker = None
                 name = NO_SCHEMA
             value, outcome = parse_output(out.text)
+            dups = None
             if outcome is None:
+                if type(value) in (dict, list):
+                    dups = duplicate_keys(out.text, value) or None
+                    if dups is not None:
+                        tally.add_duplicate_keys(lineno)
                 try:
                     outcome = OUTCOME_OK if checker is None else checker.check(value)
                 except Exception as exc:  # the schema, not the output: e.g. an unresolvable $ref
@@ -196,7 +208,7 @@ def audit_lines(
                             st[1] += 1
             if records_out is not None:
                 _write_record(
-                    records_out, lineno, rec, out.index, name, outcome, out.record is not None
+                    records_out, lineno, rec, out.index, name, outcome, out.record is not None, dups
                 )
     tally.lines = lineno - first_line + 1
     tally.ok += n_ok
@@ -247,6 +259,7 @@ def _write_record(
     schema: str,
     outcome: Outcome,
     batch: bool = False,
+    dups: list[str] | None = None,
 ) -> None:
     doc: dict[str, Any] = {"line": line}
     rid = record_id(rec)
@@ -261,6 +274,8 @@ def _write_record(
         path=outcome.path,
         message=outcome.message,
     )
+    if dups:  # names repeated in one object: the last value was validated
+        doc["duplicate_keys"] = dups
     out.write(_dumps(doc))
 
 

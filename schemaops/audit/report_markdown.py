@@ -122,6 +122,21 @@ def render_markdown(doc: dict) -> str:
                 )
                 lines.append(f"  {_code(e['text'][:160])}")
             lines.append("")
+    dup = doc.get("duplicate_keys") or {}
+    if dup.get("count"):
+        lines += [
+            f"**{dup['count']} output(s) repeat a name in one object** (read as JSON parsers do:"
+            f" the last value wins, and that is what was validated): lines"
+            f" {', '.join(str(n) for n in dup['lines'][:10])}",
+            "",
+        ]
+    vt = doc.get("validation_timeouts") or {}
+    if vt.get("count"):
+        lines += [
+            f"**{vt['count']} output(s) cut off by --timeout**: lines"
+            f" {', '.join(str(n) for n in vt['lines'][:10])}",
+            "",
+        ]
     if doc["gates"]:
         lines += ["## Gates", ""]
         lines += [

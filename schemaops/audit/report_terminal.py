@@ -104,6 +104,13 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
             f"[red]{vt['count']} record(s) timed out in validation[/red]"
             f" at line(s) {vt['lines'][:10]}"
         )
+    dup = doc.get("duplicate_keys") or {}
+    if dup.get("count"):
+        con.print(
+            f"[yellow]{dup['count']} output(s) repeat a name in one object[/yellow] (read as"
+            f" JSON parsers do: the last value wins, and that is what was validated) at line(s)"
+            f" {dup['lines'][:10]}"
+        )
     for g in doc["gates"]:
         mark = "[green]PASS[/green]" if g["passed"] else "[red]FAIL[/red]"
         con.print(f"gate {g['gate']}: {mark} {g['reason']}")

@@ -75,6 +75,8 @@ def to_json(result: Any) -> dict:
         ],
         "examples": t.examples,
         "validation_timeouts": {"count": t.timeout_count, "lines": t.timeouts},
+        # Outputs with a name repeated in one object (read last-wins, validated as read).
+        "duplicate_keys": {"count": t.duplicate_keys, "lines": t.duplicate_key_lines},
         "format_asserted": opts.assert_format,
         "schemas": result.schemas,
         "jobs": result.jobs,

@@ -73,6 +73,8 @@ class Tally:
     all_errors: Counter = field(default_factory=Counter)
     timeouts: list[int] = field(default_factory=list)
     timeout_count: int = 0
+    duplicate_keys: int = 0  # outputs with a name repeated in one object
+    duplicate_key_lines: list[int] = field(default_factory=list)
     episodes: dict[Any, list[int]] = field(default_factory=dict)
     by_step: dict[Any, list[int]] = field(default_factory=dict)
 
@@ -125,6 +127,11 @@ class Tally:
         if len(self.timeouts) < TIMEOUT_LINES:
             self.timeouts.append(line)
 
+    def add_duplicate_keys(self, line: int) -> None:
+        self.duplicate_keys += 1
+        if len(self.duplicate_key_lines) < TIMEOUT_LINES:
+            self.duplicate_key_lines.append(line)
+
     def add_episode(self, episode: Any, step: Any, ok: bool) -> None:
         ep = self.episodes.get(episode)
         if ep is None:
@@ -164,6 +171,10 @@ class Tally:
         for t in other.timeouts:
             if len(self.timeouts) < TIMEOUT_LINES:
                 self.timeouts.append(t + line_offset)
+        self.duplicate_keys += other.duplicate_keys
+        for d in other.duplicate_key_lines:
+            if len(self.duplicate_key_lines) < TIMEOUT_LINES:
+                self.duplicate_key_lines.append(d + line_offset)
         for src, dst in ((other.episodes, self.episodes), (other.by_step, self.by_step)):
             for k, (n, f) in src.items():
                 cur = dst.setdefault(k, [0, 0])
