@@ -29,10 +29,12 @@ def _write_endless_gzip(path: Path) -> None:
 def _audit_in_child(path: Path, jobs: int) -> dict:
     """Audit in a fresh process and return its JSON plus its peak resident memory (MiB)."""
     code = (
-        "import json, resource, sys\n"
+        "import json, sys\n"
         "from schemaops.audit import AuditOptions, run_audit\n"
         "doc = run_audit(sys.argv[1], AuditOptions(jobs=int(sys.argv[2]))).to_json()\n"
-        "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the forking parent.
+        "hwm = [x for x in open('/proc/self/status') if x.startswith('VmHWM')][0]\n"
+        "peak = int(hwm.split()[1]) / 1024\n"
         "print(json.dumps({'doc': doc, 'peak_mib': peak}))\n"
     )
     out = subprocess.run(
