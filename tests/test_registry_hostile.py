@@ -230,6 +230,22 @@ def test_lone_surrogate_is_a_per_file_problem(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "bad_unicode" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_file_name_not_utf8_is_a_problem_and_json_stays_utf8(tmp_path: Path) -> None:
+    write(tmp_path, "ok.json", {"type": "integer"})
+    (Path(os.fsdecode(bytes(tmp_path))) / os.fsdecode(b"\xff.json")).write_text("{}")
+    (Path(os.fsdecode(bytes(tmp_path))) / os.fsdecode(b"\xfe.examples.json")).write_text("{}")
+    proc = subprocess.run(
+        [sys.executable, "-m", "schemaops", "registry", "validate", str(tmp_path), "--json"],
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    doc = json.loads(proc.stdout.decode("utf-8"))  # strict UTF-8
+    kinds = sorted(p["kind"] for p in doc["problems"])
+    assert kinds == ["bad_unicode", "orphan_sidecar"]
+    assert [s["name"] for s in doc["schemas"]] == ["ok"]
+
+
 def test_export_to_unwritable_path_is_exit_2(tmp_path: Path) -> None:
     write(tmp_path / "reg", "s.json", {"type": "integer"})
     target = tmp_path / "missing-dir" / "s.json"

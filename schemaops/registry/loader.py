@@ -36,8 +36,22 @@ EXAMPLE_TIMEOUT = 1.0
 
 
 def problem(file: Any, pointer: str, kind: str, reason: str) -> dict[str, str]:
-    """A problem record: ``file``, ``pointer`` ("" = whole file), ``kind``, ``reason``."""
-    return {"file": str(file), "pointer": pointer, "kind": kind, "reason": reason}
+    """A problem record: ``file``, ``pointer`` ("" = whole file), ``kind``, ``reason``.
+
+    A file name that is not valid UTF-8 (``\\xff`` bytes arrive as lone surrogates) is
+    shown escaped (in the pointer and reason too), so every report and ``--json`` document
+    stays valid UTF-8.
+    """
+    return {
+        "file": _printable(str(file)),
+        "pointer": _printable(pointer),
+        "kind": kind,
+        "reason": _printable(reason),
+    }
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def exit_code_for(problems: list[dict]) -> int:
@@ -351,6 +365,10 @@ def inspect_registry(
         outside = _outside(f, root)
         if outside:
             problems.append(problem(f, "", "symlink_outside", outside))
+            continue
+        if _printable(f.name) != f.name:
+            reason = "file name is not valid UTF-8: it cannot name a schema (rename the file)"
+            problems.append(problem(f, "", "bad_unicode", reason))
             continue
         try:
             text = f.read_text(encoding="utf-8")
