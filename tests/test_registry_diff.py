@@ -260,17 +260,23 @@ def test_diff_bad_input_exit_2(tmp_path, registry_dir):
     assert r.exit_code == 2 and "folder with a file" in r.stderr
 
 
-def test_library_change_changes_its_dependents(tmp_path, registry_dir):
-    """A change in common.json changes the wire string of every schema that refers to it;
-    the diff hashes what is served (the registry's own hash), not the raw files."""
-    from schemaops.registry import inspect_registry
-
+def _common_changed(tmp_path, registry_dir):
+    """Two copies of the shipped registry; in the second, common.json's order_id changed."""
     old, new = tmp_path / "v1", tmp_path / "v2"
     shutil.copytree(registry_dir, old)
     shutil.copytree(registry_dir, new)
     common = json.loads((new / "common.json").read_text())
     common["$defs"]["order_id"]["pattern"] = "^ORD-[0-9]{10}$"
     (new / "common.json").write_text(json.dumps(common))
+    return old, new
+
+
+def test_library_change_changes_its_dependents(tmp_path, registry_dir):
+    """A change in common.json changes the wire string of every schema that refers to it;
+    the diff hashes what is served (the registry's own hash), not the raw files."""
+    from schemaops.registry import inspect_registry
+
+    old, new = _common_changed(tmp_path, registry_dir)
     report = diff_paths(old, new)
     rows = {r["name"]: r for r in report.schemas}
     assert rows["get_order"]["status"] == "changed"
@@ -289,12 +295,7 @@ def test_library_change_changes_its_dependents(tmp_path, registry_dir):
 
 
 def test_single_file_diff_resolves_library_refs(tmp_path, registry_dir):
-    old, new = tmp_path / "v1", tmp_path / "v2"
-    shutil.copytree(registry_dir, old)
-    shutil.copytree(registry_dir, new)
-    common = json.loads((new / "common.json").read_text())
-    common["$defs"]["order_id"]["pattern"] = "^ORD-[0-9]{10}$"
-    (new / "common.json").write_text(json.dumps(common))
+    old, new = _common_changed(tmp_path, registry_dir)
     report = diff_paths(old / "get_order.json", new / "get_order.json")
     assert report.schemas[0]["status"] == "changed"
     assert [c.kind for c in report.changes] == ["pattern_changed"]
