@@ -298,18 +298,24 @@ def generate(n_records: int = 5000, seed: int = SEED, registry: Path = REGISTRY)
         text = got if got is not None else json.dumps(sim.valid(name))
         finish = {"type": "length", "length": 256} if kind == "truncated" else {"type": "stop"}
         rid = f"sim-{i:06d}"
-        records.append({
-            "id": rid,
-            "simulated": True,
-            "injected": LABELS[kind] if kind is not None else "ok",
-            "episode_id": f"ep-{ep:05d}",
-            "step": step + 1,
-            "schema": name,
-            "text": text,
-            "meta_info": {"id": rid, "prompt_tokens": 900 + rng.randrange(400),
-                          "completion_tokens": max(1, len(text) // 4), "finish_reason": finish,
-                          "e2e_latency": round(rng.uniform(0.2, 1.4), 3)},
-        })  # fmt: skip
+        records.append(
+            {
+                "id": rid,
+                "simulated": True,
+                "injected": LABELS[kind] if kind is not None else "ok",
+                "episode_id": f"ep-{ep:05d}",
+                "step": step + 1,
+                "schema": name,
+                "text": text,
+                "meta_info": {
+                    "id": rid,
+                    "prompt_tokens": 900 + rng.randrange(400),
+                    "completion_tokens": max(1, len(text) // 4),
+                    "finish_reason": finish,
+                    "e2e_latency": round(rng.uniform(0.2, 1.4), 3),
+                },
+            }
+        )
     return records
 
 

@@ -145,8 +145,12 @@ def main() -> int:
         for n in [int(x) for x in args.rss_lines.split(",") if x.strip()]:
             if n != args.lines:
                 make_file(path, n, base)
-            out = subprocess.run([sys.executable, __file__, "--rss-child", str(path)], check=True,
-                                 capture_output=True, text=True).stdout  # fmt: skip
+            out = subprocess.run(
+                [sys.executable, __file__, "--rss-child", str(path)],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
             print(f"peak RSS auditing {n:>9,} lines: {float(out.strip().splitlines()[-1]):.0f} MiB")
     return 0
 

@@ -79,7 +79,7 @@ def subtype(text: str) -> str | None:
         ('{"ok": fal', "truncated"),
         ('{"ok": tr', "truncated"),
         ('{"v": nu', "truncated"),
-        ('[true, n', "truncated"),
+        ("[true, n", "truncated"),
         ('{"n": 1.', "truncated"),
         ('{"n": -', "truncated"),
         ('{"n": 1e', "truncated"),
@@ -143,7 +143,7 @@ def test_pointer_escapes_and_array_indices() -> None:
 
 
 def test_catastrophic_pattern_is_bounded_and_reported() -> None:
-    from schemaops.audit.validate import alarm_handler
+    from schemaops.audit.watchdog import alarm_handler
 
     schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}
     value, _ = parse_output(json.dumps({"s": "a" * 40 + "!"}))
@@ -318,7 +318,7 @@ LINE = st.one_of(
 @given(st.lists(LINE, max_size=30))
 def test_every_line_is_accounted_for(lines: list[bytes]) -> None:
     from schemaops.audit.pipeline import AuditOptions, audit_lines
-    from schemaops.audit.validate import SchemaResolver
+    from schemaops.audit.resolver import SchemaResolver
 
     lines = [x.replace(b"\n", b" ") for x in lines]
     resolver = SchemaResolver(None, "no-such-registry")

@@ -55,9 +55,12 @@ def accounted(doc: dict) -> None:
 def test_example_audits_to_the_seed_mix() -> None:
     result = run_audit(str(EXAMPLE), AuditOptions(registry=str(REPO / "schemas"))).to_json()
     assert result["categories"] == {
-        "ok": 4813, "json_parse_failure": 87, "schema_violation:enum": 61,
-        "schema_violation:required": 28, "schema_violation:type": 11,
-    }  # fmt: skip
+        "ok": 4813,
+        "json_parse_failure": 87,
+        "schema_violation:enum": 61,
+        "schema_violation:required": 28,
+        "schema_violation:type": 11,
+    }
     assert result["total"] == 5000 and result["input_errors"] == 0
     assert abs(result["compound"]["20"] - 0.9626**20) < 1e-12
     assert result["episodes"]["episodes"] == 250
@@ -117,15 +120,18 @@ def test_gates_exit_codes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_input_errors_have_line_numbers_and_are_excluded(tmp_path: Path, reg: Path) -> None:
-    f = write(tmp_path / "o.jsonl", [
-        {"schema": "tool", "text": OK},
-        "not json at all",
-        {"schema": "tool", "meta_info": {}},
-        "",
-        {"schema": "nope", "text": OK},
-        [1, 2],
-        {"schema": "tool", "text": "Sure! " + OK},
-    ])  # fmt: skip
+    f = write(
+        tmp_path / "o.jsonl",
+        [
+            {"schema": "tool", "text": OK},
+            "not json at all",
+            {"schema": "tool", "meta_info": {}},
+            "",
+            {"schema": "nope", "text": OK},
+            [1, 2],
+            {"schema": "tool", "text": "Sure! " + OK},
+        ],
+    )
     doc = doc_of(run(str(f), "--registry", str(reg), "--json"))
     accounted(doc)
     assert doc["input_errors"] == 5 and doc["outputs"] == 2 and doc["p"] == 0.5
@@ -173,16 +179,30 @@ def test_gzip_and_stdin(tmp_path: Path, reg: Path) -> None:
 
 def test_openai_shapes_tool_call_fanout_and_field(tmp_path: Path, reg: Path) -> None:
     call = lambda args: {"type": "function", "function": {"name": "tool", "arguments": args}}  # noqa: E731
-    f = write(tmp_path / "o.jsonl", [
-        {"id": "chat-1", "choices": [{"message": {"role": "assistant", "content": OK}}]},
-        {"id": "chat-2", "choices": [{"message": {"content": None, "tool_calls": [
-            call('{"tool": "kb_search", "args": {"q": "a"}}'),
-            call('{"tool": "kb_search", "args": {"q": 3}}'),
-            call('{"tool": "kb_search"')]}}]},
-        {"id": "cmpl-1", "choices": [{"text": OK}]},
-        {"generated_text": OK},
-        {"output": "```json\n" + OK + "\n```"},
-    ])  # fmt: skip
+    f = write(
+        tmp_path / "o.jsonl",
+        [
+            {"id": "chat-1", "choices": [{"message": {"role": "assistant", "content": OK}}]},
+            {
+                "id": "chat-2",
+                "choices": [
+                    {
+                        "message": {
+                            "content": None,
+                            "tool_calls": [
+                                call('{"tool": "kb_search", "args": {"q": "a"}}'),
+                                call('{"tool": "kb_search", "args": {"q": 3}}'),
+                                call('{"tool": "kb_search"'),
+                            ],
+                        }
+                    }
+                ],
+            },
+            {"id": "cmpl-1", "choices": [{"text": OK}]},
+            {"generated_text": OK},
+            {"output": "```json\n" + OK + "\n```"},
+        ],
+    )
     records = tmp_path / "r.jsonl"
     doc = doc_of(
         run(str(f), "--schema", str(reg / "tool.json"), "--json", "--records", str(records))
@@ -195,8 +215,27 @@ def test_openai_shapes_tool_call_fanout_and_field(tmp_path: Path, reg: Path) -> 
     assert rows[2]["category"] == "schema_violation:type" and rows[3]["subtype"] == "truncated"
     assert rows[0]["id"] == "chat-1"
     # Tool calls with no schema option resolve by function name in the registry.
-    g = write(tmp_path / "t.jsonl", [{"choices": [{"message": {"tool_calls": [
-        {"function": {"name": "tool", "arguments": '{"tool": "x", "args": {}}'}}]}}]}])  # fmt: skip
+    g = write(
+        tmp_path / "t.jsonl",
+        [
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "tool_calls": [
+                                {
+                                    "function": {
+                                        "name": "tool",
+                                        "arguments": '{"tool": "x", "args": {}}',
+                                    }
+                                }
+                            ]
+                        }
+                    }
+                ]
+            }
+        ],
+    )
     doc = doc_of(run(str(g), "--registry", str(reg), "--json"))
     assert doc["by_schema"]["tool"]["outputs"] == 1 and doc["ok"] == 0
     h = write(tmp_path / "f.jsonl", [{"resp": {"body": [OK]}}])
@@ -209,8 +248,19 @@ def test_openai_shapes_tool_call_fanout_and_field(tmp_path: Path, reg: Path) -> 
 def test_reports_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
     md, html, rec = tmp_path / "r.md", tmp_path / "r.html", tmp_path / "r.jsonl"
-    result = run("audits/example-outputs.jsonl", "--markdown", str(md), "--html", str(html),
-                 "--records", str(rec), "--json", "--all-errors", "--target", "0.95")  # fmt: skip
+    result = run(
+        "audits/example-outputs.jsonl",
+        "--markdown",
+        str(md),
+        "--html",
+        str(html),
+        "--records",
+        str(rec),
+        "--json",
+        "--all-errors",
+        "--target",
+        "0.95",
+    )
     doc = doc_of(result)
     for key in (
         "total",
@@ -269,8 +319,12 @@ def test_generator_is_deterministic(tmp_path: Path) -> None:
     import sys
 
     out = tmp_path / "g.jsonl"
-    subprocess.run([sys.executable, str(REPO / "audits/generate_example.py"), "--out", str(out)],
-                   check=True, cwd=REPO, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, str(REPO / "audits/generate_example.py"), "--out", str(out)],
+        check=True,
+        cwd=REPO,
+        capture_output=True,
+    )
     assert out.read_bytes() == EXAMPLE.read_bytes()
 
 
@@ -317,8 +371,9 @@ def test_no_format_through_the_cli(tmp_path: Path) -> None:
     schema.write_text(json.dumps({"type": "string", "format": "email"}))
     f = write(tmp_path / "o.jsonl", [{"text": '"not-an-email"'}])
     assert doc_of(run(str(f), "--schema", str(schema), "--json"))["categories"] == {
-        "ok": 0, "schema_violation:format": 1,
-    }  # fmt: skip
+        "ok": 0,
+        "schema_violation:format": 1,
+    }
     assert doc_of(run(str(f), "--schema", str(schema), "--no-format", "--json"))["ok"] == 1
 
 

@@ -28,10 +28,21 @@ Check = Callable[[Any], bool]
 
 # Keywords that only annotate (or only hold subschemas for $ref): jsonschema ignores them.
 _IGNORED = {
-    "$schema", "$comment", "$defs", "definitions", "title", "description", "default",
-    "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding",
+    "$schema",
+    "$comment",
+    "$defs",
+    "definitions",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentMediaType",
+    "contentEncoding",
     "contentSchema",
-}  # fmt: skip
+}
 # Keys jsonschema does not know are ignored by it, hence here; known ones must be handled.
 _KNOWN = set(Draft202012Validator.VALIDATORS)
 _DATA_KEYWORDS = {"enum", "const", "default", "examples", "description", "title", "$comment"}
@@ -277,8 +288,12 @@ class _Gen:
             self.emit_string(schema, v, ind, out)
         if any(k in schema for k in _NUMBER):
             block = [f"{pad}if type({v}) in _NUM:"]
-            for k, op in (("minimum", "<"), ("maximum", ">"), ("exclusiveMinimum", "<="),
-                          ("exclusiveMaximum", ">=")):  # fmt: skip
+            for k, op in (
+                ("minimum", "<"),
+                ("maximum", ">"),
+                ("exclusiveMinimum", "<="),
+                ("exclusiveMaximum", ">="),
+            ):
                 if k in schema:
                     bound = schema[k]
                     if type(bound) not in (int, float):
@@ -388,8 +403,15 @@ def compile_fast(schema: Any, validator_cls: type, format_checker: Any) -> Check
         entry = gen.function(schema)
         source = "\n".join(line for body in gen.funcs for line in body)
         exec(compile(source, "<schemaops-fastcheck>", "exec"), gen.ns)  # noqa: S102
-    except (Unsupported, RecursionError, ValueError, IndexError, TypeError, SyntaxError,
-            MemoryError):  # fmt: skip
+    except (
+        Unsupported,
+        RecursionError,
+        ValueError,
+        IndexError,
+        TypeError,
+        SyntaxError,
+        MemoryError,
+    ):
         return None
     check = gen.ns[entry]
     check.source = source  # type: ignore[attr-defined]

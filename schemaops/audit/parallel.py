@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.audit.extract import MAX_LINE_BYTES, OverlongLine, bounded_lines, is_gzip
+from schemaops.audit.lines import audit_lines
+from schemaops.audit.resolver import SchemaResolver
 from schemaops.audit.stats import Tally
+from schemaops.audit.watchdog import alarm_handler
 from schemaops.errors import SchemaopsError
 
 MAX_SLICE = 16 << 20
@@ -99,8 +102,6 @@ _RESOLVER: list = []  # the parent's resolver, inherited by forked workers (one 
 def _resolver(opts: Any) -> Any:
     """Compile schemas once per worker process, not once per slice (the registry load and
     compile cost ~0.4 s, as much as auditing 10,000 lines)."""
-    from schemaops.audit.validate import SchemaResolver
-
     if not _RESOLVER:
         _RESOLVER.append(
             SchemaResolver(opts.schema, opts.registry, opts.assert_format, opts.timeout)
@@ -110,9 +111,6 @@ def _resolver(opts: Any) -> Any:
 
 def _work(args: tuple) -> Tally:
     path, start, end, first_line, opts, part = args
-    from schemaops.audit.pipeline import audit_lines
-    from schemaops.audit.watchdog import alarm_handler
-
     resolver = _resolver(opts)
     with open(path, "rb", buffering=1 << 20) as fh, alarm_handler(opts.timeout):
         if end - start <= 2 * MAX_SLICE:  # the usual slice: read it whole, split in C

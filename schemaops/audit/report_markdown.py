@@ -50,6 +50,22 @@ def _table(head: list[str], rows: list[list[object]]) -> list[str]:
     return out + [""]
 
 
+def _episodes_text(ep: dict) -> str:
+    if ep["gap"] <= 0:
+        return (
+            f"{ep['episodes']:,} episodes: observed success {fmt_p(ep['observed_success'])} vs"
+            f" {fmt_p(ep['expected_independent'])} expected under independence."
+        )
+    return (
+        f"{ep['episodes']:,} episodes, mean {ep['mean_steps']:.1f} steps: observed success"
+        f" {fmt_p(ep['observed_success'])} {fmt_ci(ep['observed_ci95'])}, versus"
+        f" {fmt_p(ep['expected_independent'])} if steps failed independently (gap"
+        f" {ep['gap']:+.1%}). A failed episode has"
+        f" {ep['mean_failures_per_failed_episode']:.2f} failures on average: failures"
+        " cluster, so p^n is a pessimistic bound for this workload."
+    )
+
+
 def render_markdown(doc: dict) -> str:
     """The Markdown text of one ``--json`` document."""
     n = doc["outputs"] or 1
@@ -65,8 +81,10 @@ def render_markdown(doc: dict) -> str:
         if cat == "json_parse_failure":
             rows += [[f"↳ {s}", f"{j:,}", f"{j / n:.2%}"] for s, j in doc["parse_failures"].items()]
     lines += ["## Outcomes", ""] + _table(["category", "count", "share"], rows)
-    rows = [[s, fmt_p(doc["compound"][str(s)]), fmt_ci(doc["compound_ci95"][str(s)])]
-            for s in doc["steps"]]  # fmt: skip
+    rows = [
+        [s, fmt_p(doc["compound"][str(s)]), fmt_ci(doc["compound_ci95"][str(s)])]
+        for s in doc["steps"]
+    ]
     lines += ["## Compound success", "", "Assuming steps fail independently: p^n."]
     lines += [""] + _table(["steps n", "p^n", "95% CI"], rows)
     if "target" in doc:
@@ -77,17 +95,7 @@ def render_markdown(doc: dict) -> str:
         lines.append("")
     ep = doc.get("episodes")
     if ep:
-        lines += ["## Episodes", "", (
-            f"{ep['episodes']:,} episodes, mean {ep['mean_steps']:.1f} steps: observed success"
-            f" {fmt_p(ep['observed_success'])} {fmt_ci(ep['observed_ci95'])}, versus"
-            f" {fmt_p(ep['expected_independent'])} if steps failed independently (gap"
-            f" {ep['gap']:+.1%}). A failed episode has"
-            f" {ep['mean_failures_per_failed_episode']:.2f} failures on average: failures"
-            " cluster, so p^n is a pessimistic bound for this workload."
-            if ep["gap"] > 0 else
-            f"{ep['episodes']:,} episodes: observed success {fmt_p(ep['observed_success'])} vs"
-            f" {fmt_p(ep['expected_independent'])} expected under independence."
-        ), ""]  # fmt: skip
+        lines += ["## Episodes", "", _episodes_text(ep), ""]
     rows = [
         [
             _code(name, table=True),

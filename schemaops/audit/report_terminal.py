@@ -78,9 +78,11 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
             tab.add_column(col, justify="right" if col == "count" else "left")
         for row in doc["paths"][:10]:
             tab.add_row(
-                esc(row["schema"]), esc(row["category"]), esc(row["path"] or "(root)"),
+                esc(row["schema"]),
+                esc(row["category"]),
+                esc(row["path"] or "(root)"),
                 str(row["count"]),
-            )  # fmt: skip
+            )
         con.print(tab)
     if doc.get("all_errors"):
         con.print(

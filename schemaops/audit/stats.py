@@ -132,19 +132,6 @@ class Tally:
         if len(self.duplicate_key_lines) < TIMEOUT_LINES:
             self.duplicate_key_lines.append(line)
 
-    def add_episode(self, episode: Any, step: Any, ok: bool) -> None:
-        ep = self.episodes.get(episode)
-        if ep is None:
-            ep = self.episodes[episode] = [0, 0]
-        ep[0] += 1
-        ep[1] += not ok
-        if step is not None:
-            st = self.by_step.get(step)
-            if st is None:
-                st = self.by_step[step] = [0, 0]
-            st[0] += 1
-            st[1] += not ok
-
     def merge(self, other: Tally, line_offset: int = 0) -> None:
         """Add a later chunk's tally (its line numbers shifted by ``line_offset``)."""
         self.lines += other.lines

@@ -1,0 +1,49 @@
+"""``AuditOptions``: everything that changes what an audit computes (its own module so that
+the line loop, the parallel runner and the pipeline can all import it without a cycle)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schemaops.errors import InputError
+
+
+@dataclass
+class AuditOptions:
+    """Everything that changes what an audit computes (the CLI maps its options here).
+
+    ``episode_field``/``step_field`` are read only when a record has them, so the defaults
+    cost nothing on logs without episodes. ``timeout`` bounds one record's validation when
+    its schema has regexes, and the naming of a parse failure (main thread only).
+    """
+
+    schema: str | None = None
+    registry: str = "schemas"
+    field: str | None = None
+    schema_field: str = "schema"
+    episode_field: str | None = "episode_id"
+    step_field: str | None = "step"
+    steps: list[int] | None = None
+    target: float | None = None
+    assert_format: bool = True
+    all_errors: bool = False
+    records: str | None = None
+    jobs: int = 1
+    timeout: float = 1.0
+    max_failure_rate: float | None = None
+    min_compound: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.steps is None:
+            self.steps = [1, 5, 10, 20]
+        if any(n < 1 for n in self.steps):
+            raise InputError("--steps must be positive integers")
+        for flag, value in (
+            ("--target", self.target),
+            ("--min-compound", self.min_compound),
+            ("--max-failure-rate", self.max_failure_rate),
+        ):
+            if value is not None and not 0 <= value <= 1:
+                raise InputError(f"{flag} must be between 0 and 1, got {value}")
+        if self.target == 0:
+            raise InputError("--target must be above 0")

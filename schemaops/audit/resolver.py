@@ -1,0 +1,112 @@
+"""Schema name -> compiled ``SchemaChecker``: the registry is loaded only when a record names
+a schema, each schema is compiled once, and a schema with registry problems is refused per
+line (an input error naming them) instead of stopping the audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from schemaops.audit.validate import SchemaChecker
+from schemaops.errors import InputError
+
+
+def read_schema_file(path: Path) -> Any:
+    """Read a schema from a file path, with a clear error (exit 2) when it cannot be read."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read schema file {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise InputError(f"schema file {path} is not JSON: {exc}") from None
+
+
+def _bundled(entry: Any) -> Any:
+    """The registry's self-contained form (refs to other files inlined into ``$defs``)."""
+    if hasattr(entry, "bundled"):
+        return entry.bundled()
+    body = getattr(entry, "self_contained", None)
+    return entry.schema if body is None else body
+
+
+class SchemaResolver:
+    """Name -> compiled checker, loading the registry only when a record names a schema."""
+
+    def __init__(
+        self,
+        schema: str | None,
+        registry: str | Path,
+        assert_format: bool = True,
+        timeout: float = 1.0,
+    ) -> None:
+        self.registry_path = Path(registry)
+        self.assert_format = assert_format
+        self.timeout = timeout
+        self._registry: Any = None
+        self._problems: dict[str, list[dict]] = {}
+        self._cache: dict[str, SchemaChecker | None] = {}
+        self.fixed: SchemaChecker | None = None
+        if schema is not None:
+            path = Path(schema)
+            if path.is_file() or schema.endswith(".json"):
+                self.fixed = self._compile_file(path)
+            else:
+                self.fixed = self._compile_from_registry(schema)
+
+    def _compile_file(self, path: Path) -> SchemaChecker:
+        """A schema file, with its relative ``$ref``s bundled by the registry loader."""
+        try:
+            from schemaops.registry.loader import load_schema_file
+        except ImportError:  # older registry API: read the file as is
+            return SchemaChecker(
+                path.stem, read_schema_file(path), self.assert_format, self.timeout
+            )
+        entry = load_schema_file(path)
+        return SchemaChecker(entry.name, _bundled(entry), self.assert_format, self.timeout)
+
+    def _load_registry(self) -> Any:
+        if self._registry is None:
+            from schemaops.registry import inspect_registry
+
+            if not self.registry_path.is_dir():
+                raise InputError(
+                    f"registry folder not found: {self.registry_path} (records name schemas;"
+                    " pass --registry DIR, or --schema FILE|NAME for all records)"
+                )
+            # Not load_registry: one broken file (or a failing sidecar example) must not stop
+            # the audit of outputs of the other schemas. A schema whose own file has problems
+            # is refused per line instead (see _compile_from_registry).
+            self._registry, problems = inspect_registry(self.registry_path)
+            for p in problems:
+                self._problems.setdefault(str(p.get("file")), []).append(p)
+        return self._registry
+
+    def _compile_from_registry(self, name: str) -> SchemaChecker:
+        entry = self._load_registry().get(name)  # raises InputError naming known schemas
+        own = self._problems.get(str(entry.path)) if entry.path is not None else None
+        if own:
+            reasons = "; ".join(f"{p.get('pointer') or '/'}: {p.get('reason')}" for p in own[:3])
+            raise InputError(f"schema {name!r} has registry problems ({entry.path}): {reasons}")
+        return SchemaChecker(name, _bundled(entry), self.assert_format, self.timeout)
+
+    def registry_names(self) -> list[str]:
+        """Every schema name in the registry, or [] when there is none (or ``--schema``)."""
+        if self.fixed is not None or not self.registry_path.is_dir():
+            return []
+        return list(self._load_registry().schemas)
+
+    def has(self, name: str) -> bool:
+        """True when the registry has ``name`` (used for tool-call names)."""
+        try:
+            return name in self._load_registry().schemas
+        except InputError:
+            return False
+
+    def get(self, name: str) -> SchemaChecker:
+        """The checker for a registry name; ``InputError`` if unknown (a per-line error)."""
+        checker = self._cache.get(name)
+        if checker is None:
+            checker = self._compile_from_registry(name)
+            self._cache[name] = checker
+        return checker
