@@ -188,16 +188,57 @@ def test_keyword_matrix_across_backends(backends):
     }
 
 
-def test_string_content_rejection_is_not_structural(backends):
-    # JSON allows U+007F raw in strings; llguidance and outlines refuse it.
+def test_string_content_refusal_is_decided_over_other_tokenizations(backends):
+    # JSON allows U+007F raw in strings; llguidance and outlines refuse it in the canonical
+    # tokenization. llguidance accepts it written as a \\u escape (a model can produce the
+    # value); outlines' string regex takes neither raw U+007F nor \\u escapes: it cannot
+    # produce the value at all, which is rejects_valid (it used to be set aside as
+    # "content" and the verdict said enforced).
     schema = {"type": "object", "properties": {"s": {"type": "string"}}}
-    for name in ("llguidance", "outlines"):
-        enf = walk_all(backends[name], schema, valid=[{"s": "a\x7fb"}])["enforcement"]
-        assert enf["rejects_valid"] == 0 and enf["rejects_valid_content"] == 1, name
-        assert enf["verdict"] == "enforced"
-        assert enf["details"][0]["where"] == "string" and enf["details"][0]["content"]
-    enf = walk_all(backends["xgrammar"], schema, valid=[{"s": "a\x7fb"}])["enforcement"]
-    assert enf["rejects_valid_content"] == 0 and enf["verdict"] == "enforced"
+    ll = walk_all(backends["llguidance"], schema, valid=[{"s": "a\x7fb"}])["enforcement"]
+    assert ll["verdict"] == "enforced" and ll["accepted_retokenized"] == 1
+    (d,) = ll["details"]
+    assert d["where"] == "string" and d["content"] and d["accepted_as"] == "escaped"
+    assert d["alternatives"] == {"chars": "rejected", "bytes": "rejected", "escaped": "accepted"}
+    # "Zoë" raw and U+007F escaped: llguidance takes \\u escapes for controls only
+    ll2 = walk_all(backends["llguidance"], schema, valid=[{"s": "Zoë \x7f"}])["enforcement"]
+    assert ll2["verdict"] == "enforced" and ll2["details"][0]["accepted_as"] == "escaped"
+    out = walk_all(backends["outlines"], schema, valid=[{"s": "a\x7fb"}])["enforcement"]
+    assert out["verdict"] == "rejects_valid"
+    assert out["rejects_valid"] == 1 and out["rejects_valid_content"] == 1
+    assert out["details"][0]["accepted_as"] is None
+    xg = walk_all(backends["xgrammar"], schema, valid=[{"s": "a\x7fb"}])["enforcement"]
+    assert xg["verdict"] == "enforced" and xg["accepted_retokenized"] == 0
+
+
+def test_names_in_other_scripts_are_produced_by_every_backend(backends):
+    # What users actually write: no false rejects_valid from the new rule.
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 20}},
+        "required": ["name"],
+    }
+    valid = [{"name": v} for v in ("Zoë", "안녕하세요", "Renée 😀", "日本語")]
+    for name in BACKENDS:
+        enf = walk_all(backends[name], schema, valid=valid)["enforcement"]
+        assert enf["verdict"] == "enforced" and enf["rejects_valid_content"] == 0, name
+
+
+def test_alternative_tokenizations_spell_the_same_text(backends):
+    from schemaops.compare.retokenize import tokenizations
+
+    tok = backends["xgrammar"].tokenizer
+    value = {"name": "Zoë 안녕\x7f", "n": 1}
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    canonical = tok.encode(text, add_special_tokens=False)
+    alts = dict(tokenizations(tok, text, value))
+    assert set(alts) == {"chars", "bytes", "escaped", "ascii"}
+    for alt in ("chars", "bytes"):
+        assert tok.decode(alts[alt]) == text and len(alts[alt]) > len(canonical), alt
+    assert tok.decode(alts["escaped"]) == '{"name":"Zoë 안녕\\u007f","n":1}'
+    assert tok.decode(alts["ascii"]) == json.dumps(value, separators=(",", ":"))
+    for alt in ("escaped", "ascii"):
+        assert json.loads(tok.decode(alts[alt])) == value
 
 
 def test_keys_are_walked_in_schema_order(backends):

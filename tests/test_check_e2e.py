@@ -130,3 +130,32 @@ def test_usage_errors_exit_2(tmp_path):
         ).exit_code
         == 2
     )
+
+
+NOTE = {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}
+# U+007F is legal raw in a JSON string. outlines' string grammar refuses it raw and has no
+# \u escapes at all, so a model under outlines cannot produce this valid value; llguidance
+# refuses it raw but produces it as "\u007f".
+NOTE_EX = {"valid": [{"note": "Zoë wrote \u007f"}], "invalid": [{}]}
+
+
+@pytest.fixture(scope="module")
+def note(tmp_path_factory):
+    return write_registry(tmp_path_factory.mktemp("note"), {"note": (NOTE, NOTE_EX)})
+
+
+def test_valid_non_ascii_content_no_tokenization_produces_fails_the_gate(note, tmp_path):
+    junit = tmp_path / "junit.xml"
+    args = ["check", "--registry", str(note), "--junit", str(junit), "-q"]
+    res = runner.invoke(app, [*args, "--backend", "outlines"])
+    assert res.exit_code == 1, res.stdout + res.stderr
+    out = " ".join(res.stdout.split())  # rich wraps long lines
+    assert "inside a non-ASCII string under every tokenization tried" in out
+    assert "non-ASCII valid examples: 1 refused" in out
+    suite, cases = _junit(junit)
+    assert "rejects_valid_content=1" in cases["note"].find("system-out").text
+    ok = runner.invoke(app, [*args, "--backend", "llguidance", "--json"])
+    assert ok.exit_code == 0, ok.stdout + ok.stderr
+    doc = json.loads(ok.stdout)
+    assert doc["accepted_retokenized"] == 1 and doc["rejects_valid_content"] == 0
+    assert "produced only as \\u escapes" in doc["cases"][0]["warnings"][0]

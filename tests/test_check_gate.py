@@ -132,3 +132,43 @@ def test_check_terminal_output_prints_rich_markup_literally():
     print_check(rep, Console(file=buf, width=300))
     out = buf.getvalue()
     assert f"PASS {name}" in out and "bad [/x] thing" in out and "[/tok]" in out
+
+
+def test_non_ascii_refusals_fail_the_gate_and_retokenized_ones_warn():
+    refused = _ok("names", verdict="rejects_valid")
+    refused["enforcement"].update(
+        rejects_valid=1,
+        rejects_valid_content=1,
+        details=[
+            {
+                "kind": "valid",
+                "outcome": "rejected",
+                "where": "string",
+                "content": True,
+                "text": '"Zo\u00eb"',
+                "accepted_as": None,
+            }
+        ],
+    )
+    case = evaluate(refused, "outlines", 1000)
+    assert not case.passed and case.problems[0].kind == "rejects_valid"
+    assert "1 inside a non-ASCII string under every tokenization" in case.problems[0].message
+    retok = _ok("ctl")
+    retok["enforcement"].update(
+        accepted_retokenized=1,
+        details=[
+            {
+                "kind": "valid",
+                "outcome": "rejected",
+                "content": True,
+                "text": '"a"',
+                "accepted_as": "escaped",
+            }
+        ],
+    )
+    case2 = evaluate(retok, "llguidance", 1000)
+    assert case2.passed and "produced only as \\u escapes" in case2.warnings[0]
+    rep = CheckReport("outlines", "qwen2.5", "schemas", 1000.0, [case, case2])
+    assert rep.to_dict()["rejects_valid_content"] == 1
+    assert rep.to_dict()["accepted_retokenized"] == 1
+    assert "rejects_valid_content=1" in junit_xml(rep)

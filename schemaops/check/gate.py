@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from schemaops.compare.enforce import produced
 from schemaops.compare.report import keyword_outcomes, verdict_of
 from schemaops.compare.run import (
     DEFAULT_COMPILE_THREADS,
@@ -35,6 +36,12 @@ from schemaops.compare.run import (
 from schemaops.errors import InputError
 
 DEFAULT_BUDGET_MS = 1000.0
+_ALT_NAMES = {
+    "chars": "shorter tokens",
+    "bytes": "byte tokens",
+    "escaped": "\\u escapes of its invisible characters",
+    "ascii": "\\u escapes of every non-ASCII character",
+}
 
 
 @dataclass
@@ -91,6 +98,17 @@ class CheckReport:
     def failed(self) -> list[CheckCase]:
         return [c for c in self.cases if not c.passed]
 
+    def example_counts(self) -> dict[str, int]:
+        """Valid examples refused inside a non-ASCII string under every tokenization tried,
+        and those produced only by another tokenization, over all schemas."""
+        out = {"rejects_valid_content": 0, "accepted_retokenized": 0}
+        for c in self.cases:
+            enf = c.result.get("enforcement") or {}
+            for k in out:
+                n = enf.get(k)
+                out[k] += n if isinstance(n, int) else 0
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "backend": self.backend,
@@ -100,6 +118,7 @@ class CheckReport:
             "passed": self.passed,
             "schemas": len(self.cases),
             "failed": len(self.failed),
+            **self.example_counts(),
             "settings": self.settings,
             "cases": [c.to_dict() for c in self.cases],
         }
@@ -124,9 +143,8 @@ def _details(result: dict[str, Any], which: str) -> list[dict[str, Any]]:
         accepted = d.get("outcome") == "accepted"
         if which == "accepts_invalid" and d.get("kind") == "invalid" and accepted:
             out.append(d)
-        if which == "rejects_valid" and d.get("kind") == "valid" and not accepted:
-            if not d.get("content"):
-                out.append(d)
+        if which == "rejects_valid" and d.get("kind") == "valid" and not produced(d):
+            out.append(d)
     return out
 
 
@@ -246,15 +264,30 @@ def evaluate(
         dets = _details(result, "rejects_valid")
         ex = [_example(d) for d in dets]
         where = sorted({str(d["where"]) for d in dets if d.get("where")})
+        content = enf.get("rejects_valid_content") or 0
         case.problems.append(
             Problem(
                 "rejects_valid",
                 f"{backend} cannot produce {n} valid example(s)"
                 + (f" (e.g. {ex[0]})" if ex else "")
-                + (f"; refused in {', '.join(where)}" if where else ""),
+                + (f"; refused in {', '.join(where)}" if where else "")
+                + (
+                    f"; {content} inside a non-ASCII string under every tokenization tried "
+                    "(canonical, shorter tokens, byte tokens, \\u escapes)"
+                    if content
+                    else ""
+                ),
                 "the grammar is stricter than the schema: relax or rewrite those keywords (or "
                 "the examples), or use a backend that produces them",
             )
+        )
+    retok = [d for d in enf.get("details") or [] if isinstance(d, dict) and d.get("accepted_as")]
+    if retok:
+        how = sorted({_ALT_NAMES.get(str(d["accepted_as"]), str(d["accepted_as"])) for d in retok})
+        case.warnings.append(
+            f"{len(retok)} valid example(s) with non-ASCII text were refused in their canonical "
+            f"tokenization and produced only as {' or '.join(how)} (e.g. {_example(retok[0])}): "
+            f"{backend} can emit the value, but not the way the tokenizer writes it"
         )
     if case.verdict != "unchecked" and enf.get("invalid") == 0:
         case.warnings.append(
@@ -262,9 +295,10 @@ def evaluate(
             f"unchecked; add invalid instances to {name}.examples.json"
         )
     if case.verdict == "unchecked":
+        why = f" ({enf['reason']})" if enf.get("reason") else ""
         case.warnings.append(
-            f"no examples walked: enforcement unchecked; add {name}.examples.json with valid "
-            "and invalid instances"
+            f"no examples walked{why}: enforcement unchecked; add {name}.examples.json with "
+            "valid and invalid instances"
         )
     return case
 

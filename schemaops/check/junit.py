@@ -73,7 +73,12 @@ def junit_xml(report: CheckReport) -> str:
                 tc, "failure", {"message": xml_safe(first.text()), "type": first.kind}
             )
             fail.text = xml_safe("\n".join(f"- {p.text()}" for p in c.problems))
-        out = [f"status={c.status} compile_ms={c.compile_ms} verdict={c.verdict}"]
+        enf = c.result.get("enforcement") or {}
+        out = [
+            f"status={c.status} compile_ms={c.compile_ms} verdict={c.verdict} "
+            f"rejects_valid_content={enf.get('rejects_valid_content', 0)} "
+            f"accepted_retokenized={enf.get('accepted_retokenized', 0)}"
+        ]
         out += [f"warning: {w}" for w in c.warnings]
         ET.SubElement(tc, "system-out").text = xml_safe("\n".join(out))
     ET.indent(suites)

@@ -23,6 +23,12 @@ def print_check(report: CheckReport, console: Console | None = None) -> None:
     for c in report.cases:
         if c.status == "ok" and isinstance(c.compile_ms, (int, float)):
             what = f"{c.compile_ms:.1f} ms, {c.verdict}"
+            enf = c.result.get("enforcement") or {}
+            if enf.get("rejects_valid_content") or enf.get("accepted_retokenized"):
+                what += (
+                    f", non-ASCII: {enf.get('rejects_valid_content', 0)} refused, "
+                    f"{enf.get('accepted_retokenized', 0)} retokenized"
+                )
         else:
             what = c.status
         mark = "[green]PASS[/]" if c.passed else "[red]FAIL[/]"
@@ -36,6 +42,12 @@ def print_check(report: CheckReport, console: Console | None = None) -> None:
         f"\n{ok}/{len(report.cases)} schema(s) ready for {escape(report.backend)} "
         f"(compile budget {report.budget_ms:g} ms, tokenizer {escape(report.tokenizer)}"
         f"{measured_on(report.backend, report.settings)})"
+    )
+    counts = report.example_counts()
+    con.print(
+        f"non-ASCII valid examples: {counts['rejects_valid_content']} refused under every "
+        f"tokenization tried, {counts['accepted_retokenized']} produced only by another "
+        "tokenization"
     )
 
 

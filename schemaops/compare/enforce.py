@@ -6,12 +6,13 @@ stop is ``accepts_invalid``: the backend would let a model emit it, i.e. the bac
 some keyword. Per invalid example the keyword comes from jsonschema's ``best_match`` (computed
 by the caller, see ``instances.violated_keyword``), which gives per-keyword attribution.
 
-Rejections of valid instances are split by *where* they happen, because generated instances
-are full of control characters and rare code points that backends' string grammars treat
-differently (outlines refuses U+007F..U+009F, llguidance refuses U+007F): a rejection inside
-a string literal holding any character outside printable ASCII is ``content`` (see
-``locate``); anything else is ``structure``. Only structural rejections make the
-``rejects_valid`` verdict.
+Rejections of valid instances are located (see ``locate``): a rejection inside a string
+literal holding any character outside printable ASCII is ``content``, anything else is
+``structure``. A content rejection may be the canonical tokenization's fault rather than the
+value's, so the caller tries the other tokenizations a model could emit (``retokenize``:
+shorter tokens, byte tokens, ``\\u`` escapes); a valid example none of them can produce is
+``rejects_valid`` like a structural one (a service whose users write "Zoë" needs it), and
+one another tokenization produces is counted as ``accepted_retokenized``.
 
 The same loop times ``fill_mask`` and ``accept_token`` per token (``perf_counter_ns`` around
 the library call only), so enforcement and per-token figures come from one walk.
@@ -36,6 +37,7 @@ from schemaops.compare.model import (
     UNCHECKED,
     not_compiled_verdict,
 )
+from schemaops.compare.retokenize import _plain, string_spans
 
 
 @dataclass
@@ -91,27 +93,6 @@ def walk(
     return Walk(n, n, bool(stop_ok), None, None, None, mismatch, mask_ns, adv_ns)
 
 
-def string_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) char offsets of the *contents* of every JSON string literal in ``text``."""
-    spans: list[tuple[int, int]] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i] == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            spans.append((i + 1, min(j, n)))
-            i = j + 1
-        else:
-            i += 1
-    return spans
-
-
-def _plain(text: str) -> bool:
-    """Printable ASCII only: content every backend's string grammar treats alike."""
-    return all(" " <= c <= "~" for c in text)
-
-
 def locate(text: str, start: int | None, end: int | None = None) -> tuple[str, bool]:
     """Where a refused token ``text[start:end]`` sits: (``"string"``|``"structure"``|``"end"``,
     content?). Content means the token is inside a string literal that holds characters
@@ -136,23 +117,18 @@ def summarize(
     ``status`` is the result's compile status: anything but ``ok`` means nothing was walked
     and the verdict is ``unsupported`` or ``failed`` (see ``model``). Otherwise precedence:
     ``accepts_invalid`` (the silent failure: a model may emit schema-violating output) >
-    ``rejects_valid`` (structural) > ``unchecked`` (no example walked: no evidence) >
-    ``enforced``. ``rejects_valid`` counts structural rejections only; content rejections
-    are ``rejects_valid_content``. ``reason`` (why nothing was walked) is kept for an
-    ``unchecked`` verdict.
+    ``rejects_valid`` (a valid example no tokenization tried could produce) > ``unchecked``
+    (no example walked: no evidence) > ``enforced``. Of the ``rejects_valid``,
+    ``rejects_valid_content`` were refused inside a non-ASCII string; ``accepted_retokenized``
+    counts valid examples refused in their canonical tokenization but produced by another.
+    ``reason`` (why nothing was walked) is kept for an ``unchecked`` verdict.
     """
     compiled = status == OK
     acc = sum(1 for d in details if d["kind"] == "invalid" and d["outcome"] == "accepted")
-    rej = sum(
-        1
-        for d in details
-        if d["kind"] == "valid" and d["outcome"] != "accepted" and not d.get("content")
-    )
-    rej_content = sum(
-        1
-        for d in details
-        if d["kind"] == "valid" and d["outcome"] != "accepted" and d.get("content")
-    )
+    refused = [d for d in details if d["kind"] == "valid" and not produced(d)]
+    rej = len(refused)
+    rej_content = sum(1 for d in refused if d.get("content"))
+    retok = sum(1 for d in details if d["kind"] == "valid" and d.get("accepted_as"))
     keywords: dict[str, dict[str, int]] = {}
     for d in details:
         if d["kind"] != "invalid":
@@ -182,6 +158,7 @@ def summarize(
         "accepts_invalid": acc,
         "rejects_valid": rej,
         "rejects_valid_content": rej_content,
+        "accepted_retokenized": retok,
         "valid": n_valid if compiled else 0,
         "invalid": n_invalid if compiled else 0,
         "keywords": keywords,
@@ -190,6 +167,11 @@ def summarize(
     if verdict == UNCHECKED:
         out["reason"] = reason or "no valid or invalid examples to walk"
     return out
+
+
+def produced(d: dict[str, Any]) -> bool:
+    """Whether a walked example reached a stop, canonically or in another tokenization."""
+    return d.get("outcome") == "accepted" or bool(d.get("accepted_as"))
 
 
 def _interesting(d: dict[str, Any]) -> bool:

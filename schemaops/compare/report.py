@@ -129,7 +129,20 @@ def backend_summary(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
             "p99": percentile(stat("advance_us", "p99"), 99),
         },
         "enforcement": {v: enf.get(v, 0) for v in VERDICTS},
+        # valid examples: refused inside a non-ASCII string under every tokenization tried /
+        # refused canonically but produced by another tokenization (see compare.retokenize)
+        "rejects_valid_content": _enf_sum(rs, "rejects_valid_content"),
+        "accepted_retokenized": _enf_sum(rs, "accepted_retokenized"),
     }
+
+
+def _enf_sum(results: list[dict[str, Any]], key: str) -> int:
+    """Sum of one example count over results' enforcement blocks (missing counts as 0)."""
+    total = 0
+    for r in results:
+        n = (r.get("enforcement") or {}).get(key)
+        total += n if isinstance(n, int) and not isinstance(n, bool) else 0
+    return total
 
 
 def keyword_table(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:

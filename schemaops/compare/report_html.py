@@ -139,6 +139,7 @@ def _summary_rows(report: CompareReport) -> str:
             _fmt(s["mask_us"]["p50"]),
             _fmt(s["mask_us"]["p99"]),
             f"{e['enforced']} / {e['accepts_invalid']} / {e['rejects_valid']} / {e['unchecked']}",
+            f"{s['rejects_valid_content']} / {s['accepted_retokenized']}",
             bad,
         ]
         rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
@@ -234,7 +235,9 @@ def render_html(report: CompareReport) -> str:
 <h2>Summary</h2>
 <table><tr><th>backend</th><th>coverage</th><th>compile p50 ms</th><th>p90</th><th>p99</th>
 <th>mask p50 µs</th><th>mask p99 µs</th><th>enforced / accepts_invalid / rejects_valid /
-unchecked</th><th>not ok</th></tr>
+unchecked</th><th title="valid examples refused inside a non-ASCII string under every
+tokenization tried / produced only by another tokenization">non-ASCII rejected /
+retokenized</th><th>not ok</th></tr>
 {_summary_rows(report)}</table>
 <h2>Plots</h2>
 {plots}

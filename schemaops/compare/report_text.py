@@ -29,6 +29,7 @@ _STYLE = {
     "oom": "red",
     "error": "red",
     "unchecked": "dim",
+    "failed": "red",
 }
 
 
@@ -64,10 +65,12 @@ def summary_table(report: CompareReport) -> Table:
     for col in ("backend", "coverage", "compile p50", "p90", "p99", "mask p50", "mask p99"):
         t.add_column(col, justify="left" if col == "backend" else "right", no_wrap=True)
     t.add_column("enf/acc_inv/rej_val/unchk", justify="right", no_wrap=True)
+    t.add_column("non-ASCII rej/retok", justify="right", no_wrap=True)
     t.add_column("not ok")
     t.caption = (
         "enforcement verdicts per schema: enforced / accepts_invalid / rejects_valid / "
-        "unchecked (no examples)"
+        "unchecked (no examples); non-ASCII: valid examples refused inside a non-ASCII string "
+        "under every tokenization tried / produced only by another tokenization"
     )
     for b, s in report.summary().items():
         cov = s["coverage"]
@@ -82,6 +85,7 @@ def summary_table(report: CompareReport) -> Table:
             _f(s["mask_us"]["p50"], " µs"),
             _f(s["mask_us"]["p99"], " µs"),
             f"{e['enforced']} / {e['accepts_invalid']} / {e['rejects_valid']} / {e['unchecked']}",
+            f"{s['rejects_valid_content']} / {s['accepted_retokenized']}",
             bad,
         )
     return t
