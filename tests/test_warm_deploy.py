@@ -242,3 +242,15 @@ def test_kubernetes_sidecar_retries_and_rewarms_a_restarted_server(
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
+
+
+def test_shell_hook_report_of_a_failed_warm_is_said_plainly(tmp_path: Path) -> None:
+    """warm exits 2 before writing JSON: the hook says so, with no traceback of its own."""
+    env = {
+        "SCHEMAOPS": f"{sys.executable} -m schemaops",
+        "WARM_REPORT": str(tmp_path / "warm.json"),
+        "WARM_ARGS": "--api grpc",
+    }
+    r = _hook(env, _dead_url())
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "no report in" in r.stderr

@@ -93,11 +93,15 @@ if [ -n "${WARM_REPORT:-}" ]; then
   "${cmd[@]}" "${args[@]}" --json > "$WARM_REPORT"
   rc=$?
   set -e
-  python3 - "$WARM_REPORT" <<'PY' >&2 || true
+  python3 - "$WARM_REPORT" "$rc" <<'PY' >&2 2>/dev/null || true
 import json, sys
-d = json.load(open(sys.argv[1]))["summary"]
-print(f"schemaops warm: {d['warmed']}/{d['rows']} warmed, {d['invalid']} invalid, "
-      f"{d['failed']} failed, {d['timeout']} timeout in {d['wall_s']} s")
+try:
+    d = json.load(open(sys.argv[1]))["summary"]
+except (OSError, ValueError, KeyError, TypeError):
+    print(f"schemaops warm: exit {sys.argv[2]}, no report in {sys.argv[1]} (see above)")
+else:
+    print(f"schemaops warm: {d['warmed']}/{d['rows']} warmed, {d['invalid']} invalid, "
+          f"{d['failed']} failed, {d['timeout']} timeout in {d['wall_s']} s")
 PY
   exit "$rc"
 fi
