@@ -13,7 +13,6 @@ derives the same key from it as from the logged request.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import sys
 import zlib
@@ -64,14 +63,6 @@ class LogScan:
     records: int = 0
     unconstrained: int = 0
     input_errors: list[dict[str, Any]] = field(default_factory=list)
-
-
-def open_text(path: str | Path) -> io.TextIOBase:
-    """Open a JSONL file as text (``-`` for stdin, ``.gz`` accepted); strict UTF-8.
-
-    ``scan`` reads bytes instead (``open_bytes``) so that one bad byte costs one line.
-    """
-    return io.TextIOWrapper(open_bytes(path), encoding="utf-8")
 
 
 def open_bytes(path: str | Path) -> BinaryIO:
