@@ -103,3 +103,49 @@ def test_registry_sidecar_and_audit_agree_on_time(tmp_path: Path) -> None:
     _, problems = inspect_registry(reg)
     kinds = sorted(p["kind"] for p in problems)
     assert kinds == ["example_invalid_passes"] * 2 + ["example_valid_fails"], problems
+
+
+def test_schema_with_an_uncompilable_pattern_is_a_clean_input_error(tmp_path: Path) -> None:
+    """A schema whose ``pattern`` is ``a{99999999999}`` (OverflowError in ``re``) is refused
+    with a message, exit 2, never a traceback: as ``--schema FILE`` and as a registry entry
+    (then the other schemas' outputs are still audited)."""
+    from typer.testing import CliRunner
+
+    from schemaops.cli import app
+
+    bad = {"type": "string", "pattern": "a{99999999999}"}
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(bad))
+    out = tmp_path / "o.jsonl"
+    out.write_text(json.dumps({"text": '"a"'}) + "\n")
+    result = CliRunner().invoke(app, ["audit", str(out), "--schema", str(f)])
+    assert result.exit_code == 2, result.output
+    assert "is not a 'regex'" in result.stderr and result.exception.__class__ is SystemExit
+
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    (reg / "bad.json").write_text(json.dumps(bad))
+    (reg / "good.json").write_text(json.dumps({"type": "string"}))
+    out.write_text(
+        json.dumps({"schema": "bad", "text": '"a"'})
+        + "\n"
+        + json.dumps({"schema": "good", "text": '"a"'})
+        + "\n"
+    )
+    doc = run_audit(str(out), AuditOptions(registry=str(reg))).to_json()
+    assert doc["ok"] == 1 and doc["input_errors"] == 1
+    assert "is not a 'regex'" in doc["input_error_lines"][0]["message"]
+
+
+def test_invalid_schema_file_is_exit_2(tmp_path: Path) -> None:
+    """An invalid ``--schema`` file is an input error (exit 2), not a failed gate (exit 1)."""
+    from typer.testing import CliRunner
+
+    from schemaops.cli import app
+
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps({"type": 5}))
+    out = tmp_path / "o.jsonl"
+    out.write_text(json.dumps({"text": '"a"'}) + "\n")
+    result = CliRunner().invoke(app, ["audit", str(out), "--schema", str(f)])
+    assert result.exit_code == 2, result.output

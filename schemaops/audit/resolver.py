@@ -4,30 +4,11 @@ line (an input error naming them) instead of stopping the audit."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from schemaops.audit.validate import SchemaChecker
 from schemaops.errors import InputError
-
-
-def read_schema_file(path: Path) -> Any:
-    """Read a schema from a file path, with a clear error (exit 2) when it cannot be read."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read schema file {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise InputError(f"schema file {path} is not JSON: {exc}") from None
-
-
-def _bundled(entry: Any) -> Any:
-    """The registry's self-contained form (refs to other files inlined into ``$defs``)."""
-    if hasattr(entry, "bundled"):
-        return entry.bundled()
-    body = getattr(entry, "self_contained", None)
-    return entry.schema if body is None else body
 
 
 class SchemaResolver:
@@ -55,15 +36,17 @@ class SchemaResolver:
                 self.fixed = self._compile_from_registry(schema)
 
     def _compile_file(self, path: Path) -> SchemaChecker:
-        """A schema file, with its relative ``$ref``s bundled by the registry loader."""
+        """A schema file, with its relative ``$ref``s bundled by the registry loader.
+
+        A file the loader refuses is an input error (exit 2) for the audit, whatever exit
+        code ``registry validate`` would give it: 1 is reserved for a failed gate."""
+        from schemaops.registry.loader import RegistryError, load_schema_file
+
         try:
-            from schemaops.registry.loader import load_schema_file
-        except ImportError:  # older registry API: read the file as is
-            return SchemaChecker(
-                path.stem, read_schema_file(path), self.assert_format, self.timeout
-            )
-        entry = load_schema_file(path)
-        return SchemaChecker(entry.name, _bundled(entry), self.assert_format, self.timeout)
+            entry = load_schema_file(path)
+        except RegistryError as exc:
+            raise InputError(f"--schema {path}: {exc}") from None
+        return SchemaChecker(entry.name, entry.bundled(), self.assert_format, self.timeout)
 
     def _load_registry(self) -> Any:
         if self._registry is None:
@@ -88,7 +71,7 @@ class SchemaResolver:
         if own:
             reasons = "; ".join(f"{p.get('pointer') or '/'}: {p.get('reason')}" for p in own[:3])
             raise InputError(f"schema {name!r} has registry problems ({entry.path}): {reasons}")
-        return SchemaChecker(name, _bundled(entry), self.assert_format, self.timeout)
+        return SchemaChecker(name, entry.bundled(), self.assert_format, self.timeout)
 
     def registry_names(self) -> list[str]:
         """Every schema name in the registry, or [] when there is none (or ``--schema``)."""

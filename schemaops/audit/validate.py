@@ -47,7 +47,7 @@ class SchemaChecker:
         self.schema = schema
         cls = validator_for(schema, default=validator_for({}))
         try:
-            cls.check_schema(schema)
+            cls.check_schema(schema, format_checker=format_checker())
         except SchemaError as exc:
             raise InputError(f"schema {name!r} is not a valid JSON Schema: {exc.message}") from None
         fmt = format_checker() if assert_format else None

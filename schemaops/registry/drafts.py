@@ -80,8 +80,10 @@ def validator_class(label: str) -> type[Validator]:
 @cache
 def _meta_validator(label: str) -> Validator:
     """One reusable metaschema validator per draft (constructing them is the slow part)."""
+    from schemaops.formats import format_checker  # one format semantics (a bad regex is "no")
+
     cls = validator_class(label)
-    return cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+    return cls(cls.META_SCHEMA, format_checker=format_checker())
 
 
 def pointer(parts: Any) -> str:
