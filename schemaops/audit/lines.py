@@ -116,6 +116,8 @@ def audit_lines(
             else:
                 n_fail += 1
                 _failure(tally, lineno, rec, name, outcome, out.text, checker, value, opts)
+            # Episode and step counters, written out twice on purpose: a shared helper would
+            # cost a call per line on the hot path (see the docstring).
             if ep_field is not None:
                 ep = rec.get(ep_field)
                 if ep is not None:
