@@ -27,9 +27,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from schemaops.backends import BACKENDS  # noqa: E402
+from schemaops.compare.core import make_backend, run_task  # noqa: E402
 from schemaops.compare.enforce import walk  # noqa: E402
 from schemaops.compare.instances import build_instances  # noqa: E402
-from schemaops.compare.measure import make_backend, run_task  # noqa: E402
 
 # A tool-call shaped schema: nested object, enum, array, bounded integer, pattern.
 SCHEMA = {

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from schemaops.backends import BACKENDS, UnsupportedSchema, allowed_ids, get_backend, is_allowed
-from schemaops.compare.enforce import keyword_matrix, keyword_status, string_spans
+from schemaops.compare.core import make_backend, run_task
 from schemaops.compare.instances import (
     GenerationError,
     build_instances,
@@ -23,7 +23,8 @@ from schemaops.compare.instances import (
     suite_cases,
     violated_keyword,
 )
-from schemaops.compare.measure import make_backend, run_task
+from schemaops.compare.report import keyword_matrix, keyword_status
+from schemaops.compare.retokenize import string_spans
 
 HEAD = 151936  # Qwen2.5's lm head: wider than the tokenizer
 

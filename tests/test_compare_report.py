@@ -202,3 +202,12 @@ def test_verdict_without_evidence_is_unchecked_and_failures_are_not_unsupported(
     for status in ("timeout", "crash", "oom", "error"):
         assert summarize(unwalked(inst), status)["verdict"] == "failed"
     assert summarize(unwalked(inst), "unsupported")["verdict"] == "unsupported"
+
+
+def test_cli_backend_choices_are_the_backends():
+    # The check command's typer enum is static (importing the backends package at CLI start
+    # would import numpy); it must list exactly the backends there are.
+    from schemaops.backends import BACKENDS
+    from schemaops.commands.compare import Backend
+
+    assert tuple(b.value for b in Backend) == BACKENDS

@@ -1,12 +1,15 @@
 """CLI commands ``compare`` (measure backends) and ``check`` (pre-deploy gate on one backend).
 
 Option parsing only: ``run_compare`` and ``run_check`` do the work and are callable from
-Python. Progress goes to stderr so ``--json`` stdout stays exactly one document.
+Python; ``print_report`` and ``print_check`` render. Progress goes to stderr so ``--json``
+stdout stays exactly one document.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -16,26 +19,30 @@ from schemaops.commands._common import call, emit_json, fail
 from schemaops.errors import EXIT_GATE
 
 _BACKENDS_HELP = "Comma-separated backends: xgrammar, llguidance, outlines."
+_THREADS_HELP = (
+    "xgrammar compile threads (default 8: what SGLang and vLLM use; 1 for a single-core "
+    "figure). The other backends compile on one thread."
+)
 
 
-def _progress(quiet: bool) -> Any:
-    """A progress callback for measure_many that prints one short line per result on stderr.
+class Backend(str, Enum):
+    """The backends ``check`` can gate (``schemaops.backends.BACKENDS``)."""
 
-    Tolerant of the callback's signature: it looks for a result dict and done/total ints.
-    """
+    xgrammar = "xgrammar"
+    llguidance = "llguidance"
+    outlines = "outlines"
+
+
+def _progress(quiet: bool) -> Callable[[int, int, dict[str, Any]], None] | None:
+    """``measure_many``'s progress callback: one short line per result on stderr."""
     if quiet:
         return None
-    state = {"n": 0}
 
-    def cb(*args: Any, **kwargs: Any) -> None:
-        state["n"] += 1
-        res = next((a for a in (*args, *kwargs.values()) if isinstance(a, dict)), {})
-        ints = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
-        pos = f"[{ints[0]}/{ints[1]}] " if len(ints) >= 2 else f"[{state['n']}] "
+    def cb(done: int, total: int, res: dict[str, Any]) -> None:
         cms = res.get("compile_ms")
         ms = f" {cms:.1f} ms" if isinstance(cms, (int, float)) else ""
         sys.stderr.write(
-            f"{pos}{res.get('schema', '?')} {res.get('backend', '?')}: "
+            f"[{done}/{total}] {res.get('schema', '?')} {res.get('backend', '?')}: "
             f"{res.get('status', '?')}{ms}\n"
         )
         sys.stderr.flush()
@@ -43,120 +50,111 @@ def _progress(quiet: bool) -> Any:
     return cb
 
 
+def compare_cmd(
+    registry: Path | None = typer.Option(
+        None, "--registry", help="Registry folder (default: schemas)."
+    ),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", help="JSONSchemaBench-style JSONL: {unique_id, json_schema}."
+    ),
+    backends: str = typer.Option("xgrammar,llguidance,outlines", "--backends", help=_BACKENDS_HELP),
+    tokenizer: str = typer.Option(
+        "qwen2.5", "--tokenizer", help="qwen2.5, qwen3.6, deepseek-v3 or a tokenizer.json."
+    ),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N schemas."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per schema and backend."),
+    mem_mb: int = typer.Option(4096, "--mem-mb", help="Memory cap per worker (MiB)."),
+    compile_threads: int | None = typer.Option(None, "--compile-threads", help=_THREADS_HELP),
+    generate: int | None = typer.Option(
+        None,
+        "--generate",
+        help="Also walk N generated valid instances per schema (default: 0 for a "
+        "registry, 1 for a corpus; needs schemaops[compare]).",
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    html: Path | None = typer.Option(None, "--html", help="Write a self-contained report."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+) -> None:
+    """Measure compile time, per-token mask time and enforcement per schema and backend."""
+    from schemaops.compare.run import run_compare
+
+    report = call(
+        run_compare,
+        registry,
+        corpus,
+        backends=backends,
+        tokenizer=tokenizer,
+        limit=limit,
+        jobs=jobs,
+        timeout_s=timeout,
+        mem_mb=mem_mb,
+        progress=_progress(quiet),
+        generate=generate,
+        compile_threads=compile_threads,
+    )
+    if html is not None:
+        from schemaops.compare.report_html import write_html
+
+        call(write_html, report, html)
+        typer.echo(f"wrote {html}", err=True)
+    if json_out:
+        emit_json(report.to_dict())
+        return
+    from schemaops.compare.report_text import print_report
+
+    print_report(report)
+
+
+def check_cmd(
+    backend: Backend = typer.Option(..., "--backend", "-b", help="The backend to deploy on."),
+    registry: Path = typer.Option(Path("schemas"), "--registry", help="Registry folder."),
+    compile_budget_ms: float = typer.Option(
+        1000.0, "--compile-budget-ms", help="Max cold compile time per schema (ms)."
+    ),
+    tokenizer: str = typer.Option("qwen2.5", "--tokenizer", help="Tokenizer of the model."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes."),
+    timeout: float | None = typer.Option(
+        None, "--timeout", help="Seconds per compile (default max(60, 3 x budget))."
+    ),
+    mem_mb: int = typer.Option(4096, "--mem-mb", help="Memory cap per worker (MiB)."),
+    compile_threads: int | None = typer.Option(None, "--compile-threads", help=_THREADS_HELP),
+    junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML for CI."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+) -> None:
+    """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced."""
+    from schemaops.check import run_check, write_junit
+
+    report = call(
+        run_check,
+        registry,
+        backend.value,
+        tokenizer=tokenizer,
+        compile_budget_ms=compile_budget_ms,
+        jobs=jobs,
+        timeout_s=timeout,
+        mem_mb=mem_mb,
+        progress=_progress(quiet),
+        compile_threads=compile_threads,
+    )
+    if junit is not None:
+        call(write_junit, report, junit)
+    if json_out:
+        emit_json(report.to_dict())
+    else:
+        from schemaops.check.render import print_check
+
+        print_check(report)
+    if not report.passed:
+        raise fail(
+            f"check failed: {len(report.failed)} of {len(report.cases)} schema(s) not ready "
+            f"for {report.backend}",
+            EXIT_GATE,
+        )
+
+
 def register(app: typer.Typer) -> None:
     """Add ``compare`` and ``check`` to the root app."""
-
-    @app.command("compare")
-    def compare_cmd(
-        registry: Path | None = typer.Option(
-            None, "--registry", help="Registry folder (default: schemas)."
-        ),
-        corpus: Path | None = typer.Option(
-            None, "--corpus", help="JSONSchemaBench-style JSONL: {unique_id, json_schema}."
-        ),
-        backends: str = typer.Option(
-            "xgrammar,llguidance,outlines", "--backends", help=_BACKENDS_HELP
-        ),
-        tokenizer: str = typer.Option(
-            "qwen2.5", "--tokenizer", help="qwen2.5, qwen3.6, deepseek-v3 or a tokenizer.json."
-        ),
-        limit: int | None = typer.Option(None, "--limit", help="Only the first N schemas."),
-        jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes."),
-        timeout: float = typer.Option(60.0, "--timeout", help="Seconds per schema and backend."),
-        mem_mb: int = typer.Option(4096, "--mem-mb", help="Memory cap per worker (MiB)."),
-        compile_threads: int | None = typer.Option(
-            None,
-            "--compile-threads",
-            help="xgrammar compile threads (default 8: what SGLang and vLLM use; 1 for a "
-            "single-core figure). The other backends compile on one thread.",
-        ),
-        generate: int | None = typer.Option(
-            None,
-            "--generate",
-            help="Also walk N generated valid instances per schema (default: 0 for a "
-            "registry, 1 for a corpus).",
-        ),
-        json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
-        html: Path | None = typer.Option(None, "--html", help="Write a self-contained report."),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
-    ) -> None:
-        """Measure compile time, per-token mask time and enforcement per schema and backend."""
-        from schemaops.compare.run import run_compare
-
-        report = call(
-            run_compare,
-            registry,
-            corpus,
-            backends=backends,
-            tokenizer=tokenizer,
-            limit=limit,
-            jobs=jobs,
-            timeout_s=timeout,
-            mem_mb=mem_mb,
-            progress=_progress(quiet),
-            generate=generate,
-            compile_threads=compile_threads,
-        )
-        if html is not None:
-            from schemaops.compare.report_html import write_html
-
-            call(write_html, report, html)
-            typer.echo(f"wrote {html}", err=True)
-        if json_out:
-            emit_json(report.to_dict())
-            return
-        from schemaops.compare.report_text import print_report
-
-        print_report(report)
-
-    @app.command("check")
-    def check_cmd(
-        backend: str = typer.Option(..., "--backend", "-b", help="The backend to deploy on."),
-        registry: Path = typer.Option(Path("schemas"), "--registry", help="Registry folder."),
-        compile_budget_ms: float = typer.Option(
-            1000.0, "--compile-budget-ms", help="Max cold compile time per schema (ms)."
-        ),
-        tokenizer: str = typer.Option("qwen2.5", "--tokenizer", help="Tokenizer of the model."),
-        jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes."),
-        timeout: float | None = typer.Option(
-            None, "--timeout", help="Seconds per compile (default max(60, 3 x budget))."
-        ),
-        mem_mb: int = typer.Option(4096, "--mem-mb", help="Memory cap per worker (MiB)."),
-        compile_threads: int | None = typer.Option(
-            None,
-            "--compile-threads",
-            help="xgrammar compile threads (default 8, as SGLang and vLLM).",
-        ),
-        junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML for CI."),
-        json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
-    ) -> None:
-        """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced."""
-        from schemaops.check import run_check, write_junit
-
-        report = call(
-            run_check,
-            registry,
-            backend,
-            tokenizer=tokenizer,
-            compile_budget_ms=compile_budget_ms,
-            jobs=jobs,
-            timeout_s=timeout,
-            mem_mb=mem_mb,
-            progress=_progress(quiet),
-            compile_threads=compile_threads,
-        )
-        if junit is not None:
-            call(write_junit, report, junit)
-        if json_out:
-            emit_json(report.to_dict())
-        else:
-            from schemaops.check.render import print_check
-
-            print_check(report)
-        if not report.passed:
-            raise fail(
-                f"check failed: {len(report.failed)} of {len(report.cases)} schema(s) not ready "
-                f"for {report.backend}",
-                EXIT_GATE,
-            )
+    app.command("compare")(compare_cmd)
+    app.command("check")(check_cmd)

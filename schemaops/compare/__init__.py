@@ -5,7 +5,6 @@ Public API (``measure``/``measure_many`` return DESIGN.md's result dicts; see ``
     from schemaops.compare import measure, measure_many, STATUSES, keyword_matrix
 """
 
-from schemaops.compare.enforce import keyword_matrix, keyword_status
 from schemaops.compare.instances import (
     GenerationError,
     SuiteCase,
@@ -24,6 +23,7 @@ from schemaops.compare.model import (
     UNSUPPORTED,
     VERDICTS,
 )
+from schemaops.compare.report import keyword_matrix, keyword_status
 
 __all__ = [
     "CRASH",

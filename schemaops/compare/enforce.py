@@ -37,7 +37,7 @@ from schemaops.compare.model import (
     UNCHECKED,
     not_compiled_verdict,
 )
-from schemaops.compare.retokenize import _plain, string_spans
+from schemaops.compare.retokenize import printable_ascii, string_spans
 
 
 @dataclass
@@ -105,7 +105,7 @@ def locate(text: str, start: int | None, end: int | None = None) -> tuple[str, b
         return "end", False
     for s, e in string_spans(text):
         if s - 1 <= start < e:  # the token may begin with the opening quote
-            return "string", not _plain(text[s:e])
+            return "string", not printable_ascii(text[s:e])
     return "structure", False
 
 
@@ -177,32 +177,3 @@ def produced(d: dict[str, Any]) -> bool:
 def _interesting(d: dict[str, Any]) -> bool:
     """Details kept in results: every failure, and every invalid example (for attribution)."""
     return d["kind"] == "invalid" or d["outcome"] != "accepted"
-
-
-def keyword_matrix(results: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
-    """Across results: keyword -> backend -> {enforced, ignored, rejected} example counts.
-
-    ``ignored`` means an invalid example violating that keyword walked to a stop;
-    ``rejected`` means the schema did not compile on that backend at all.
-    """
-    out: dict[str, dict[str, dict[str, int]]] = {}
-    for r in results:
-        kws = (r.get("enforcement") or {}).get("keywords") or {}
-        for kw, row in kws.items():
-            cell = out.setdefault(kw, {}).setdefault(
-                r["backend"], {"enforced": 0, "ignored": 0, "rejected": 0}
-            )
-            for k in cell:
-                cell[k] += row.get(k, 0)
-    return out
-
-
-def keyword_status(cell: dict[str, int]) -> str:
-    """One word for a keyword_matrix cell: enforces / ignores / partial / rejects."""
-    if cell["ignored"] and cell["enforced"]:
-        return "partial"
-    if cell["ignored"]:
-        return "ignores"
-    if cell["enforced"]:
-        return "enforces"
-    return "rejects"

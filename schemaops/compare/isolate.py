@@ -74,7 +74,7 @@ def _child_main(
     """Worker loop: build the backend, cap memory, then serve tasks until EOF/None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     _exit_with_parent()
-    from schemaops.compare.measure import make_backend, run_task
+    from schemaops.compare.core import make_backend, run_task
 
     try:
         b = make_backend(backend, tokenizer, vocab_size, compile_threads)

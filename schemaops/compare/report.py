@@ -136,6 +136,17 @@ def backend_summary(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def keyword_status(cell: dict[str, int]) -> str:
+    """One word for a keyword_matrix cell: enforces / ignores / partial / rejects."""
+    if cell["ignored"] and cell["enforced"]:
+        return "partial"
+    if cell["ignored"]:
+        return "ignores"
+    if cell["enforced"]:
+        return "enforces"
+    return "rejects"
+
+
 def _enf_sum(results: list[dict[str, Any]], key: str) -> int:
     """Sum of one example count over results' enforcement blocks (missing counts as 0)."""
     total = 0
@@ -145,9 +156,10 @@ def _enf_sum(results: list[dict[str, Any]], key: str) -> int:
     return total
 
 
-def keyword_table(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+def keyword_matrix(results: Iterable[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
     """keyword -> backend -> {enforced, ignored, rejected}: invalid examples violating that
-    keyword which the backend refused / let through to a stop / could not compile at all."""
+    keyword which the backend refused / let through to a stop / could not compile at all
+    (keywords sorted). The one keyword aggregation: reports, HTML and tests all use it."""
     table: dict[str, dict[str, dict[str, int]]] = {}
     for r in results:
         for kw, counts in keyword_counts(r).items():
@@ -180,7 +192,7 @@ class CompareReport:
         return {b: backend_summary(rs) for b, rs in self.by_backend().items()}
 
     def keywords(self) -> dict[str, dict[str, dict[str, int]]]:
-        return keyword_table(self.results)
+        return keyword_matrix(self.results)
 
     def schemas(self) -> list[str]:
         seen: dict[str, None] = {}

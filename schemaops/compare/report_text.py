@@ -103,7 +103,7 @@ def schema_table(report: CompareReport) -> Table:
     return t
 
 
-def keyword_table(report: CompareReport) -> Table | None:
+def keyword_rich_table(report: CompareReport) -> Table | None:
     """keyword x backend: how many schemas where the backend enforced/ignored/rejected it."""
     kws = report.keywords()
     if not kws:
@@ -133,7 +133,7 @@ def print_report(report: CompareReport, console: Console | None = None) -> None:
     if len(report.schemas()) <= MAX_SCHEMA_ROWS:
         con.print(schema_table(report))
     con.print(summary_table(report))
-    kt = keyword_table(report)
+    kt = keyword_rich_table(report)
     if kt is not None:
         con.print(kt)
     rec = report.recommendation

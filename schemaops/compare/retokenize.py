@@ -32,7 +32,7 @@ ALTERNATIVES = ("chars", "bytes", "escaped", "ascii")
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
-def _plain(text: str) -> bool:
+def printable_ascii(text: str) -> bool:
     """Printable ASCII only."""
     return all(" " <= c <= "~" for c in text)
 
@@ -94,7 +94,7 @@ def tokenizations(tokenizer: Any, text: str, value: Any) -> list[tuple[str, list
         pos = 0
         for s, e in string_spans(text):
             content = text[s:e]
-            if _plain(content):
+            if printable_ascii(content):
                 continue
             ids += enc(text[pos:s])
             for ch in content:

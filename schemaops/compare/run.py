@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from schemaops.backends import BACKENDS
 from schemaops.backends.xgrammar import ENGINE_MAX_THREADS
 from schemaops.compare.recommend import recommend
 from schemaops.compare.report import CompareReport
 from schemaops.errors import InputError
 
-BACKENDS = ("xgrammar", "llguidance", "outlines")
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEM_MB = 4096
 # xgrammar's compile threads: the engines' configuration (SGLang and vLLM both use 8).
