@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from schemaops.audit.report_markdown import render_markdown
-from schemaops.audit.report_text import fmt_ci, fmt_p, headline
+from schemaops.audit.report_text import fmt_ci, fmt_p, headline, visible
 from schemaops.errors import InputError
 
 CSS = """body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;
@@ -97,7 +97,7 @@ def render_html(doc: dict) -> str:
     md = render_markdown(doc)
     body = _md_to_html(md.split("\n", 3)[3] if md.count("\n") > 3 else md)
     n = max(doc["steps"])
-    title = html.escape(f"schemaops audit: {doc['input']}")
+    title = html.escape(f"schemaops audit: {visible(doc['input'])}")
     return (
         f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{title}</title>"
         f"<style>{CSS}</style></head><body><h1>{title}</h1>"
