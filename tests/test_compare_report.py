@@ -211,3 +211,19 @@ def test_cli_backend_choices_are_the_backends():
     from schemaops.commands.compare import Backend
 
     assert tuple(b.value for b in Backend) == BACKENDS
+
+
+def test_terminal_report_says_why_a_result_has_no_evidence():
+    import io
+
+    from rich.console import Console
+
+    from schemaops.compare.report_text import print_report
+
+    r = _r("tree", "llguidance")
+    r["enforcement"].update(valid=0, invalid=0, verdict="unchecked", reason="generation: boom")
+    r["instance_errors"] = ["generation: boom"]
+    rep = _report([r], ["llguidance"])
+    buf = io.StringIO()
+    print_report(rep, Console(file=buf, width=200))
+    assert "tree on llguidance: generation: boom" in buf.getvalue()

@@ -156,9 +156,9 @@ def _schema_rows(report: CompareReport, limit: int = 500) -> str:
             if r is None:
                 cells.append("<td>–</td>")
                 continue
-            st = r.get("status", "?")
+            st = html.escape(str(r.get("status", "?")))
             if st != "ok":
-                err = html.escape(str(r.get("error") or ""))[:300]
+                err = html.escape(str(r.get("error") or "")[:300])
                 cells.append(f'<td class="{st}" title="{err}">{st}</td>')
                 continue
             v = verdict_of(r)
@@ -190,7 +190,7 @@ body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px;color:#222}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}
 td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}.enforced,.ok{background:#e7f5ea}.accepts_invalid,.timeout,.crash,
-.oom,.error{background:#fbe4e4}.rejects_valid{background:#fff5d6}.unsupported{background:#eee8f7}
+.oom,.error,.failed{background:#fbe4e4}.rejects_valid{background:#fff5d6}.unsupported{background:#eee8f7}
 img{max-width:100%;display:block;margin:1em 0}.rec{background:#f0f6ff;padding:1em;border-radius:6px}
 """
 

@@ -125,6 +125,24 @@ def keyword_rich_table(report: CompareReport) -> Table | None:
     return t
 
 
+# At most this many "why no evidence" lines: a corpus may have thousands.
+MAX_NOTES = 10
+
+
+def evidence_notes(report: CompareReport) -> list[str]:
+    """Why results have no or less evidence: examples that could not be prepared or
+    generated (``instance_errors``) and unchecked verdicts' reasons, one line each."""
+    notes: list[str] = []
+    for r in report.results:
+        why = list(r.get("instance_errors") or [])
+        reason = (r.get("enforcement") or {}).get("reason")
+        if verdict_of(r) == "unchecked" and reason and reason not in why:
+            why.append(str(reason))
+        for w in why:
+            notes.append(f"{r.get('schema')} on {r.get('backend')}: {w}")
+    return notes
+
+
 def print_report(report: CompareReport, console: Console | None = None) -> None:
     """Print the tables and the recommendation."""
     con = console or Console()
@@ -136,6 +154,13 @@ def print_report(report: CompareReport, console: Console | None = None) -> None:
     kt = keyword_rich_table(report)
     if kt is not None:
         con.print(kt)
+    notes = evidence_notes(report)
+    if notes:
+        con.print(f"\n[bold]Evidence gaps ({len(notes)})[/bold]")
+        for n in notes[:MAX_NOTES]:
+            con.print(f"  • {escape(n)}")
+        if len(notes) > MAX_NOTES:
+            con.print(f"  … {len(notes) - MAX_NOTES} more in --json (instance_errors, reason)")
     rec = report.recommendation
     if rec:
         head = rec.get("backend") or "none"
