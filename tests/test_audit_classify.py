@@ -88,6 +88,9 @@ def subtype(text: str) -> str | None:
         ("1.", "truncated"),
         ("-", "truncated"),
         ("nul", "truncated"),
+        ('{"s": "caf\\u00', "truncated"),  # cut inside a \u escape
+        ('{"s": "\\ud83d\\u', "truncated"),
+        ('{"s": "\\u12"}', "invalid_syntax"),
         ('{"n": 1.x}', "invalid_syntax"),  # not at the end: not a cut
         ('{"ok": fals, "b": 1}', "invalid_syntax"),
     ],
@@ -268,6 +271,25 @@ TOOLISH = st.fixed_dictionaries(
 def test_near_valid_tool_calls_get_the_oracles_verdict(value: object) -> None:
     """Values close to the schema, so that both ok and violations are drawn often."""
     _agrees(json.dumps(value))
+
+
+@SETTINGS
+@given(
+    st.one_of(
+        st.lists(JSON, min_size=1, max_size=4),
+        st.dictionaries(st.text(max_size=5), JSON, min_size=1, max_size=4),
+    ),
+    st.data(),
+    st.booleans(),
+)
+def test_any_cut_object_or_array_is_truncated(
+    value: object, data: st.DataObject, ascii_: bool
+) -> None:
+    """An object or array cut anywhere (the token limit) is ``truncated``, whatever token the
+    cut falls in: a literal, a number, a string, an escape, between tokens (issue 13.6)."""
+    text = json.dumps(value, ensure_ascii=ascii_)
+    cut = text[: data.draw(st.integers(1, len(text) - 1))]
+    assert subtype(cut) == "truncated", cut[-60:]
 
 
 @SETTINGS

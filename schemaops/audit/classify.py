@@ -65,6 +65,9 @@ _CUT_TAIL = re.compile(
     r"(?:^|[\[,:\s])(?P<part>t|tr|tru|f|fa|fal|fals|n|nu|nul|-|-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?)?"
     r"|-?[0-9]+\.)$"
 )
+# A string cut in or right after a \u escape ("caf\u00", "caf\u00e9"): Python's decoder
+# reports both as an invalid escape, at the "u".
+_CUT_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{0,4}$")
 _JSON_WORDS = ("true", "false", "null")
 _WORD = re.compile(r"[A-Za-z]+")
 
@@ -199,6 +202,8 @@ def classify_parse_failure(text: str) -> Outcome:
         return Outcome(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}")
     pos = getattr(err, "pos", None)
     msg = getattr(err, "msg", str(err))
+    if pos and msg.startswith("Invalid \\uXXXX") and _CUT_ESCAPE.match(s, pos - 1):
+        return Outcome(PARSE, "truncated", None, f"input ends inside a \\u escape ({msg})")
     if pos is not None and _cut_inside_token(s, pos):
         return Outcome(PARSE, "truncated", None, f"input ends inside a literal or number ({msg})")
     if pos == 0 and _starts_with_prose(s):
