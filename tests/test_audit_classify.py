@@ -73,6 +73,8 @@ def subtype(text: str) -> str | None:
         ("None of the tools fit, but: " + GOOD, "prose_prefix"),
         ("True, I can do that. " + GOOD, "prose_prefix"),
         ("nothing to add " + GOOD, "prose_prefix"),
+        ("t: " + GOOD, "prose_prefix"),
+        ("fa " + GOOD, "prose_prefix"),
         ("None", "non_standard_literal"),
         ("True", "non_standard_literal"),
         # issue 13.6: output cut inside a literal or a number

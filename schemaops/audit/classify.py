@@ -236,15 +236,19 @@ def _cut_inside_token(s: str, pos: int) -> bool:
 
 
 def _starts_with_prose(s: str) -> bool:
-    """True unless ``s`` starts like a JSON value (an opener, a digit, a sign, or a word that is
-    ``true``/``false``/``null`` or a prefix of one). "the tool call: {...}" is prose."""
+    """True unless ``s`` starts like a JSON value (an opener, a digit, a sign, the word
+    ``true``/``false``/``null``, or the whole text being a prefix of one). "the tool call:
+    {...}" is prose."""
     if s[0] in '{["-0123456789':
         return False
     word = _WORD.match(s)
     if word is None:
         return True
     w = word.group(0)
-    return not any(lit.startswith(w) for lit in _JSON_WORDS)
+    if w in _JSON_WORDS:
+        return False
+    # "tr" at the very end is a cut literal; "t: {...}" or "fa {...}" is a word of prose.
+    return word.end() < len(s) or not any(lit.startswith(w) for lit in _JSON_WORDS)
 
 
 def _prose_prefix(s: str) -> Outcome | None:
