@@ -132,7 +132,7 @@ def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally
     slices = _slices(path, jobs)
     _RESOLVER.clear()
     if resolver is not None:
-        for name in resolver.registry_names():
+        for name in resolver.precompile_names():
             try:
                 resolver.get(name)  # compile before forking: workers inherit the compiled checks
             except SchemaopsError:

@@ -10,6 +10,9 @@ from typing import Any
 from schemaops.audit.validate import SchemaChecker
 from schemaops.errors import InputError
 
+#: a registry up to this size is compiled before ``--jobs`` workers fork (they inherit it)
+PRECOMPILE_MAX = 256
+
 
 class SchemaResolver:
     """Name -> compiled checker, loading the registry only when a record names a schema."""
@@ -20,10 +23,16 @@ class SchemaResolver:
         registry: str | Path,
         assert_format: bool = True,
         timeout: float = 1.0,
+        lazy: bool = True,
+        cache_dir: str | Path | None = None,
     ) -> None:
         self.registry_path = Path(registry)
         self.assert_format = assert_format
         self.timeout = timeout
+        # lazy: only the schemas records name are read and checked (issue 15); eager reads
+        # the whole registry first (kept as the reference for the differential test).
+        self.lazy = lazy
+        self.cache_dir = cache_dir
         self._registry: Any = None
         self._problems: dict[str, list[dict]] = {}
         self._cache: dict[str, SchemaChecker | None] = {}
@@ -51,6 +60,7 @@ class SchemaResolver:
     def _load_registry(self) -> Any:
         if self._registry is None:
             from schemaops.registry import inspect_registry
+            from schemaops.registry.lazy import LazyRegistry
 
             if not self.registry_path.is_dir():
                 raise InputError(
@@ -60,12 +70,20 @@ class SchemaResolver:
             # Not load_registry: one broken file (or a failing sidecar example) must not stop
             # the audit of outputs of the other schemas. A schema whose own file has problems
             # is refused per line instead (see _compile_from_registry).
+            if self.lazy:
+                self._registry = LazyRegistry(self.registry_path)
+                return self._registry
             self._registry, problems = inspect_registry(self.registry_path)
             for p in problems:
                 self._problems.setdefault(str(p.get("file")), []).append(p)
         return self._registry
 
     def _compile_from_registry(self, name: str) -> SchemaChecker:
+        if self.lazy:  # checked by the registry on first use; InputError names its problems
+            entry = self._load_registry().schema(name)
+            return SchemaChecker(
+                name, entry.bundled(), self.assert_format, self.timeout, checked=True
+            )
         entry = self._load_registry().get(name)  # raises InputError naming known schemas
         own = self._problems.get(str(entry.path)) if entry.path is not None else None
         if own:
@@ -77,12 +95,20 @@ class SchemaResolver:
         """Every schema name in the registry, or [] when there is none (or ``--schema``)."""
         if self.fixed is not None or not self.registry_path.is_dir():
             return []
-        return list(self._load_registry().schemas)
+        reg = self._load_registry()
+        return reg.names() if self.lazy else list(reg.schemas)
+
+    def precompile_names(self) -> list[str]:
+        """Names worth compiling before ``--jobs`` workers fork: all of a small registry;
+        none of a large one (workers compile what their lines name, on first use)."""
+        names = self.registry_names()
+        return names if len(names) <= PRECOMPILE_MAX else []
 
     def has(self, name: str) -> bool:
         """True when the registry has ``name`` (used for tool-call names)."""
         try:
-            return name in self._load_registry().schemas
+            reg = self._load_registry()
+            return name in (reg if self.lazy else reg.schemas)
         except InputError:
             return False
 

@@ -42,12 +42,20 @@ def _short(text: str) -> str:
 class SchemaChecker:
     """A schema compiled once: ``check(value) -> Outcome`` and ``all_errors(value)``."""
 
-    def __init__(self, name: str, schema: Any, assert_format: bool = True, timeout: float = 1.0):
+    def __init__(
+        self,
+        name: str,
+        schema: Any,
+        assert_format: bool = True,
+        timeout: float = 1.0,
+        checked: bool = False,
+    ):
         self.name = name
         self.schema = schema
         cls = validator_for(schema, default=validator_for({}))
         try:
-            cls.check_schema(schema, format_checker=format_checker())
+            if not checked:  # the registry ran the metaschema check already (half the cost)
+                cls.check_schema(schema, format_checker=format_checker())
         except SchemaError as exc:
             raise InputError(f"schema {name!r} is not a valid JSON Schema: {exc.message}") from None
         fmt = format_checker() if assert_format else None

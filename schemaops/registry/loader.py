@@ -79,6 +79,19 @@ class RegistryError(SchemaopsError):
         super().__init__(f"{len(problems)} problem(s) in registry:\n  {lines}")
 
 
+#: names listed in an "unknown schema" message (a platform registry has thousands)
+KNOWN_SHOWN = 20
+
+
+def unknown_schema_message(name: str, root: Path, names: Any) -> str:
+    """``unknown schema 'x' in DIR; known: a, b, ...`` with at most ``KNOWN_SHOWN`` names."""
+    known = sorted(names)
+    shown = ", ".join(known[:KNOWN_SHOWN]) or "(none)"
+    if len(known) > KNOWN_SHOWN:
+        shown += f" and {len(known) - KNOWN_SHOWN} more"
+    return f"unknown schema {name!r} in {root}; known: {shown}"
+
+
 @dataclass
 class Registry:
     """Loaded schemas by name (name order). ``get`` raises InputError for an unknown name."""
@@ -96,8 +109,7 @@ class Registry:
         try:
             return self.schemas[name]
         except KeyError:
-            known = ", ".join(sorted(self.schemas)) or "(none)"
-            raise InputError(f"unknown schema {name!r} in {self.root}; known: {known}") from None
+            raise InputError(unknown_schema_message(name, self.root, self.schemas)) from None
 
     def __iter__(self) -> Iterator[Schema]:
         return iter(self.schemas.values())
@@ -212,7 +224,9 @@ def _check(
     registry, clashes = refs.build(entries + list(extra))
     by_entry = {id(e): d for e, d in zip(entries, good, strict=True)}
     for entry, uri in clashes:
-        d = by_entry[id(entry)]
+        d = by_entry.get(id(entry))
+        if d is None:  # a clash between two ref targets (``extra``): not this file's problem
+            continue
         problems.append(
             problem(d.label, "/$id", "duplicate_id", f"$id {uri!r} is used by another file")
         )

@@ -1,0 +1,283 @@
+"""A registry folder read one schema at a time, on first use (what ``audit`` needs).
+
+Why: ``inspect_registry`` checks every file (metaschema, refs, cycles, sidecar examples), a
+minute for 10,000 schemas, and an audit of one line would wait for all of it. Here the
+index is a cheap scan (each file's name, and from a fast parse its ``x-schemaops-name``,
+library flag and root ``$id``); a schema named by a record gets the same checks
+``inspect_registry`` gives it, with the files it refers to (found through the index, or all
+files when a ref names something the index does not know) as ref targets. Checking the whole
+registry stays ``registry validate``.
+
+Kept equal to the eager load: names (first file in path order wins), the problem records of
+the schema's own file (``duplicate_id`` from the index), the bundled form. Different on
+purpose: a file the eager load cannot use at all (not JSON, unknown draft, a symlink out of
+the folder) is reported by its problem when a record names it, instead of "unknown schema".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urldefrag, urljoin
+
+import orjson
+from jsonschema_specifications import REGISTRY as METASCHEMAS
+
+from schemaops.errors import InputError
+from schemaops.registry import jsontext, refs
+from schemaops.registry.drafts import UnknownDraft, draft_label
+from schemaops.registry.loader import (
+    EXAMPLE_TIMEOUT,
+    SIDECAR_SUFFIX,
+    STOP_KINDS,
+    _check,
+    _Doc,
+    _outside,
+    _parse,
+    _printable,
+    is_library,
+    problem,
+    unknown_schema_message,
+)
+from schemaops.registry.model import Schema
+
+#: a ``$ref``/``$dynamicRef``/``$recursiveRef`` value that leaves the document
+_OUTWARD = re.compile(rb'"\$(?:ref|dynamicRef|recursiveRef)"\s*:\s*"(?!#)')
+
+
+@dataclass
+class _File:
+    """One schema file as the index sees it (nothing checked yet)."""
+
+    path: Path
+    uri: str
+    name: str
+    library: bool = False
+    id_uri: str | None = None  # root $id joined with the file URI, as refs.build keys it
+    refused: dict | None = None  # a problem that keeps the file out of the registry
+
+
+class LazyRegistry:
+    """Name -> checked ``Schema``, each loaded and checked on first request.
+
+    ``schema(name)`` raises ``InputError`` for an unknown name and for a schema whose own
+    file has problems (the message names them), exactly as the audit refuses it per line.
+    ``facts`` (optional, ``schemaops.registry.facts``) remembers schemas already found clean,
+    so their checks are skipped on the next run.
+    """
+
+    def __init__(
+        self,
+        root: str | Path,
+        timeout: float = EXAMPLE_TIMEOUT,
+        examples: bool = True,
+        facts: Any = None,
+    ) -> None:
+        self.root = Path(root)
+        self.timeout = timeout
+        self.examples = examples
+        self.facts = facts
+        self._by_name: dict[str, _File] | None = None
+        self._by_uri: dict[str, _File] = {}
+        self._id_owner: dict[str, _File] = {}
+        self._entries: dict[Path, refs.Entry | None] = {}
+        self._all: tuple | None = None
+        self._loaded: dict[str, tuple[Schema | None, list[dict]]] = {}
+
+    # --- the index ------------------------------------------------------------------
+
+    def _index(self) -> dict[str, _File]:
+        if self._by_name is not None:
+            return self._by_name
+        root = self.root
+        files = sorted(
+            f
+            for f in root.rglob("*.json")
+            if not f.name.endswith(SIDECAR_SUFFIX)
+            and not any(part.startswith(".") for part in f.relative_to(root).parts)
+        )
+        by_name: dict[str, _File] = {}
+        for f in files:
+            entry = self._scan(f)
+            if entry.refused is None:
+                self._by_uri.setdefault(entry.uri, entry)
+                if entry.id_uri is not None:
+                    self._id_owner.setdefault(entry.id_uri, entry)
+                    self._by_uri.setdefault(urldefrag(entry.id_uri)[0], entry)
+            if not entry.library:
+                by_name.setdefault(entry.name, entry)
+        self._by_name = by_name
+        return by_name
+
+    def _scan(self, f: Path) -> _File:
+        outside = _outside(f, self.root)
+        uri = f.resolve().as_uri() if not outside else ""
+        entry = _File(path=f, uri=uri, name=f.stem)
+        if outside:
+            entry.refused = problem(f, "", "symlink_outside", outside)
+            return entry
+        if _printable(f.name) != f.name:
+            reason = "file name is not valid UTF-8: it cannot name a schema (rename the file)"
+            entry.refused = problem(f, "", "bad_unicode", reason)
+            return entry
+        try:
+            data = orjson.loads(f.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return entry  # read strictly (and reported) when a record names it
+        if not isinstance(data, dict):
+            return entry
+        override = data.get("x-schemaops-name")
+        if isinstance(override, str) and override:
+            entry.name = override
+        entry.library = is_library(data)
+        if "$id" in data or "id" in data:
+            try:
+                label = draft_label(data.get("$schema"))
+                rid = refs.SPECS[label].create_resource(data).id()
+            except (UnknownDraft, AttributeError, TypeError):
+                rid = None
+            if isinstance(rid, str):
+                entry.id_uri = urljoin(uri, rid)
+        return entry
+
+    def names(self) -> list[str]:
+        """Every servable schema name (libraries excluded), in name order."""
+        return sorted(self._index())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._index()
+
+    def __len__(self) -> int:
+        return len(self._index())
+
+    # --- one schema -----------------------------------------------------------------
+
+    def schema(self, name: str) -> Schema:
+        """The checked schema, or ``InputError`` (unknown name, or its file has problems)."""
+        f = self._index().get(name)
+        if f is None:
+            raise InputError(unknown_schema_message(name, self.root, self._index()))
+        s, own = self.load(name)
+        if own or s is None:
+            reasons = "; ".join(f"{p.get('pointer') or '/'}: {p.get('reason')}" for p in own[:3])
+            raise InputError(f"schema {name!r} has registry problems ({f.path}): {reasons}")
+        return s
+
+    def load(self, name: str) -> tuple[Schema | None, list[dict]]:
+        """(schema, problems of its own file); a sidecar's problems never refuse a schema."""
+        if name not in self._loaded:
+            self._loaded[name] = self._load(self._index()[name])
+        return self._loaded[name]
+
+    def _load(self, f: _File) -> tuple[Schema | None, list[dict]]:
+        if f.refused is not None:
+            return None, [f.refused]
+        try:
+            raw = f.path.read_bytes()
+            text = raw.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            return None, [problem(f.path, "", "unreadable", f"cannot read: {exc}")]
+        outward = _OUTWARD.search(raw) is not None
+        key = None
+        if self.facts is not None and not outward:
+            key = self.facts.key(raw, f.path, self.examples, self.timeout)
+            known = self.facts.get(key)
+            if known is not None:
+                return self._from_facts(f, text, known), []
+        doc = _Doc(name=f.path.stem, label=str(f.path), path=f.path, base=f.uri, root=self.root)
+        problems: list[dict] = []
+        _parse(doc, text, problems)
+        if not doc.ok:
+            return None, problems
+        if f.id_uri is not None and self._id_owner.get(f.id_uri) is not f:
+            reason = f"$id {f.id_uri!r} is used by another file"
+            problems.append(problem(doc.label, "/$id", "duplicate_id", reason))
+            doc.clean = False
+        extra = self._targets(doc) if outward else ()
+        try:
+            found = _check([doc], problems, extra, [], self.timeout, self.examples)
+        except RecursionError:
+            problems.append(problem(doc.label, "", "too_deep", "schema nested too deeply"))
+            found = {}
+        s = next(iter(found.values()), None)
+        label = _printable(str(f.path))
+        own = [p for p in problems if p["file"] == label]
+        if key is not None and s is not None and not own and not problems:
+            self.facts.put(key, {"name": s.name, "version": s.version, "draft": s.draft})
+        return s, own
+
+    def _from_facts(self, f: _File, text: str, known: dict) -> Schema:
+        """A schema found clean before (same bytes, same schemaops): parsed, not re-checked."""
+        import json
+
+        return Schema(
+            name=known["name"],
+            schema=json.loads(text),
+            path=f.path,
+            version=known["version"],
+            draft=known["draft"],
+        )
+
+    # --- ref targets ----------------------------------------------------------------
+
+    def _entry(self, f: _File) -> refs.Entry | None:
+        """A file as a ref target, when the eager load would have one (parsed, a schema of
+        a known draft)."""
+        if f.path not in self._entries:
+            entry = None
+            try:
+                data, found = jsontext.parse(f.path.read_text(encoding="utf-8"))
+                if isinstance(data, (dict, bool)) and not any(k in STOP_KINDS for _, k, _ in found):
+                    label = draft_label(data.get("$schema") if isinstance(data, dict) else None)
+                    entry = refs.Entry(f.uri, data, label)
+            except (OSError, UnicodeDecodeError, UnknownDraft, RecursionError):
+                pass
+            self._entries[f.path] = entry
+        return self._entries[f.path]
+
+    def _everything(self, skip: _File | None) -> tuple:
+        if self._all is None:
+            files = sorted(self._by_uri.values(), key=lambda x: x.path)
+            unique = {id(x): x for x in files}.values()
+            self._all = tuple((x, self._entry(x)) for x in unique)
+        return tuple(e for x, e in self._all if e is not None and x is not skip)
+
+    def _targets(self, doc: _Doc) -> tuple:
+        """The other files ``doc`` reaches through refs (transitively), as ref targets."""
+        me = self._by_uri.get(doc.base)
+        seen: dict[str, refs.Entry] = {}
+        queue = [refs.Entry(doc.base, doc.data, doc.draft)]
+        while queue:
+            entry = queue.pop()
+            try:
+                urls = _outward_urls(entry)
+            except Exception:  # a malformed $id/$ref: reported by the checks themselves
+                return self._everything(me)
+            for url in urls:
+                target = self._by_uri.get(url)
+                if target is None:
+                    return self._everything(me)  # maybe an embedded $id in some file
+                if target is me or target.uri in seen:
+                    continue
+                found = self._entry(target)
+                if found is not None:
+                    seen[target.uri] = found
+                    queue.append(found)
+        return tuple(seen.values())
+
+
+def _outward_urls(entry: refs.Entry) -> set[str]:
+    """URLs (no fragment) of refs that leave ``entry``'s own resources, metaschemas aside."""
+    nodes = list(refs.iter_subschemas(entry.contents, entry.base, entry.label))
+    own = {b for _, _, b in nodes} | {entry.base}
+    out = set()
+    for node, _, base in nodes:
+        for kw in refs.REF_KEYWORDS:
+            ref = node.get(kw)
+            if isinstance(ref, str):
+                url = refs.split_target(base, ref)[0]
+                if url not in own and url not in METASCHEMAS:
+                    out.add(url)
+    return out

@@ -1,0 +1,221 @@
+"""Lazy registry loading in the audit (issue 15): only the schemas records name are read and
+checked, and no verdict changes.
+
+The differential tests audit the same lines with the lazy resolver and with the eager one
+(the whole registry inspected first, as before) and compare every ``--records`` row.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from schemaops.audit.lines import audit_lines
+from schemaops.audit.options import AuditOptions
+from schemaops.audit.resolver import SchemaResolver
+from schemaops.registry.lazy import LazyRegistry
+
+REPO = Path(__file__).resolve().parents[1]
+JSB = REPO.parent / "shared" / "corpora" / "jsonschemabench"
+
+
+def _bench():
+    """The workload builder of ``bench/audit_many_schemas.py`` (one generator for both)."""
+    spec = importlib.util.spec_from_file_location(
+        "audit_many_schemas", REPO / "bench" / "audit_many_schemas.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def _records(lines: list[bytes], registry: Path, lazy: bool) -> tuple[list[dict], SchemaResolver]:
+    opts = AuditOptions(registry=str(registry))
+    resolver = SchemaResolver(None, registry, lazy=lazy)
+    out = io.BytesIO()
+    audit_lines(lines, opts, resolver, 1, out)
+    return [json.loads(x) for x in out.getvalue().splitlines()], resolver
+
+
+def _line(i: int, schema: str, text: str) -> bytes:
+    return json.dumps({"id": f"r{i}", "schema": schema, "text": text}).encode()
+
+
+def _write(reg: Path, name: str, schema: object) -> None:
+    (reg / f"{name}.json").write_text(json.dumps(schema), encoding="utf-8")
+
+
+def test_lazy_equals_eager_on_a_jsonschemabench_sample(tmp_path: Path) -> None:
+    """120 corpus schemas (clean ones and ones the loader refuses), generated valid and
+    mutated invalid outputs, plus unknown names: identical records lazily and eagerly."""
+    if not JSB.is_dir():
+        pytest.fail(f"corpus not found: {JSB}")
+    bench = _bench()
+    rows = []
+    for f in sorted(JSB.glob("*.jsonl")):
+        for line in f.open(encoding="utf-8"):
+            d = json.loads(line)
+            rows.append((f.stem, d["unique_id"], d["json_schema"]))
+    rng = random.Random(1515)
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    names = []
+    for subset, uid, text in rng.sample(rows, 120):
+        name = bench._name(subset, uid)
+        (reg / f"{name}.json").write_text(text, encoding="utf-8")
+        names.append(name)
+    import jsonschema
+
+    lines = []
+    for name in names:
+        try:
+            schema = json.loads((reg / f"{name}.json").read_text(encoding="utf-8"))
+            v = jsonschema.validators.validator_for(schema)(schema)
+            valid = bench.valid_instances(schema, v, 2)
+            texts = [json.dumps(x) for x in valid] + bench.invalid_texts(schema, v, valid, rng)
+        except Exception:  # a schema jsonschema cannot even build: records still name it
+            texts = ["{}", "[1", '"x"']
+        lines += [_line(len(lines), name, t) for t in texts]
+    lines += [_line(len(lines), "no_such_schema", "{}"), _line(len(lines) + 1, names[0], "{")]
+    rng.shuffle(lines)
+    lazy, resolver = _records(lines, reg, lazy=True)
+    eager, _ = _records(lines, reg, lazy=False)
+    assert lazy == eager
+    cats = {r["category"].split(":")[0] for r in lazy}
+    assert {"ok", "schema_violation", "input_error"} <= cats  # the sample covers each
+    assert len(resolver._registry._loaded) == len(set(names))
+
+
+def _small_registry(reg: Path) -> None:
+    reg.mkdir()
+    _write(
+        reg,
+        "common",
+        {"x-schemaops-library": True, "$defs": {"money": {"type": "number", "minimum": 0}}},
+    )
+    _write(
+        reg,
+        "order",
+        {
+            "type": "object",
+            "properties": {"total": {"$ref": "common.json#/$defs/money"}},
+            "required": ["total"],
+        },
+    )
+    _write(reg, "renamed_file", {"x-schemaops-name": "refund", "type": "object"})
+    _write(reg, "a_first", {"$id": "https://example.com/same.json", "type": "string"})
+    _write(reg, "b_second", {"$id": "https://example.com/same.json", "type": "integer"})
+    _write(reg, "bad_meta", {"type": 12})
+    _write(reg, "remote", {"$ref": "https://example.com/elsewhere.json"})
+    _write(
+        reg,
+        "cycle",
+        {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+    )
+    _write(reg, "plain", {"type": "object", "properties": {"n": {"type": "integer"}}})
+
+
+def test_lazy_equals_eager_on_cross_file_refs_names_ids_and_problems(tmp_path: Path) -> None:
+    reg = tmp_path / "reg"
+    _small_registry(reg)
+    texts = ['{"total": 5}', '{"total": -1}', "{}", '"s"', "3", '{"n": 1}', '{"n": "x"}']
+    names = [
+        "order",
+        "refund",
+        "renamed_file",
+        "a_first",
+        "b_second",
+        "bad_meta",
+        "remote",
+        "cycle",
+        "plain",
+        "common",
+        "nope",
+    ]
+    lines = [_line(i, n, t) for i, (n, t) in enumerate((n, t) for n in names for t in texts)]
+    lazy, _ = _records(lines, reg, lazy=True)
+    eager, _ = _records(lines, reg, lazy=False)
+    assert lazy == eager
+    by = {(r["schema"] if "schema" in r else None, r["line"]): r for r in lazy}
+    assert any(r["category"] == "schema_violation:minimum" for r in by.values())  # via common
+    errors = [r["message"] for r in lazy if r["category"] == "input_error"]
+    assert any("'b_second' has registry problems" in m and "$id" in m for m in errors)
+    assert any("'bad_meta' has registry problems" in m for m in errors)
+    assert any("'remote' has registry problems" in m and "remote" in m for m in errors)
+    assert any("'cycle' has registry problems" in m for m in errors)
+    assert any("unknown schema 'common'" in m for m in errors)  # a library is not servable
+    assert any("unknown schema 'renamed_file'" in m for m in errors)  # its name is 'refund'
+
+
+def test_a_problem_schema_fails_only_its_records_and_nothing_else_is_read(tmp_path: Path) -> None:
+    reg = tmp_path / "reg"
+    _small_registry(reg)
+    (reg / "broken.json").write_text("{not json", encoding="utf-8")
+    (reg / "unknown_draft.json").write_text('{"$schema": "urn:nope"}', encoding="utf-8")
+    # a sidecar whose example fails: inspected eagerly it is a problem; never read here
+    (reg / "plain.examples.json").write_text('{"valid": [{"n": "x"}]}', encoding="utf-8")
+    lines = [
+        _line(1, "plain", '{"n": 1}'),
+        _line(2, "bad_meta", "{}"),
+        _line(3, "plain", '{"n": 2}'),
+        _line(4, "broken", "{}"),
+        _line(5, "unknown_draft", "{}"),
+    ]
+    recs, resolver = _records(lines, reg, lazy=True)
+    assert [r["category"] for r in recs] == [
+        "ok",
+        "input_error",
+        "ok",
+        "input_error",
+        "input_error",
+    ]
+    assert "schema 'bad_meta' has registry problems" in recs[1]["message"]
+    assert "12 is not valid" in recs[1]["message"] or "type" in recs[1]["message"]
+    assert "has registry problems" in recs[3]["message"] and "not JSON" in recs[3]["message"]
+    assert "unknown draft" in recs[4]["message"]
+    assert set(resolver._registry._loaded) == {"plain", "bad_meta", "broken", "unknown_draft"}
+
+
+def test_unknown_name_message_is_bounded(tmp_path: Path) -> None:
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    for i in range(300):
+        _write(reg, f"s{i:03d}", {"type": "integer"})
+    recs, _ = _records([_line(1, "nope", "1")], reg, lazy=True)
+    msg = recs[0]["message"]
+    assert msg.startswith("unknown schema 'nope'") and msg.endswith("and 280 more")
+    assert len(LazyRegistry(reg)) == 300
+
+
+def test_run_audit_with_a_fixed_registry_schema_is_lazy(tmp_path: Path) -> None:
+    """``--schema NAME`` reads that one schema, not the registry's broken neighbours."""
+    from schemaops.audit import run_audit
+
+    reg = tmp_path / "reg"
+    _small_registry(reg)
+    data = tmp_path / "in.jsonl"
+    data.write_bytes(b'{"text": "{\\"n\\": 1}"}\n')
+    result = run_audit(str(data), AuditOptions(schema="plain", registry=str(reg)))
+    assert result.tally.ok == 1
+
+
+@pytest.mark.slow
+def test_lazy_equals_eager_on_the_full_workload(tmp_path: Path) -> None:
+    """The whole bench workload (~9,500 schemas, >= 200,000 lines): identical records."""
+    bench = _bench()
+    workdir = bench.default_workdir(False)
+    bench.build_workload(workdir, JSB, False, 200_000, 15)
+    reg = workdir / "registry"
+    with open(workdir / "outputs.jsonl", "rb") as fh:
+        lines = fh.read().splitlines()
+    lazy, _ = _records(lines, reg, lazy=True)
+    eager, _ = _records(lines, reg, lazy=False)
+    assert len(lazy) == len(lines)
+    assert lazy == eager
+    shutil.rmtree(tmp_path, ignore_errors=True)
