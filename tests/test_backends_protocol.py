@@ -15,16 +15,11 @@ import pytest
 
 from schemaops.backends import BACKENDS, UnsupportedSchema, allowed_ids, get_backend, is_allowed
 from schemaops.compare.core import make_backend, run_task
-from schemaops.compare.instances import (
-    GenerationError,
-    build_instances,
-    generate_valid,
-    order_like_schema,
-    suite_cases,
-    violated_keyword,
-)
+from schemaops.compare.generate import GenerationError, generate_valid
+from schemaops.compare.instances import build_instances, order_like_schema, violated_keyword
 from schemaops.compare.report import keyword_matrix, keyword_status
 from schemaops.compare.retokenize import string_spans
+from schemaops.compare.suite import suite_cases
 
 HEAD = 151936  # Qwen2.5's lm head: wider than the tokenizer
 

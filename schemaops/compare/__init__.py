@@ -5,13 +5,8 @@ Public API (``measure``/``measure_many`` return DESIGN.md's result dicts; see ``
     from schemaops.compare import measure, measure_many, STATUSES, keyword_matrix
 """
 
-from schemaops.compare.instances import (
-    GenerationError,
-    SuiteCase,
-    generate_valid,
-    suite_cases,
-    violated_keyword,
-)
+from schemaops.compare.generate import GenerationError, generate_valid
+from schemaops.compare.instances import violated_keyword
 from schemaops.compare.measure import measure, measure_many, normalise_item
 from schemaops.compare.model import (
     CRASH,
@@ -24,6 +19,7 @@ from schemaops.compare.model import (
     VERDICTS,
 )
 from schemaops.compare.report import keyword_matrix, keyword_status
+from schemaops.compare.suite import SuiteCase, suite_cases
 
 __all__ = [
     "CRASH",

@@ -19,7 +19,8 @@ from typing import Any
 
 from schemaops.backends import GrammarBackend, UnsupportedSchema, get_backend
 from schemaops.compare.enforce import locate, summarize, walk
-from schemaops.compare.instances import GenerationError, build_instances, generate_valid
+from schemaops.compare.generate import GenerationError, generate_valid
+from schemaops.compare.instances import build_instances
 from schemaops.compare.model import ERROR, OK, OOM, UNSUPPORTED, empty_result, unwalked
 from schemaops.compare.retokenize import tokenizations
 

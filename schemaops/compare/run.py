@@ -187,7 +187,7 @@ def run_compare(
     if compile_threads < 1:
         raise InputError("--compile-threads must be >= 1")
     if generate > 0:
-        from schemaops.compare.instances import generation_missing
+        from schemaops.compare.generate import generation_missing
 
         missing = generation_missing()
         if missing:
