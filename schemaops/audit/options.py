@@ -32,6 +32,9 @@ class AuditOptions:
     timeout: float = 1.0
     max_failure_rate: float | None = None
     min_compound: float | None = None
+    #: schema facts cache (``audit/cache.py``): None = the user cache folder; off if not cache
+    cache_dir: str | None = None
+    cache: bool = True
 
     def __post_init__(self) -> None:
         if self.steps is None:

@@ -104,7 +104,14 @@ def _resolver(opts: Any) -> Any:
     compile cost ~0.4 s, as much as auditing 10,000 lines)."""
     if not _RESOLVER:
         _RESOLVER.append(
-            SchemaResolver(opts.schema, opts.registry, opts.assert_format, opts.timeout)
+            SchemaResolver(
+                opts.schema,
+                opts.registry,
+                opts.assert_format,
+                opts.timeout,
+                cache_dir=opts.cache_dir,
+                cache=opts.cache,
+            )
         )
     return _RESOLVER[0]
 

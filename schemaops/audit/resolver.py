@@ -25,6 +25,7 @@ class SchemaResolver:
         timeout: float = 1.0,
         lazy: bool = True,
         cache_dir: str | Path | None = None,
+        cache: bool = True,
     ) -> None:
         self.registry_path = Path(registry)
         self.assert_format = assert_format
@@ -33,6 +34,7 @@ class SchemaResolver:
         # the whole registry first (kept as the reference for the differential test).
         self.lazy = lazy
         self.cache_dir = cache_dir
+        self.cache = cache
         self._registry: Any = None
         self._problems: dict[str, list[dict]] = {}
         self._cache: dict[str, SchemaChecker | None] = {}
@@ -71,7 +73,10 @@ class SchemaResolver:
             # the audit of outputs of the other schemas. A schema whose own file has problems
             # is refused per line instead (see _compile_from_registry).
             if self.lazy:
-                self._registry = LazyRegistry(self.registry_path)
+                from schemaops.audit.cache import open_facts
+
+                facts = open_facts(self.cache_dir, self.cache)
+                self._registry = LazyRegistry(self.registry_path, facts=facts)
                 return self._registry
             self._registry, problems = inspect_registry(self.registry_path)
             for p in problems:

@@ -68,6 +68,12 @@ def audit_command(
         "--timeout",
         help="Seconds per record before its check is cut off (a regex; naming a parse failure).",
     ),
+    cache_dir: Path = typer.Option(
+        None,
+        "--cache-dir",
+        help="Schema facts cache (default: $XDG_CACHE_HOME/schemaops/audit).",
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
 ) -> None:
     """Classify every output, estimate per-step and compound success, gate and report."""
     from schemaops.audit import AuditOptions, run_audit
@@ -90,6 +96,8 @@ def audit_command(
         timeout=timeout,
         max_failure_rate=max_failure_rate,
         min_compound=min_compound,
+        cache_dir=str(cache_dir) if cache_dir else None,
+        cache=not no_cache,
     )
     result = call(run_audit, file, opts)
     doc = result.to_json()

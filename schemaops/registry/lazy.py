@@ -16,6 +16,7 @@ the folder) is reported by its problem when a record names it, instead of "unkno
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from jsonschema_specifications import REGISTRY as METASCHEMAS
 
 from schemaops.errors import InputError
 from schemaops.registry import jsontext, refs
-from schemaops.registry.drafts import UnknownDraft, draft_label
+from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri
 from schemaops.registry.loader import (
     EXAMPLE_TIMEOUT,
     SIDECAR_SUFFIX,
@@ -37,6 +38,7 @@ from schemaops.registry.loader import (
     _outside,
     _parse,
     _printable,
+    _version,
     is_library,
     problem,
     unknown_schema_message,
@@ -64,8 +66,8 @@ class LazyRegistry:
 
     ``schema(name)`` raises ``InputError`` for an unknown name and for a schema whose own
     file has problems (the message names them), exactly as the audit refuses it per line.
-    ``facts`` (optional, ``schemaops.registry.facts``) remembers schemas already found clean,
-    so their checks are skipped on the next run.
+    ``facts`` (optional, ``schemaops.audit.cache.SchemaFacts``) remembers files already found
+    clean, so their checks are skipped on the next run.
     """
 
     def __init__(
@@ -180,18 +182,20 @@ class LazyRegistry:
         except (OSError, UnicodeDecodeError) as exc:
             return None, [problem(f.path, "", "unreadable", f"cannot read: {exc}")]
         outward = _OUTWARD.search(raw) is not None
+        clash = f.id_uri is not None and self._id_owner.get(f.id_uri) is not f
         key = None
-        if self.facts is not None and not outward:
+        if self.facts is not None and not outward and not clash:
             key = self.facts.key(raw, f.path, self.examples, self.timeout)
-            known = self.facts.get(key)
-            if known is not None:
-                return self._from_facts(f, text, known), []
+            if self.facts.get(key) is not None:
+                known = self._from_facts(f, text)
+                if known is not None:
+                    return known, []
         doc = _Doc(name=f.path.stem, label=str(f.path), path=f.path, base=f.uri, root=self.root)
         problems: list[dict] = []
         _parse(doc, text, problems)
         if not doc.ok:
             return None, problems
-        if f.id_uri is not None and self._id_owner.get(f.id_uri) is not f:
+        if clash:
             reason = f"$id {f.id_uri!r} is used by another file"
             problems.append(problem(doc.label, "/$id", "duplicate_id", reason))
             doc.clean = False
@@ -204,21 +208,21 @@ class LazyRegistry:
         s = next(iter(found.values()), None)
         label = _printable(str(f.path))
         own = [p for p in problems if p["file"] == label]
-        if key is not None and s is not None and not own and not problems:
-            self.facts.put(key, {"name": s.name, "version": s.version, "draft": s.draft})
+        if key is not None and s is not None and not problems:
+            self.facts.put(key, {"clean": True})
         return s, own
 
-    def _from_facts(self, f: _File, text: str, known: dict) -> Schema:
-        """A schema found clean before (same bytes, same schemaops): parsed, not re-checked."""
-        import json
-
-        return Schema(
-            name=known["name"],
-            schema=json.loads(text),
-            path=f.path,
-            version=known["version"],
-            draft=known["draft"],
-        )
+    def _from_facts(self, f: _File, text: str) -> Schema | None:
+        """A file found clean before (same bytes and sidecar, same versions): parsed, not
+        re-checked. Its name, version and draft are read from it as the loader reads them."""
+        try:
+            data = json.loads(text)
+            draft = draft_uri(draft_label(data.get("$schema") if isinstance(data, dict) else None))
+        except (ValueError, RecursionError, UnknownDraft):
+            return None  # the entry cannot be right for this file: check it afresh
+        if not isinstance(data, (dict, bool)):
+            return None
+        return Schema(name=f.name, schema=data, path=f.path, version=_version(data), draft=draft)
 
     # --- ref targets ----------------------------------------------------------------
 
