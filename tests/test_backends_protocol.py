@@ -380,3 +380,13 @@ def test_xgrammar_compiles_with_the_engines_threads_by_default(backends):
     assert _compile_threads_seen(xg, text) >= 2
     one = XGrammarBackend(xg.tokenizer, HEAD, max_threads=1, table_cache=xg.table_cache)
     assert _compile_threads_seen(one, text) == 0
+
+
+def test_compare_attributes_formats_with_the_projects_one_format_semantics():
+    """compare's keyword attribution uses ``schemaops.formats`` like audit and registry: a
+    ``regex`` value Python cannot compile (a repetition count too large) is a ``format``
+    violation, not an unattributable error ("?")."""
+    schema = {"type": "string", "format": "regex"}
+    assert violated_keyword(schema, "a{99999999999}") == "format"
+    assert violated_keyword(schema, "a{2}") is None
+    assert violated_keyword({"type": "string", "format": "time"}, "12:00:00") == "format"

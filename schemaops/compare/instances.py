@@ -21,11 +21,14 @@ from typing import Any
 from jsonschema import exceptions as js_exceptions
 from jsonschema import validators
 
+from schemaops.formats import format_checker
+
 
 def validator(schema: Any) -> Any:
-    """A jsonschema validator for ``schema``'s draft, asserting ``format`` (as the audit does)."""
+    """A jsonschema validator for ``schema``'s draft, asserting ``format`` with the
+    project's one format semantics (``schemaops.formats``), as the audit and the registry do."""
     cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    return cls(schema, format_checker=format_checker())
 
 
 def violated_keyword(schema: Any, instance: Any) -> str | None:
