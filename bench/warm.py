@@ -105,10 +105,21 @@ def curl_loop(url: str, texts: list[str], tmp: Path) -> float:
     t0 = time.perf_counter()
     for p in bodies:
         subprocess.run(
-            ["curl", "-s", "-o", "/dev/null", "-X", "POST", url + "/generate", "-H",
-             "Content-Type: application/json", "--data-binary", f"@{p}"],
+            [
+                "curl",
+                "-s",
+                "-o",
+                "/dev/null",
+                "-X",
+                "POST",
+                url + "/generate",
+                "-H",
+                "Content-Type: application/json",
+                "--data-binary",
+                f"@{p}",
+            ],
             check=True,
-        )  # fmt: skip
+        )
     return time.perf_counter() - t0
 
 
@@ -132,16 +143,34 @@ def part_b(
         flush_cache(url)
         t0 = time.perf_counter()
         r = subprocess.run(
-            [sys.executable, "-m", "schemaops", "warm", "--server", url, "-r", str(reg_dir),
-             "-c", str(c), "--no-probe", "--json"],
-            capture_output=True, text=True, cwd=REPO,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "schemaops",
+                "warm",
+                "--server",
+                url,
+                "-r",
+                str(reg_dir),
+                "-c",
+                str(c),
+                "--no-probe",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+        )
         row["cli_process_no_probe_s"] = round(time.perf_counter() - t0, 3)
         assert r.returncode == 0, r.stderr[-2000:]
         rows.append(row)
     best = max(rows, key=lambda r: r["ratio_curl_over_no_probe"])
-    return {"curl_loop_s": round(curl_s, 3), "runs": rows, "best_concurrency": best["concurrency"],
-            "best_ratio_curl_over_warm": best["ratio_curl_over_no_probe"]}  # fmt: skip
+    return {
+        "curl_loop_s": round(curl_s, 3),
+        "runs": rows,
+        "best_concurrency": best["concurrency"],
+        "best_ratio_curl_over_warm": best["ratio_curl_over_no_probe"],
+    }
 
 
 def main() -> int:

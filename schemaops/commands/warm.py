@@ -1,20 +1,17 @@
 """``schemaops warm``: option parsing only.
 
-The work is in ``schemaops.warm`` (``plan_from_registry`` / ``plan_from_log`` ->
-``engine.warm`` -> ``report.document``), callable from Python as well.
+The work is ``schemaops.warm.run.run_warm`` (check, plan, warm, report), callable from
+Python as well; this module turns options into its ``WarmSettings`` and prints the result.
 """
 
 from __future__ import annotations
 
-import json
+from enum import Enum
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from schemaops.commands._common import call, emit_json, fail
-from schemaops.errors import EXIT_USAGE
+from schemaops.commands._common import call, emit_json
 from schemaops.registry.loader import DEFAULT_REGISTRY
 
 WARM_HELP = "\n\n".join(
@@ -44,29 +41,21 @@ WARM_HELP = "\n\n".join(
 )
 
 
-def _validate_urls(urls: list[str]) -> list[str]:
-    from schemaops.warm.urls import check_server_url
-
-    for u in urls:
-        why = check_server_url(u)
-        if why:
-            raise fail(f"error: {why}", EXIT_USAGE)
-    return urls
+class ApiChoice(str, Enum):
+    native = "native"
+    openai = "openai"
 
 
-def _load_tools(path: Path | None) -> list | None:
-    if path is None:
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise fail(f"error: --tools-file {path}: {exc}", EXIT_USAGE) from None
-    tools = data.get("tools") if isinstance(data, dict) else data
-    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
-        raise fail(
-            f"error: --tools-file {path}: expected a JSON array of tool definitions", EXIT_USAGE
-        )
-    return tools
+class ToolsChoice(str, Enum):
+    off = "off"
+    named = "named"
+    required = "required"
+
+
+class DpRoutingChoice(str, Enum):
+    auto = "auto"
+    rank = "rank"
+    round_robin = "round-robin"
 
 
 def warm_cmd(
@@ -80,11 +69,13 @@ def warm_cmd(
         help="Warm the schema strings seen in this request log (JSONL of /generate or "
         "OpenAI bodies), bytes kept.",
     ),
-    api: str = typer.Option(
-        "native", "--api", help="native (/generate json_schema) or openai (/v1/chat/completions)."
+    api: ApiChoice = typer.Option(
+        ApiChoice.native,
+        "--api",
+        help="native (/generate json_schema) or openai (/v1/chat/completions).",
     ),
-    tools: str = typer.Option(
-        "off",
+    tools: ToolsChoice = typer.Option(
+        ToolsChoice.off,
         "--tools",
         help="openai only: off (response_format), named (tool_choice per tool), required.",
     ),
@@ -134,8 +125,8 @@ def warm_cmd(
         max=256,
         help="DP replicas per server when /server_info cannot tell (at most 256).",
     ),
-    dp_routing: str = typer.Option(
-        "auto",
+    dp_routing: DpRoutingChoice = typer.Option(
+        DpRoutingChoice.auto,
         "--dp-routing",
         help="auto|rank (routed_dp_rank) or round-robin (dp consecutive requests).",
     ),
@@ -158,96 +149,39 @@ def warm_cmd(
         True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."
     ),
 ) -> None:
-    from schemaops.warm import WarmOptions, plan_from_log, plan_from_registry, report, warm
+    from schemaops.warm import WarmOptions, report
     from schemaops.warm.retry import RetryPolicy
+    from schemaops.warm.run import WarmSettings, run_warm
 
-    _validate_urls(server)
-    if api not in ("native", "openai"):
-        raise fail(f"error: --api must be native or openai, not {api!r}", EXIT_USAGE)
-    if tools not in ("off", "named", "required"):
-        raise fail(f"error: --tools must be off, named or required, not {tools!r}", EXIT_USAGE)
-    if tools != "off" and api != "openai":
-        raise fail(
-            "error: --tools needs --api openai (tool calling is an OpenAI API path)", EXIT_USAGE
-        )
-    if require_proof and not probe:
-        raise fail("error: --require-proof needs the probes: drop --no-probe", EXIT_USAGE)
-    if dp_routing not in ("auto", "rank", "round-robin"):
-        raise fail(
-            f"error: --dp-routing must be auto, rank or round-robin, not {dp_routing!r}", EXIT_USAGE
-        )
-    if from_log is not None:
-        from schemaops.warm.drift import registry_index
-
-        names = None
-        if registry.is_dir():
-            from schemaops.registry import load_registry
-
-            names = registry_index(call(load_registry, registry))
-        items, scan = call(plan_from_log, from_log, names)
-        if scan.input_errors:
-            typer.echo(
-                f"{from_log}: {len(scan.input_errors)} unusable line(s), "
-                f"first: {scan.input_errors[0]}",
-                err=True,
-            )
-        if not items:
-            raise fail(
-                f"error: no grammar found in {from_log} ({scan.records} records)", EXIT_USAGE
-            )
-    else:
-        from schemaops.registry import load_registry
-
-        reg = call(load_registry, registry)
-        items = call(
-            plan_from_registry,
-            reg,
-            api,
-            tools,
-            _load_tools(tools_file),
-            parallel_tool_calls,  # type: ignore[arg-type]
-        )
-        if not items:
-            raise fail(f"error: registry {registry} has no schemas", EXIT_USAGE)
-    opts = WarmOptions(
+    options = WarmOptions(
         servers=server,
-        api=api,  # type: ignore[arg-type]
+        api=api.value,  # type: ignore[arg-type]
         concurrency=concurrency,
         timeout_s=timeout,
         policy=RetryPolicy(retries=retries, base_s=backoff),
         wait_ready_s=wait_ready,
         dp=dp,
-        dp_routing=dp_routing,  # type: ignore[arg-type]
+        dp_routing=dp_routing.value,  # type: ignore[arg-type]
         probe=probe,
         model=model,
     )
-    err = Console(stderr=True, highlight=False)
-    with Progress(
-        TextColumn("warming"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not (progress and err.is_terminal),
-    ) as bar:
-        task = bar.add_task("warm", total=0)
-
-        def on_progress(event: str, n: int) -> None:
-            if event == "total":
-                bar.update(task, total=(bar.tasks[0].total or 0) + n)
-            else:
-                bar.advance(task, n)
-
-        runs, wall = warm(items, opts, on_progress)
-    doc = report.document(items, runs, opts, wall)
+    settings = WarmSettings(
+        options=options,
+        registry=registry,
+        from_log=from_log,
+        tools=tools.value,  # type: ignore[arg-type]
+        tools_file=tools_file,
+        parallel_tool_calls=parallel_tool_calls,
+        require_proof=require_proof,
+    )
+    doc, code = call(
+        run_warm, settings, show_progress=progress, notify=lambda m: typer.echo(m, err=True)
+    )
     if json_out:
         emit_json(doc)
     else:
-        report.render(
-            doc, Console(highlight=False, soft_wrap=False, width=max(120, Console().width))
-        )
-    raise typer.Exit(report.exit_code(doc, require_proof))
+        report.render(doc)
+    raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

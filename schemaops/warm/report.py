@@ -162,8 +162,14 @@ def _fmt(ms: float | None) -> str:
     return "-" if ms is None else (f"{ms:.0f}" if ms >= 100 else f"{ms:.1f}")
 
 
-def render(doc: dict[str, Any], console: Console) -> None:
-    """A table per run: schema, server, status, cold/probe latency, proof and the error."""
+def render(doc: dict[str, Any], console: Console | None = None) -> None:
+    """A table per run: schema, server, status, cold/probe latency, proof and the error.
+
+    The default console is stdout, at least 120 columns wide (a table of long schema names
+    and messages folds badly in 80), without rich's automatic highlighting.
+    """
+    if console is None:
+        console = Console(highlight=False, soft_wrap=False, width=max(120, Console().width))
     multi = doc["summary"]["servers"] > 1
     for s in doc["servers"]:
         if s["error"]:
