@@ -46,47 +46,41 @@ class _TooLarge(Exception):
     pass
 
 
-class ShareClock:
-    """How much of the server each of our requests had: a processor-sharing clock.
+class InFlight:
+    """Our requests in flight on one server, and each one's share of it.
 
-    ``now()`` advances by ``dt / k`` while ``k`` of our requests are in flight, so a request
-    that ran alone gets its whole wall time and one that shared the server with three others
-    a quarter of it. The proof of warmth compares a cold request measured under
-    ``--concurrency`` with a probe sent alone; the cold's share, not its wall time, is what
-    its own compile can be credited with (when the server shares its compile threads fairly,
-    as SGLang's thread pool does).
+    A request's *share* is its wall time divided by the most requests of ours that were in
+    flight at any moment of it (itself included): the time it can be credited with when the
+    server splits its work among them. The proof of warmth compares a cold request measured
+    under ``--concurrency`` with a probe sent alone; the cold's share, not its wall time, is
+    what its own compile may be credited with. The estimate is exact for ``k`` equal
+    compiles run side by side or one after another, and low otherwise, so it errs towards
+    ``unproven``, never towards ``hit``.
     """
 
     def __init__(self) -> None:
-        self._k = 0
-        self._v = 0.0
-        self._t = time.perf_counter()
+        self._peaks: dict[int, int] = {}
+        self._next = 0
 
-    def _advance(self) -> float:
-        now = time.perf_counter()
-        if self._k:
-            self._v += (now - self._t) / self._k
-        self._t = now
-        return self._v
+    def enter(self) -> int:
+        token, self._next = self._next, self._next + 1
+        self._peaks[token] = 0
+        k = len(self._peaks)
+        for t, peak in self._peaks.items():
+            self._peaks[t] = max(peak, k)
+        return token
 
-    def enter(self) -> float:
-        v = self._advance()
-        self._k += 1
-        return v
-
-    def leave(self, entered: float) -> float:
-        """Milliseconds of the server this request had since ``enter`` returned ``entered``."""
-        v = self._advance()
-        self._k -= 1
-        return round((v - entered) * 1000.0, 2)
+    def leave(self, token: int, elapsed_ms: float) -> float:
+        """``elapsed_ms`` divided by the peak number in flight since ``enter``."""
+        return round(elapsed_ms / max(1, self._peaks.pop(token)), 2)
 
 
 @dataclass
 class Attempt:
     """One HTTP exchange: its outcome, status, wall time and the error text if any.
 
-    ``share_ms`` is the part of ``elapsed_ms`` the request had the server to itself
-    (``ShareClock``); equal to ``elapsed_ms`` when nothing else of ours was in flight.
+    ``share_ms`` is ``elapsed_ms`` divided by the most requests of ours in flight with it
+    (``InFlight``); equal to ``elapsed_ms`` when nothing else of ours was in flight.
     """
 
     outcome: Outcome
@@ -183,11 +177,14 @@ class ServerClient:
         self.policy = policy
         self.recover_s = recover_s
         self.rng = rng or random.Random()
-        self.clock = ShareClock()
+        self.in_flight = InFlight()
         self.down_events = 0
         self.gave_up: str | None = None
         self._ready_path = "/ready"
         self._recover_lock = asyncio.Lock()
+
+    def _share(self, entered: int, t0: float) -> float:
+        return self.in_flight.leave(entered, _ms(t0))
 
     def _scrub(self, text: str) -> str:
         return scrub(text, [self.base_url])
@@ -203,7 +200,7 @@ class ServerClient:
     ) -> Attempt:
         """One exchange within ``deadline_s`` for all of it; never raises for the network."""
         t0 = time.perf_counter()
-        entered = self.clock.enter()
+        entered = self.in_flight.enter()
         timeout = httpx.Timeout(deadline_s, connect=min(10.0, deadline_s))
         try:
             async with asyncio.timeout(deadline_s):
@@ -218,7 +215,7 @@ class ServerClient:
                 _ms(t0),
                 f"HTTP {resp.status_code} with an answer over {MAX_BODY_BYTES // 2**20} MiB: "
                 "not a server's answer to a 1-token request; stopped reading",
-                share_ms=self.clock.leave(entered),
+                share_ms=self._share(entered, t0),
             )
         except (TimeoutError, httpx.TimeoutException) as exc:
             if isinstance(exc, httpx.ConnectTimeout):
@@ -228,14 +225,14 @@ class ServerClient:
                     None,
                     _ms(t0),
                     f"ConnectTimeout: no connection within {timeout.connect:g} s",
-                    share_ms=self.clock.leave(entered),
+                    share_ms=self._share(entered, t0),
                 )
             return Attempt(
                 Outcome.TIMEOUT,
                 None,
                 _ms(t0),
                 f"no complete answer within {deadline_s:g} s (--timeout)",
-                share_ms=self.clock.leave(entered),
+                share_ms=self._share(entered, t0),
             )
         except _CONNECTION_ERRORS as exc:
             self.down_events += 1
@@ -244,7 +241,7 @@ class ServerClient:
                 None,
                 _ms(t0),
                 self._scrub(clean(f"{type(exc).__name__}: {exc or 'connection failed'}")),
-                share_ms=self.clock.leave(entered),
+                share_ms=self._share(entered, t0),
             )
         except httpx.HTTPError as exc:  # undecodable body, invalid header, ...: no retry helps
             return Attempt(
@@ -252,9 +249,9 @@ class ServerClient:
                 None,
                 _ms(t0),
                 self._scrub(clean(f"{type(exc).__name__}: {exc}")),
-                share_ms=self.clock.leave(entered),
+                share_ms=self._share(entered, t0),
             )
-        share = self.clock.leave(entered)
+        share = self._share(entered, t0)
         data = _parse(raw)
         outcome = classify_status(resp.status_code)
         if outcome is Outcome.OK:

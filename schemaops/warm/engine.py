@@ -292,7 +292,7 @@ async def _probe_pass(
                 continue
             cell.probe_ms = res.last.elapsed_ms
             # The cold request may have shared the server with --concurrency others while the
-            # probe had it alone: judge the cold by its share (ShareClock), not its wall time.
+            # probe had it alone: judge the cold by its share (InFlight), not its wall time.
             cold = cell.cold_share_ms if cell.cold_share_ms is not None else cell.cold_ms
             if base is not None and cold is not None:
                 cell.proof = verdict(cold, cell.probe_ms, base, opts.proof)
