@@ -352,14 +352,17 @@ def test_each_api_is_judged_against_its_own_baseline(broken: type[_Broken]) -> N
 
 
 class _SharedCompiles(_Broken):
-    """TEST DOUBLE: a grammar cache whose compiles share one CPU fairly (processor sharing),
-    and ``/flush_cache``: a real server cannot be made to flush at an exact moment of a run
-    on demand in a unit test (``tests/integration/test_warm_server.py`` does it for real)."""
+    """TEST DOUBLE: a grammar cache whose compiles share one CPU fairly (processor sharing)
+    or, with ``serial``, run one at a time, and ``/flush_cache``: a real server cannot be
+    made to flush at an exact moment of a run, or to schedule its compiles either way, on
+    demand in a unit test (``tests/integration/test_warm_server.py`` flushes a real one)."""
 
     work_s = 0.25
+    serial = False
     cache: set[str] = set()
     compiling = 0
     lock = threading.Lock()
+    one_at_a_time = threading.Lock()
 
     def _route(self) -> None:
         if self.path == "/flush_cache":
@@ -371,7 +374,11 @@ class _SharedCompiles(_Broken):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         key = body["sampling_params"].get("json_schema")
         cls = type(self)
-        if key is not None and key not in cls.cache:
+        if key is not None and key not in cls.cache and cls.serial:
+            with cls.one_at_a_time:
+                time.sleep(cls.work_s)
+                cls.cache.add(key)
+        elif key is not None and key not in cls.cache:
             with cls.lock:
                 cls.compiling += 1
             left = cls.work_s
@@ -389,7 +396,14 @@ class _SharedCompiles(_Broken):
 @pytest.fixture()
 def shared_compiles() -> Iterator[type[_SharedCompiles]]:
     handler = type(
-        "Shared", (_SharedCompiles,), {"cache": set(), "compiling": 0, "lock": threading.Lock()}
+        "Shared",
+        (_SharedCompiles,),
+        {
+            "cache": set(),
+            "compiling": 0,
+            "lock": threading.Lock(),
+            "one_at_a_time": threading.Lock(),
+        },
     )
     srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     srv.daemon_threads = True
@@ -401,12 +415,15 @@ def shared_compiles() -> Iterator[type[_SharedCompiles]]:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("serial", [False, True])
 @pytest.mark.parametrize("flush", [False, True])
 def test_a_cold_shared_with_concurrent_compiles_cannot_prove_a_recompile(
-    shared_compiles: type[_SharedCompiles], flush: bool
+    shared_compiles: type[_SharedCompiles], flush: bool, serial: bool
 ) -> None:
-    """Four compiles at once take 4x as long each; after a flush the probes, sent alone,
-    each compile again in 1x. A probe that compiled must never read as a hit."""
+    """Four compiles at once take 4x as long each (side by side), or 1x-4x (one after
+    another); after a flush the probes, sent alone, each compile again in 1x. A probe that
+    compiled must never read as a hit."""
+    shared_compiles.serial = serial
     n = 4
     items = [native_item(f"s{i}", "json", f'{{"title":"s{i}"}}') for i in range(n)]
     opts = WarmOptions(servers=[shared_compiles.url], concurrency=n)
@@ -423,12 +440,14 @@ def test_a_cold_shared_with_concurrent_compiles_cannot_prove_a_recompile(
     proofs = [r["proof"] for r in doc["results"]]
     if flush:
         assert "hit" not in proofs, doc["results"]
-        assert proofs.count("miss") >= n - 1, doc["results"]
+        assert proofs.count("miss") >= n // 2, doc["results"]
+    elif serial:  # the first compiles got a small share of their wait: unproven, not wrong
+        assert set(proofs) <= {"hit", "unproven"} and proofs.count("hit") >= n // 2, proofs
     else:
         assert proofs == ["hit"] * n, doc["results"]
     cold = [r["cold_ms"] for r in doc["results"]]
     share = [r["cold_share_ms"] for r in doc["results"]]
-    assert all(s < c / 2 for s, c in zip(share, cold, strict=True)), (cold, share)
+    assert all(s <= c / 3 for s, c in zip(share, cold, strict=True)), (cold, share)
 
 
 # --- Terminal and JSON output of hostile text, and credentials ----------------------------
