@@ -219,3 +219,30 @@ def test_lazy_equals_eager_on_the_full_workload(tmp_path: Path) -> None:
     assert len(lazy) == len(lines)
     assert lazy == eager
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_fast_check_is_compiled_only_for_schemas_with_enough_outputs(tmp_path: Path) -> None:
+    """Per-schema cost: a schema with a few outputs never pays for fastcheck code generation;
+    one with many gets it after ``FAST_AFTER`` outputs; verdicts are the same either way, and
+    ``--jobs`` reports what the workers used without compiling anything in the parent."""
+    from schemaops.audit import run_audit
+    from schemaops.audit.validate import FAST_AFTER, SchemaChecker
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    checker = SchemaChecker("s", schema)
+    first = [checker.check({"n": i}).category for i in range(FAST_AFTER)]
+    assert not checker.fast_path
+    assert checker.check({"n": 1}).category == "ok" and checker.fast_path
+    assert checker.check({"n": "x"}).category == "schema_violation:type"
+    assert set(first) == {"ok"}
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    _write(reg, "many", schema)
+    _write(reg, "few", schema)
+    data = tmp_path / "in.jsonl"
+    rows = [_line(i, "many", '{"n": 1}') for i in range(400)] + [_line(9, "few", '{"n": 2}')]
+    data.write_bytes(b"\n".join(rows) + b"\n")
+    for jobs in (1, 2):
+        result = run_audit(str(data), AuditOptions(registry=str(reg), jobs=jobs, cache=False))
+        assert result.schemas == {"few": {"fast_path": False}, "many": {"fast_path": True}}
+        assert result.tally.ok == 401

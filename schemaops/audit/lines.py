@@ -146,6 +146,10 @@ def audit_lines(
     tally.outputs += n_ok  # failures were counted by add_failure
     for name, n in ok_counts.items():
         tally.by_schema.setdefault(name, Counter())[OK] += n
+    for name, c in checkers.items():  # reported from here: --jobs workers compile their own
+        tally.fast_path[name] = c.fast_path
+    if fixed is not None:
+        tally.fast_path[fixed.name] = fixed.fast_path
     return tally
 
 

@@ -96,10 +96,14 @@ def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
         )
     schemas: dict[str, Any] = {}
     for name in sorted(tally.by_schema):
-        if name != NO_SCHEMA:
+        if name == NO_SCHEMA:
+            continue
+        if name in tally.fast_path:  # the checkers that ran (in this process or a worker)
+            schemas[name] = {"fast_path": tally.fast_path[name]}
+        else:
             try:
                 checker = resolver.fixed or resolver.get(name)
-                schemas[name] = {"fast_path": checker.fast is not None}
+                schemas[name] = {"fast_path": checker.fast_path}
             except InputError as exc:  # cannot happen for a schema that classified outputs;
                 schemas[name] = {"fast_path": None, "error": str(exc)}  # shown if it does
     return AuditResult(path, opts, tally, time.perf_counter() - start, jobs, schemas)

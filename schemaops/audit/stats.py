@@ -77,6 +77,8 @@ class Tally:
     duplicate_key_lines: list[int] = field(default_factory=list)
     episodes: dict[Any, list[int]] = field(default_factory=dict)
     by_step: dict[Any, list[int]] = field(default_factory=dict)
+    #: schema -> whether its compiled fast check was in use (reported per schema)
+    fast_path: dict[str, bool] = field(default_factory=dict)
 
     def add_input_error(self, line: int, message: str) -> None:
         self.input_errors += 1
@@ -162,6 +164,8 @@ class Tally:
         for d in other.duplicate_key_lines:
             if len(self.duplicate_key_lines) < TIMEOUT_LINES:
                 self.duplicate_key_lines.append(d + line_offset)
+        for name, used in other.fast_path.items():
+            self.fast_path[name] = self.fast_path.get(name, False) or used
         for src, dst in ((other.episodes, self.episodes), (other.by_step, self.by_step)):
             for k, (n, f) in src.items():
                 cur = dst.setdefault(k, [0, 0])

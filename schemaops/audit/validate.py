@@ -28,6 +28,11 @@ from schemaops.errors import InputError
 from schemaops.formats import format_checker
 
 MESSAGE_LIMIT = 300
+#: A schema's first outputs are checked by jsonschema alone; its fast check is generated and
+#: compiled (about a millisecond) once it has had this many. A platform registry of thousands
+#: of schemas with a few outputs each does not pay for code it would barely run (issue 15).
+FAST_AFTER = 32
+_PENDING: Any = object()
 
 
 def pointer(path: Any) -> str:
@@ -63,10 +68,24 @@ class SchemaChecker:
         if cls is Draft202012Validator and not _mentions(schema, _ID_KEYWORDS):
             explain = inline_refs(schema)
         self.validator = cls(explain, format_checker=fmt)
-        self.fast = compile_fast(schema, cls, fmt)
+        self._fast_args = (schema, cls, fmt)
+        self._fast: Any = _PENDING
+        self._seen = 0
         # Only schemas with regexes can hang (the watchdog's timeout is set by alarm_handler).
         self.guarded = _mentions(schema, ("pattern", "patternProperties")) and timeout > 0
         self.timeouts = 0
+
+    @property
+    def fast(self) -> Any:
+        """The compiled yes/no check (compiled on first access), None when it cannot be exact."""
+        if self._fast is _PENDING:
+            self._fast = compile_fast(*self._fast_args)
+        return self._fast
+
+    @property
+    def fast_path(self) -> bool:
+        """Whether the compiled fast check is in use now (never compiles it)."""
+        return self._fast is not _PENDING and self._fast is not None
 
     def check(self, value: Any) -> Outcome:
         """Classify a parsed value: ``ok`` or ``schema_violation:<keyword>``.
@@ -78,7 +97,10 @@ class SchemaChecker:
         w.seq += 1
         w.active = self.guarded
         try:
-            fast = self.fast
+            fast = self._fast
+            if fast is _PENDING:
+                self._seen += 1
+                fast = self.fast if self._seen > FAST_AFTER else None
             if fast is not None and fast(value):
                 return OUTCOME_OK
             return self._slow(value)
