@@ -227,21 +227,30 @@ def test_a_2xx_without_a_chat_completion_is_not_warmed(broken: type[_Broken]) ->
     assert row["status"] == "failed" and "not a chat completion" in row["error"], row
 
 
+def _trickle(h: _Broken, parts: list[bytes], length: int | None, pause_s: float) -> None:
+    """A 200 sent in ``parts``, ``pause_s`` apart, until the client hangs up."""
+    h.send_response(200)
+    h.send_header("Content-Type", "application/json")
+    if length is None:
+        h.close_connection = True
+    else:
+        h.send_header("Content-Length", str(length))
+    h.end_headers()
+    try:
+        for part in parts:
+            h.wfile.write(part)
+            h.wfile.flush()
+            time.sleep(pause_s)
+    except OSError:
+        pass
+
+
 @pytest.mark.timeout(60)
 def test_an_endless_body_is_cut_off(broken: type[_Broken]) -> None:
-    def endless(h: _Broken) -> None:
-        h.send_response(200)
-        h.send_header("Content-Type", "application/json")
-        h.end_headers()  # no Content-Length: the body ends when the connection does
-        h.close_connection = True
-        chunk = b'{"text": "' + b"x" * 65536
-        try:  # stops at 64 MiB so that a client without a cap still ends (the old one did)
-            for _ in range(1024):
-                h.wfile.write(chunk)
-        except OSError:
-            pass
-
-    broken.routes["/generate"] = endless
+    chunk = b'{"text": "' + b"x" * 65536
+    # no Content-Length: the body ends when the connection does; it stops at 64 MiB so that
+    # a client without a cap still ends (the old one did, calling it warmed)
+    broken.routes["/generate"] = lambda h: _trickle(h, [chunk] * 1024, None, 0.0)
     t0 = time.monotonic()
     doc = _run(broken.url, probe=False, baseline_samples=0)
     row = doc["results"][0]
@@ -251,20 +260,10 @@ def test_an_endless_body_is_cut_off(broken: type[_Broken]) -> None:
 
 @pytest.mark.timeout(60)
 def test_timeout_is_a_deadline_for_the_whole_request(broken: type[_Broken]) -> None:
-    def drip(h: _Broken) -> None:  # a byte every 0.3 s: no single read ever waits 1 s
-        data = json.dumps(GOOD_GENERATE).encode()
-        h.send_response(200)
-        h.send_header("Content-Length", str(len(data)))
-        h.end_headers()
-        try:
-            for i in range(len(data)):
-                h.wfile.write(data[i : i + 1])
-                h.wfile.flush()
-                time.sleep(0.3)
-        except OSError:
-            pass
-
-    broken.routes["/generate"] = drip
+    data = json.dumps(GOOD_GENERATE).encode()
+    byte_by_byte = [data[i : i + 1] for i in range(len(data))]
+    # a byte every 0.3 s: no single read ever waits 1 s
+    broken.routes["/generate"] = lambda h: _trickle(h, byte_by_byte, len(data), 0.3)
     t0 = time.monotonic()
     doc = _run(broken.url, probe=False, baseline_samples=0, timeout_s=1.0)
     assert time.monotonic() - t0 < 6

@@ -202,55 +202,18 @@ class ServerClient:
         t0 = time.perf_counter()
         entered = self.in_flight.enter()
         timeout = httpx.Timeout(deadline_s, connect=min(10.0, deadline_s))
+        status: int | None = None
         try:
             async with asyncio.timeout(deadline_s):
                 async with self.http.stream(
                     method, self.base_url + path, json=body, headers=headers, timeout=timeout
                 ) as resp:
+                    status = resp.status_code
                     raw = await _read_capped(resp, MAX_BODY_BYTES)
-        except _TooLarge:
-            return Attempt(
-                Outcome.MALFORMED,
-                resp.status_code,
-                _ms(t0),
-                f"HTTP {resp.status_code} with an answer over {MAX_BODY_BYTES // 2**20} MiB: "
-                "not a server's answer to a 1-token request; stopped reading",
-                share_ms=self._share(entered, t0),
-            )
-        except (TimeoutError, httpx.TimeoutException) as exc:
-            if isinstance(exc, httpx.ConnectTimeout):
-                self.down_events += 1
-                return Attempt(
-                    Outcome.CONNECTION,
-                    None,
-                    _ms(t0),
-                    f"ConnectTimeout: no connection within {timeout.connect:g} s",
-                    share_ms=self._share(entered, t0),
-                )
-            return Attempt(
-                Outcome.TIMEOUT,
-                None,
-                _ms(t0),
-                f"no complete answer within {deadline_s:g} s (--timeout)",
-                share_ms=self._share(entered, t0),
-            )
-        except _CONNECTION_ERRORS as exc:
-            self.down_events += 1
-            return Attempt(
-                Outcome.CONNECTION,
-                None,
-                _ms(t0),
-                self._scrub(clean(f"{type(exc).__name__}: {exc or 'connection failed'}")),
-                share_ms=self._share(entered, t0),
-            )
-        except httpx.HTTPError as exc:  # undecodable body, invalid header, ...: no retry helps
-            return Attempt(
-                Outcome.MALFORMED,
-                None,
-                _ms(t0),
-                self._scrub(clean(f"{type(exc).__name__}: {exc}")),
-                share_ms=self._share(entered, t0),
-            )
+        except (_TooLarge, TimeoutError, httpx.HTTPError) as exc:
+            outcome, error = self._failure(exc, status, deadline_s, timeout)
+            shown = status if outcome is Outcome.MALFORMED else None
+            return Attempt(outcome, shown, _ms(t0), error, share_ms=self._share(entered, t0))
         share = self._share(entered, t0)
         data = _parse(raw)
         outcome = classify_status(resp.status_code)
@@ -263,6 +226,26 @@ class ServerClient:
         return Attempt(
             outcome, resp.status_code, _ms(t0), f"HTTP {resp.status_code}: {msg}", None, share
         )
+
+    def _failure(
+        self, exc: Exception, status: int | None, deadline_s: float, timeout: httpx.Timeout
+    ) -> tuple[Outcome, str]:
+        """The outcome and message of an exchange that raised (counting connection losses)."""
+        if isinstance(exc, _TooLarge):
+            return Outcome.MALFORMED, (
+                f"HTTP {status} with an answer over {MAX_BODY_BYTES // 2**20} MiB: "
+                "not a server's answer to a 1-token request; stopped reading"
+            )
+        if isinstance(exc, httpx.ConnectTimeout):
+            self.down_events += 1
+            return Outcome.CONNECTION, f"ConnectTimeout: no connection within {timeout.connect:g} s"
+        if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
+            return Outcome.TIMEOUT, f"no complete answer within {deadline_s:g} s (--timeout)"
+        text = self._scrub(clean(f"{type(exc).__name__}: {exc or 'connection failed'}"))
+        if isinstance(exc, _CONNECTION_ERRORS):
+            self.down_events += 1
+            return Outcome.CONNECTION, text
+        return Outcome.MALFORMED, text  # undecodable body, invalid header...: no retry helps
 
     async def request(
         self,
