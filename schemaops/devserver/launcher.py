@@ -22,7 +22,8 @@ from typing import Any
 
 from schemaops.devserver.env import DevEnv, DevServerError, default_cache_dir, ensure_env, log_tail
 
-GRAMMAR_BACKENDS = ("xgrammar", "llguidance", "outlines")
+# "none": SGLang without grammar enforcement (what `schemaops probe` must catch).
+GRAMMAR_BACKENDS = ("xgrammar", "llguidance", "outlines", "none")
 DEFAULT_START_TIMEOUT_S = 420.0  # 20-65 s alone; several at once on 2 shared cores take longer
 STOP_GRACE_S = 15.0
 
