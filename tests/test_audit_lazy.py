@@ -35,9 +35,12 @@ def _bench():
     return mod
 
 
-def _records(lines: list[bytes], registry: Path, lazy: bool) -> tuple[list[dict], SchemaResolver]:
+def _records(
+    lines: list[bytes], registry: Path, lazy: bool, cache_dir: Path | None = None
+) -> tuple[list[dict], SchemaResolver]:
+    """Records of auditing ``lines``; the facts cache is on only with ``cache_dir``."""
     opts = AuditOptions(registry=str(registry))
-    resolver = SchemaResolver(None, registry, lazy=lazy)
+    resolver = SchemaResolver(None, registry, lazy=lazy, cache_dir=cache_dir, cache=bool(cache_dir))
     out = io.BytesIO()
     audit_lines(lines, opts, resolver, 1, out)
     return [json.loads(x) for x in out.getvalue().splitlines()], resolver
@@ -87,6 +90,10 @@ def test_lazy_equals_eager_on_a_jsonschemabench_sample(tmp_path: Path) -> None:
     lazy, resolver = _records(lines, reg, lazy=True)
     eager, _ = _records(lines, reg, lazy=False)
     assert lazy == eager
+    cold, _ = _records(lines, reg, lazy=True, cache_dir=tmp_path / "cache")
+    warm, warm_resolver = _records(lines, reg, lazy=True, cache_dir=tmp_path / "cache")
+    assert warm_resolver._registry.facts.hits > 50  # the warm run skipped their checks
+    assert cold == warm == eager
     cats = {r["category"].split(":")[0] for r in lazy}
     assert {"ok", "schema_violation", "input_error"} <= cats  # the sample covers each
     assert len(resolver._registry._loaded) == len(set(names))
@@ -201,7 +208,7 @@ def test_run_audit_with_a_fixed_registry_schema_is_lazy(tmp_path: Path) -> None:
     _small_registry(reg)
     data = tmp_path / "in.jsonl"
     data.write_bytes(b'{"text": "{\\"n\\": 1}"}\n')
-    result = run_audit(str(data), AuditOptions(schema="plain", registry=str(reg)))
+    result = run_audit(str(data), AuditOptions(schema="plain", registry=str(reg), cache=False))
     assert result.tally.ok == 1
 
 
@@ -214,10 +221,12 @@ def test_lazy_equals_eager_on_the_full_workload(tmp_path: Path) -> None:
     reg = workdir / "registry"
     with open(workdir / "outputs.jsonl", "rb") as fh:
         lines = fh.read().splitlines()
-    lazy, _ = _records(lines, reg, lazy=True)
+    lazy, _ = _records(lines, reg, lazy=True, cache_dir=tmp_path / "cache")
     eager, _ = _records(lines, reg, lazy=False)
     assert len(lazy) == len(lines)
     assert lazy == eager
+    warm, _ = _records(lines, reg, lazy=True, cache_dir=tmp_path / "cache")
+    assert warm == eager
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
