@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -61,16 +62,25 @@ class _Storm(BaseHTTPRequestHandler):
             self._send(200, {"text": "x", "meta_info": {}})
 
 
+@contextmanager
+def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[None]:
+    """Serve ``handler`` on 127.0.0.1 in a thread; its ``url`` is set while it runs."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv.daemon_threads = True
+    handler.url = f"http://127.0.0.1:{srv.server_address[1]}"  # type: ignore[attr-defined]
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 @pytest.fixture()
 def storm() -> Iterator[type[_Storm]]:
     handler = type("Storm", (_Storm,), {"calls": [], "fail_first": 0})
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    handler.url = f"http://127.0.0.1:{srv.server_address[1]}"
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield handler
-    srv.shutdown()
-    srv.server_close()
+    with _serving(handler):
+        yield handler
 
 
 def _opts(url: str, retries: int) -> WarmOptions:
@@ -167,14 +177,8 @@ GOOD_CHAT = {"choices": [{"index": 0, "message": {"content": "{"}, "finish_reaso
 @pytest.fixture()
 def broken() -> Iterator[type[_Broken]]:
     handler = type("Broken", (_Broken,), {"routes": {}, "auth": [], "hits": {}})
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    srv.daemon_threads = True
-    handler.url = f"http://127.0.0.1:{srv.server_address[1]}"
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    yield handler
-    srv.shutdown()
-    srv.server_close()
+    with _serving(handler):
+        yield handler
 
 
 def _run(url: str, items: list | None = None, **kw: Any) -> dict[str, Any]:
@@ -404,13 +408,8 @@ def shared_compiles() -> Iterator[type[_SharedCompiles]]:
             "one_at_a_time": threading.Lock(),
         },
     )
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    srv.daemon_threads = True
-    handler.url = f"http://127.0.0.1:{srv.server_address[1]}"
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield handler
-    srv.shutdown()
-    srv.server_close()
+    with _serving(handler):
+        yield handler
 
 
 @pytest.mark.timeout(120)
