@@ -6,6 +6,8 @@ Public API (other areas rely on it):
   ``NAME.examples.json`` sidecars). Raises ``RegistryError`` listing every problem
   (``.problems``: dicts with ``file``, ``pointer``, ``kind``, ``reason``; ``.exit_code``).
 - ``inspect_registry(path) -> (Registry, problems)``: the same without raising.
+- ``LazyRegistry(path)``: the same checks one schema at a time, on first use (``audit``):
+  ``schema(name)`` raises InputError for an unknown name or a schema with problems.
 - ``Registry``: ``.schemas`` (name -> Schema, in name order), ``.libraries`` (shared-defs
   files), ``get(name)`` (InputError if unknown), iteration, ``len``, ``in``.
 - ``Schema``: ``name``, ``version``, ``draft``, ``hash`` (sha256 of ``wire("native")``),
@@ -17,6 +19,7 @@ Public API (other areas rely on it):
 """
 
 from schemaops.registry.diff import Change, DiffReport, diff_paths, diff_schemas
+from schemaops.registry.lazy import LazyRegistry
 from schemaops.registry.loader import (
     Registry,
     RegistryError,
@@ -32,6 +35,7 @@ from schemaops.registry.model import Schema, canonical_text, content_hash, opena
 __all__ = [
     "Change",
     "DiffReport",
+    "LazyRegistry",
     "Registry",
     "RegistryError",
     "Schema",
