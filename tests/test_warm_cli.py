@@ -108,3 +108,24 @@ def test_drift_cli_exit_codes(tmp_path: Path) -> None:
     log.write_text(json.dumps({"sampling_params": {"json_schema": a}}) + "\n")
     assert _cli("registry", "drift", str(log)).returncode == 0
     assert _cli("registry", "drift", str(tmp_path / "missing.jsonl")).returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("servers", "extra", "message"),
+    [
+        (["http://u:pw@[::1"], {}, "not a valid URL"),
+        (["http://127.0.0.1:1"], {"tools": "named"}, "--tools needs --api openai"),
+        (["http://127.0.0.1:1"], {"require_proof": True}, "--require-proof needs the probes"),
+    ],
+)
+def test_run_warm_checks_settings_before_any_request(
+    servers: list[str], extra: dict, message: str, registry_dir: Path
+) -> None:
+    """The library call the CLI makes refuses unusable settings itself (InputError: exit 2)."""
+    from schemaops.errors import InputError
+    from schemaops.warm import WarmOptions, WarmSettings, run_warm
+
+    opts = WarmOptions(servers=servers, probe=not extra.get("require_proof"))
+    with pytest.raises(InputError, match=message) as err:
+        run_warm(WarmSettings(options=opts, registry=registry_dir, **extra))
+    assert err.value.exit_code == 2 and "pw" not in str(err.value)

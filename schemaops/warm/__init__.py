@@ -10,9 +10,14 @@ Library API (the CLI ``schemaops warm`` is a thin layer over it)::
     runs, wall_s = warm(items, opts)
     doc = report.document(items, runs, opts, wall_s)   # the --json document
 
-Modules: ``plan`` (what to send), ``client`` (one server, retries), ``retry`` (policy),
-``engine`` (the run), ``prove`` (latency verdicts), ``report`` (JSON, table, exit code),
-``fromlog`` (request logs), ``drift`` (byte variants of one schema).
+Or all of ``schemaops warm`` in one call: ``run_warm(WarmSettings(options=opts,
+registry=Path("schemas")))`` returns the ``--json`` document and the exit code.
+
+Modules: ``plan`` (what to send), ``client`` (one server, retries, deadlines, body cap),
+``answer`` (what a completed answer looks like; printable server text), ``urls`` (checked
+and redacted server URLs), ``retry`` (policy), ``engine`` (the run), ``prove`` (latency
+verdicts), ``report`` (JSON, table, exit code), ``progress`` (the bar), ``run`` (the command
+as one call), ``fromlog`` (request logs), ``drift`` (byte variants of one schema).
 """
 
 from schemaops.warm import report
@@ -20,6 +25,7 @@ from schemaops.warm.engine import ServerRun, WarmOptions, warm, warm_async
 from schemaops.warm.fromlog import plan_from_log
 from schemaops.warm.plan import WarmItem, build_request, plan_from_registry
 from schemaops.warm.retry import Outcome, RetryPolicy
+from schemaops.warm.run import WarmSettings, run_warm
 
 __all__ = [
     "Outcome",
@@ -27,10 +33,12 @@ __all__ = [
     "ServerRun",
     "WarmItem",
     "WarmOptions",
+    "WarmSettings",
     "build_request",
     "plan_from_log",
     "plan_from_registry",
     "report",
+    "run_warm",
     "warm",
     "warm_async",
 ]

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import InputError
-from schemaops.warm import report
 from schemaops.warm.engine import WarmOptions, warm
 from schemaops.warm.plan import ToolsMode, WarmItem, plan_from_registry
 from schemaops.warm.progress import progress_bar
+from schemaops.warm.report import document, exit_code
 from schemaops.warm.urls import check_server_url
 
 Notify = Callable[[str], None]
@@ -105,5 +105,5 @@ def run_warm(
     items = plan(settings, notify)
     with progress_bar(show_progress) as progress:
         runs, wall = warm(items, settings.options, progress)
-    doc = report.document(items, runs, settings.options, wall)
-    return doc, report.exit_code(doc, settings.require_proof)
+    doc = document(items, runs, settings.options, wall)
+    return doc, exit_code(doc, settings.require_proof)
