@@ -30,6 +30,9 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+# The vLLM dev-server fixtures (vllm_server, vllm_url, vllm_client): see vllm_fixtures.py.
+from vllm_fixtures import _vllm_session, vllm_client, vllm_server, vllm_url  # noqa: F401
+
 from schemaops.devserver import DevServer, DevServerError, ensure_env, start_servers
 
 HTTP_TIMEOUT_S = 300.0  # a compile-heavy schema on 2 shared cores can take seconds

