@@ -7,4 +7,6 @@ VENV="${SCHEMAOPS_VENV:-.venv}"
 [ -x "$VENV/bin/schemaops" ] || bash scripts/install.sh
 echo "[test] preparing the SGLang dev server environment (cached after the first run)" >&2
 "$VENV/bin/schemaops" dev-server --install-only
+echo "[test] preparing the vLLM dev server environment (cached after the first run)" >&2
+"$VENV/bin/schemaops" dev-server --install-only --engine vllm
 exec "$VENV/bin/python" -m pytest "$@"
