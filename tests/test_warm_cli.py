@@ -115,6 +115,7 @@ def test_drift_cli_exit_codes(tmp_path: Path) -> None:
     [
         (["http://u:pw@[::1"], {}, "not a valid URL"),
         (["http://127.0.0.1:1"], {"tools": "named"}, "--tools needs --api openai"),
+        (["http://127.0.0.1:1"], {"dp": 100000}, "--dp must be 1..256"),
         (["http://127.0.0.1:1"], {"require_proof": True}, "--require-proof needs the probes"),
     ],
 )
@@ -125,7 +126,9 @@ def test_run_warm_checks_settings_before_any_request(
     from schemaops.errors import InputError
     from schemaops.warm import WarmOptions, WarmSettings, run_warm
 
-    opts = WarmOptions(servers=servers, probe=not extra.get("require_proof"))
+    opts = WarmOptions(
+        servers=servers, probe=not extra.get("require_proof"), dp=extra.pop("dp", None)
+    )
     with pytest.raises(InputError, match=message) as err:
         run_warm(WarmSettings(options=opts, registry=registry_dir, **extra))
     assert err.value.exit_code == 2 and "pw" not in str(err.value)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import InputError
-from schemaops.warm.engine import WarmOptions, warm
+from schemaops.warm.engine import MAX_DP, WarmOptions, warm
 from schemaops.warm.plan import ToolsMode, WarmItem, plan_from_registry
 from schemaops.warm.progress import progress_bar
 from schemaops.warm.report import document, exit_code
@@ -45,6 +45,8 @@ def check(settings: WarmSettings) -> None:
             raise InputError(why)
     if settings.tools != "off" and opts.api != "openai":
         raise InputError("--tools needs --api openai (tool calling is an OpenAI API path)")
+    if opts.dp is not None and not 1 <= opts.dp <= MAX_DP:
+        raise InputError(f"--dp must be 1..{MAX_DP} (one request per schema and replica)")
     if settings.require_proof and not opts.probe:
         raise InputError("--require-proof needs the probes: drop --no-probe")
 
