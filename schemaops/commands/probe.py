@@ -1,0 +1,71 @@
+"""``schemaops probe``: option parsing only; the work is ``schemaops.probe.run_probe``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from schemaops.commands._common import call, emit_json
+
+HELP = "\n\n".join(
+    [
+        "Is the constraint really applied? Send canaries on every structured-output path of a "
+        "server (SGLang /generate json_schema/regex/ebnf; chat response_format json_schema and "
+        "json_object; tools with tool_choice required, named, auto, auto+strict; vLLM "
+        "structured_outputs json/regex/choice and legacy guided_json) and give each path a "
+        "verdict: enforced, unconstrained (200 but the output breaks the canary), rejected "
+        "(4xx, with the server's message), error, or unproven (no evidence, with the reason).",
+        "A canary's answer is random 16-character tokens (an enum, a const, a one-string "
+        "pattern) sampled at temperature 1.0: an unconstrained model hits one with probability "
+        "below 1e-28, so a false 'enforced' is below 2e-86 per JSON canary; a constrained "
+        "server cannot break one (a cut-off answer is unproven, never unconstrained).",
+        "Exit 0 ok; 1 a path in --paths not enforced (without --paths: any path unconstrained, "
+        "rejected or error); 2 nothing could be probed (dead server, bad URL) or a usage error.",
+    ]
+)
+
+
+def probe_cmd(
+    server: str = typer.Option(..., "--server", "-s", help="Server base URL."),
+    paths: list[str] | None = typer.Option(
+        None,
+        "--paths",
+        "-p",
+        help="Paths the deployment uses (repeat or comma-separate); exit 1 unless all are "
+        "enforced. Default: the engine's usual paths.",
+    ),
+    registry: Path | None = typer.Option(
+        None, "--registry", "-r", help="Also send one real request per registry schema, audited."
+    ),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Deadline per request, s."),
+    canaries: int = typer.Option(3, "--canaries", min=1, max=20, help="Canaries per path."),
+    max_tokens: int = typer.Option(200, "--max-tokens", min=16, help="Token budget per answer."),
+    model: str | None = typer.Option(None, "--model", help="Model name (default: /v1/models)."),
+    json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON document."),
+) -> None:
+    from schemaops.probe import ProbeSettings, run_probe
+    from schemaops.probe.report import render
+
+    settings = ProbeSettings(
+        server=server,
+        paths=paths or None,
+        registry=registry,
+        timeout_s=timeout,
+        canaries=canaries,
+        max_tokens=max_tokens,
+        model=model,
+    )
+    doc, code = call(run_probe, settings)
+    if json_out:
+        emit_json(doc)
+    else:
+        render(doc)
+    if doc.get("error"):
+        typer.echo(f"error: {doc['error']}", err=True)
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``probe`` to the root app."""
+    app.command("probe", help=HELP, no_args_is_help=True)(probe_cmd)

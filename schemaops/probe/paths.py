@@ -1,0 +1,330 @@
+"""The request paths a deployment can use for structured output, and how each is probed.
+
+Each path names one way a client asks a server for constrained output. ``build`` turns a
+canary into ``(endpoint, body)``; ``read`` pulls the text the application would read out of
+a 200 answer (plus the finish reason and notes on anything odd, such as JSON that went to
+``reasoning_content``).
+
+On SGLang 0.5.23 without ``--tool-call-parser`` the tool paths come back as a JSON array
+``[{"name", "parameters"}]`` in ``message.content`` (finish_reason ``stop``); with a parser,
+as ``message.tool_calls``. Both are read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from schemaops.probe.canary import Canary, Kind
+
+Engine = Literal["sglang", "vllm", "openai"]
+NATIVE = "/generate"
+CHAT = "/v1/chat/completions"
+TOOL_NAME = "record_canary"
+
+# The instruction contradicts every canary: a model left free answers in prose.
+PROMPT = (
+    "Answer in one short plain-English sentence. Do not write JSON, braces, quotes, code or "
+    "random letters, and do not call any tool. What colour is a clear daytime sky?"
+)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the application would get from a 200 answer."""
+
+    text: str | None
+    truncated: bool
+    finish: str | None
+    notes: tuple[str, ...] = ()
+    aborted: str | None = None
+    tool_call: bool = False  # the answer holds a tool call (tool_calls, or SGLang's array)
+
+
+@dataclass(frozen=True)
+class PathSpec:
+    """One probed request path."""
+
+    name: str
+    kind: Kind
+    endpoint: str
+    what: str
+    engines: tuple[Engine, ...]
+    build: Callable[[Canary, int, str | None], dict[str, Any]]
+    tools: str | None = None  # "required", "named", "auto", "auto_strict"
+
+
+def _native(field: str) -> Callable[[Canary, int, str | None], dict[str, Any]]:
+    def build(c: Canary, max_tokens: int, model: str | None) -> dict[str, Any]:
+        value = json.dumps(c.schema) if field == "json_schema" else getattr(c, field)
+        sp = {field: value, "max_new_tokens": max_tokens, "temperature": 1.0, "top_p": 1.0}
+        return {"text": PROMPT, "sampling_params": sp}
+
+    return build
+
+
+def _chat(c: Canary, max_tokens: int, model: str | None, **extra: Any) -> dict[str, Any]:
+    return {
+        "model": model or "default",
+        "messages": [{"role": "user", "content": PROMPT}],
+        "max_tokens": max_tokens,
+        "temperature": 1.0,
+        "top_p": 1.0,
+        **extra,
+    }
+
+
+def _response_format(c: Canary, max_tokens: int, model: str | None) -> dict[str, Any]:
+    if c.kind == "json_object":
+        return _chat(c, max_tokens, model, response_format={"type": "json_object"})
+    rf = {"type": "json_schema", "json_schema": {"name": "canary", "schema": c.schema}}
+    return _chat(c, max_tokens, model, response_format=rf)
+
+
+def _tools(choice: str) -> Callable[[Canary, int, str | None], dict[str, Any]]:
+    def build(c: Canary, max_tokens: int, model: str | None) -> dict[str, Any]:
+        fn: dict[str, Any] = {
+            "name": TOOL_NAME,
+            "description": "Records a value.",
+            "parameters": c.schema,
+        }
+        if choice in ("required", "named", "auto_strict"):
+            fn["strict"] = True
+        tool_choice: Any = {
+            "required": "required",
+            "named": {"type": "function", "function": {"name": TOOL_NAME}},
+        }.get(choice, "auto")
+        return _chat(
+            c,
+            max_tokens,
+            model,
+            tools=[{"type": "function", "function": fn}],
+            tool_choice=tool_choice,
+        )
+
+    return build
+
+
+def _structured(key: str) -> Callable[[Canary, int, str | None], dict[str, Any]]:
+    def build(c: Canary, max_tokens: int, model: str | None) -> dict[str, Any]:
+        value: Any = {"json": c.schema, "regex": c.regex, "choice": c.choices}[key]
+        return _chat(c, max_tokens, model, structured_outputs={key: value})
+
+    return build
+
+
+def _guided_json(c: Canary, max_tokens: int, model: str | None) -> dict[str, Any]:
+    return _chat(c, max_tokens, model, guided_json=c.schema)
+
+
+ALL = ("sglang", "vllm", "openai")
+PATHS: tuple[PathSpec, ...] = (
+    PathSpec(
+        "generate.json_schema",
+        "json",
+        NATIVE,
+        "SGLang /generate sampling_params.json_schema",
+        ("sglang",),
+        _native("json_schema"),
+    ),
+    PathSpec(
+        "generate.regex",
+        "regex",
+        NATIVE,
+        "SGLang /generate sampling_params.regex",
+        ("sglang",),
+        _native("regex"),
+    ),
+    PathSpec(
+        "generate.ebnf",
+        "ebnf",
+        NATIVE,
+        "SGLang /generate sampling_params.ebnf",
+        ("sglang",),
+        _native("ebnf"),
+    ),
+    PathSpec(
+        "response_format.json_schema",
+        "json",
+        CHAT,
+        "chat response_format json_schema",
+        ALL,
+        _response_format,
+    ),
+    PathSpec(
+        "response_format.json_object",
+        "json_object",
+        CHAT,
+        "chat response_format json_object",
+        ALL,
+        _response_format,
+    ),
+    PathSpec(
+        "tools.required",
+        "json",
+        CHAT,
+        'chat tools, tool_choice "required"',
+        ALL,
+        _tools("required"),
+        "required",
+    ),
+    PathSpec(
+        "tools.named",
+        "json",
+        CHAT,
+        "chat tools, tool_choice naming the function",
+        ALL,
+        _tools("named"),
+        "named",
+    ),
+    PathSpec(
+        "tools.auto",
+        "json",
+        CHAT,
+        'chat tools, tool_choice "auto", no strict',
+        ALL,
+        _tools("auto"),
+        "auto",
+    ),
+    PathSpec(
+        "tools.auto_strict",
+        "json",
+        CHAT,
+        'chat tools, tool_choice "auto", strict: true',
+        ALL,
+        _tools("auto_strict"),
+        "auto_strict",
+    ),
+    PathSpec(
+        "structured_outputs.json",
+        "json",
+        CHAT,
+        "vLLM structured_outputs.json",
+        ("vllm",),
+        _structured("json"),
+    ),
+    PathSpec(
+        "structured_outputs.regex",
+        "regex",
+        CHAT,
+        "vLLM structured_outputs.regex",
+        ("vllm",),
+        _structured("regex"),
+    ),
+    PathSpec(
+        "structured_outputs.choice",
+        "choice",
+        CHAT,
+        "vLLM structured_outputs.choice",
+        ("vllm",),
+        _structured("choice"),
+    ),
+    PathSpec(
+        "guided_json",
+        "json",
+        CHAT,
+        "legacy guided_json (ignored by vLLM >= 0.12)",
+        ("vllm",),
+        _guided_json,
+    ),
+)
+BY_NAME = {p.name: p for p in PATHS}
+
+
+def default_paths(engine: Engine) -> list[PathSpec]:
+    """The paths worth probing on ``engine`` (every path when the user names them)."""
+    return [p for p in PATHS if engine in p.engines]
+
+
+def _finish_reason(value: Any) -> str | None:
+    if isinstance(value, dict):  # SGLang /generate: {"type": "stop"|"length"|"abort", ...}
+        value = value.get("type")
+    return value if isinstance(value, str) else None
+
+
+def _abort_message(value: Any) -> str | None:
+    if isinstance(value, dict) and value.get("type") == "abort":
+        return str(value.get("message") or "aborted")
+    return "aborted" if value == "abort" else None
+
+
+def read(spec: PathSpec, body: Any) -> Reading | str:
+    """The application's view of a 200 answer, or why it is not an answer of ``spec``."""
+    if spec.endpoint == NATIVE:
+        if not (isinstance(body, dict) and isinstance(body.get("meta_info"), dict)):
+            return "HTTP 200 but not a /generate answer (no meta_info)"
+        fr = body["meta_info"].get("finish_reason")
+        text = body.get("text")
+        return Reading(
+            text if isinstance(text, str) else None,
+            _finish_reason(fr) == "length",
+            _finish_reason(fr),
+            aborted=_abort_message(fr),
+        )
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+        return "HTTP 200 but not a chat completion (no choices)"
+    choice = choices[0]
+    msg = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    fr = _finish_reason(choice.get("finish_reason"))
+    content = msg.get("content")
+    notes: list[str] = []
+    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
+    if isinstance(reasoning, str) and reasoning.strip() and not (content or "").strip():
+        notes.append("content is empty and the text went to reasoning_content")
+    if spec.tools:
+        calls = msg.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            first = calls[0] if isinstance(calls[0], dict) else {}
+            fn = first.get("function") if isinstance(first.get("function"), dict) else {}
+            if fn.get("name") != TOOL_NAME:
+                notes.append(f"tool call names {fn.get('name')!r}, not {TOOL_NAME!r}")
+            if isinstance(content, str) and content.strip():
+                notes.append("prose next to the tool call")
+            args = fn.get("arguments")
+            return Reading(
+                args if isinstance(args, str) else json.dumps(args),
+                fr == "length",
+                fr,
+                tuple(notes),
+                _abort_message(choice.get("finish_reason")),
+                True,
+            )
+        if fr == "tool_calls":
+            notes.append("finish_reason tool_calls but no tool call")
+        arguments = _array_form(content)
+        if arguments is not None:  # SGLang without a tool-call parser
+            return Reading(arguments, fr == "length", fr, tuple(notes), None, True)
+    return Reading(
+        content if isinstance(content, str) else None,
+        fr == "length",
+        fr,
+        tuple(notes),
+        _abort_message(choice.get("finish_reason")),
+    )
+
+
+def _array_form(content: Any) -> str | None:
+    """The parameters of SGLang's ``[{"name", "parameters"}]`` content, as JSON text."""
+    if not isinstance(content, str) or not content.lstrip().startswith("["):
+        return None
+    try:
+        value = json.loads(content)
+    except ValueError:
+        # cut off after a complete first call (a random model may go on with ",{...}")
+        try:
+            first, _ = json.JSONDecoder().raw_decode(content.lstrip()[1:].lstrip())
+        except ValueError:
+            return None
+        value = [first]
+    if (
+        isinstance(value, list)
+        and value
+        and all(
+            isinstance(v, dict) and v.get("name") == TOOL_NAME and "parameters" in v for v in value
+        )
+    ):
+        return json.dumps(value[0]["parameters"])  # parallel calls share one schema
+    return None

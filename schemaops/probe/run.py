@@ -1,0 +1,338 @@
+"""``schemaops probe`` as one library call: is the constraint really applied, per path?
+
+For each request path (``paths.PATHS``) a few canaries (``canary``) are sent at temperature
+1.0; each answer is satisfied, broken or inconclusive, and the path gets one verdict:
+
+- ``enforced``: at least one answer satisfied its canary and none broke one;
+- ``unconstrained``: HTTP 200, but an answer broke its canary (the grammar was not applied);
+- ``rejected``: the server refused the request (4xx, or a 200 aborted with a message);
+- ``error``: no usable answer (timeout, 5xx, connection, a body that is no answer);
+- ``unproven``: answers that prove nothing either way (cut off by the token budget while
+  still possible; ``tool_choice: auto`` answered in text, which auto allows).
+
+The HTTP side is ``schemaops.warm.client.ServerClient``: whole-request deadlines, capped
+bodies, retries on connection errors and 5xx only, credentials redacted from every message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from schemaops.errors import InputError
+from schemaops.probe import canary as cn
+from schemaops.probe.paths import BY_NAME, CHAT, NATIVE, Engine, PathSpec, default_paths, read
+from schemaops.warm.answer import clean
+from schemaops.warm.client import Attempt, ServerClient, ServerUnavailable
+from schemaops.warm.retry import Outcome, RetryPolicy
+from schemaops.warm.urls import check_server_url, scrub_all
+
+VERDICTS = ("enforced", "unconstrained", "rejected", "error", "unproven")
+NOT_ENFORCED_GATE = frozenset({"unconstrained", "rejected", "error"})
+
+
+@dataclass
+class ProbeSettings:
+    """What to probe. ``paths``: the paths the deployment uses (the exit-1 gate); ``None``
+    probes the engine's usual paths and fails only on unconstrained, rejected or error."""
+
+    server: str
+    paths: list[str] | None = None
+    registry: Path | None = None
+    timeout_s: float = 60.0
+    canaries: int = 3
+    max_tokens: int = 200
+    model: str | None = None
+    concurrency: int = 4
+    retries: int = 2
+
+
+@dataclass
+class Shot:
+    """One canary request and what its answer showed."""
+
+    judgement: str  # satisfied | broken | inconclusive | rejected | error
+    why: str
+    status: int | None = None
+    finish_reason: str | None = None
+    elapsed_ms: float | None = None
+    notes: list[str] = field(default_factory=list)
+    connection: bool = False
+
+    def doc(self) -> dict[str, Any]:
+        return {
+            "judgement": self.judgement,
+            "why": self.why,
+            "http_status": self.status,
+            "finish_reason": self.finish_reason,
+            "elapsed_ms": self.elapsed_ms,
+            "notes": self.notes,
+        }
+
+
+def check(settings: ProbeSettings) -> list[str] | None:
+    """Raise ``InputError`` for settings that cannot work; the known path names given."""
+    why = check_server_url(settings.server)
+    if why:
+        raise InputError(why)
+    if settings.canaries < 1 or settings.max_tokens < 16 or settings.timeout_s <= 0:
+        raise InputError("--canaries >= 1, --max-tokens >= 16 and --timeout > 0 are needed")
+    if settings.paths is None:
+        return None
+    names = [p.strip() for item in settings.paths for p in item.split(",") if p.strip()]
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown or not names:
+        raise InputError(
+            f"--paths: unknown path(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
+            f"known: {', '.join(BY_NAME)}"
+        )
+    return list(dict.fromkeys(names))
+
+
+def _shot(spec: PathSpec, can: cn.Canary, att: Attempt) -> Shot:
+    base = {"status": att.status, "elapsed_ms": att.elapsed_ms}
+    if att.outcome is Outcome.OK:
+        reading = read(spec, att.body)
+        if isinstance(reading, str):
+            return Shot("error", reading, **base)
+        notes = list(reading.notes)
+        if reading.aborted:
+            why = f"HTTP 200 with finish_reason abort: {clean(reading.aborted, 300)}"
+            return Shot("rejected", why, finish_reason=reading.finish, notes=notes, **base)
+        if spec.tools in ("auto", "auto_strict") and not reading.tool_call:
+            why = "the model answered in text, which tool_choice auto allows: no evidence"
+            return Shot("inconclusive", why, finish_reason=reading.finish, notes=notes, **base)
+        judgement, why = cn.judge(can, reading.text, reading.truncated)
+        return Shot(judgement, why, finish_reason=reading.finish, notes=notes, **base)
+    if att.outcome in (Outcome.VERDICT, Outcome.REJECTED):
+        return Shot("rejected", att.error or f"HTTP {att.status}", **base)
+    return Shot(
+        "error",
+        att.error or att.outcome.value,
+        connection=att.outcome is Outcome.CONNECTION,
+        **base,
+    )
+
+
+def verdict_of(shots: list[Shot], spec: PathSpec) -> tuple[str, str]:
+    """One verdict for a path from its canaries' answers, and the reason."""
+    by = {j: [s for s in shots if s.judgement == j] for j in {s.judgement for s in shots}}
+    n = len(shots)
+    if by.get("broken"):
+        s = by["broken"][0]
+        return "unconstrained", f"{len(by['broken'])}/{n} answers broke the canary: {s.why}"
+    if by.get("satisfied"):
+        extra = [s.why for s in shots if s.judgement in ("rejected", "error")]
+        tail = f" (other answers: {'; '.join(extra)})" if extra else ""
+        return "enforced", f"{len(by['satisfied'])}/{n} answers satisfied the canary{tail}"
+    if by.get("rejected"):
+        return "rejected", by["rejected"][0].why
+    if by.get("error"):
+        return "error", by["error"][0].why
+    return "unproven", by["inconclusive"][0].why if by.get("inconclusive") else "no answer"
+
+
+async def _discover(client: ServerClient, model: str | None) -> dict[str, Any]:
+    """Which engine answers (SGLang has ``/server_info``; vLLM says ``owned_by: vllm``)."""
+    await client.check_ready()
+    info = await client.get_json("/server_info", timeout_s=15.0)
+    facts: dict[str, Any] = {}
+    engine: Engine = "openai"
+    if isinstance(info, dict) and ("grammar_backend" in info or "tp_size" in info):
+        engine = "sglang"
+        for k in (
+            "version",
+            "grammar_backend",
+            "tool_call_parser",
+            "reasoning_parser",
+            "constrained_json_disable_any_whitespace",
+            "dp_size",
+        ):
+            if k in info:
+                facts[k] = info[k]
+    models = await client.get_json("/v1/models", timeout_s=15.0)
+    data = models.get("data") if isinstance(models, dict) else None
+    first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
+    if engine == "openai" and first.get("owned_by") == "vllm":
+        engine = "vllm"
+        version = await client.get_json("/version", timeout_s=15.0)
+        if isinstance(version, dict) and "version" in version:
+            facts["version"] = version["version"]
+    chosen = model or (first.get("id") if isinstance(first.get("id"), str) else None)
+    return {"engine": engine, "model": chosen, "facts": facts}
+
+
+async def _probe_path(
+    client: ServerClient,
+    spec: PathSpec,
+    s: ProbeSettings,
+    model: str | None,
+    tokens: cn.Tokens,
+    sem: asyncio.Semaphore,
+) -> dict[str, Any]:
+    shots: list[Shot] = []
+    for _ in range(s.canaries):
+        can = cn.make(spec.kind, tokens)
+        body = spec.build(can, s.max_tokens, model)
+        async with sem:
+            res = await client.request("POST", spec.endpoint, body)
+        shot = _shot(spec, can, res.last)
+        shots.append(shot)
+        if shot.judgement in ("rejected", "error"):
+            break  # the same refusal again proves nothing more and costs a timeout each
+    verdict, reason = verdict_of(shots, spec)
+    bound = cn.make(spec.kind, cn.Tokens()).bound() if spec.tools is None else None
+    doc = {
+        "path": spec.name,
+        "what": spec.what,
+        "endpoint": spec.endpoint,
+        "verdict": verdict,
+        "reason": reason,
+        "canaries": [x.doc() for x in shots],
+        "p_false_enforced": bound if verdict == "enforced" else None,
+        "p_false_unconstrained": cn.P_FALSE_UNCONSTRAINED,
+    }
+    if verdict == "enforced" and bound is None:
+        doc["caveat"] = (
+            "any JSON object passes json_object: no secret to guess"
+            if spec.kind == "json_object"
+            else "the chat template shows the tool's parameters to the model, so a model that "
+            "copies them could pass unconstrained"
+        )
+    doc["_connection_only"] = all(x.connection for x in shots)
+    return doc
+
+
+async def _probe_registry(
+    client: ServerClient, engine: Engine, s: ProbeSettings, model: str | None
+) -> list[dict[str, Any]]:
+    """One real request per registry schema on the engine's JSON path, its output audited."""
+    from schemaops.audit.classify import parse_output
+    from schemaops.audit.validate import SchemaChecker
+    from schemaops.registry import load_registry
+
+    registry = load_registry(s.registry)  # type: ignore[arg-type]
+    spec = BY_NAME["generate.json_schema" if engine == "sglang" else "response_format.json_schema"]
+    rows = []
+    for schema in registry:
+        if spec.endpoint == NATIVE:
+            body = {
+                "text": "Fill in the form.",
+                "sampling_params": {
+                    "json_schema": schema.wire("native"),
+                    "max_new_tokens": s.max_tokens * 4,
+                    "temperature": 1.0,
+                },
+            }
+        else:
+            rf = {"type": "json_schema", "json_schema": {"name": "s", "schema": schema.bundled()}}
+            body = {
+                "model": model or "default",
+                "messages": [{"role": "user", "content": "Fill in the form."}],
+                "max_tokens": s.max_tokens * 4,
+                "temperature": 1.0,
+                "response_format": rf,
+            }
+        res = await client.request("POST", spec.endpoint, body)
+        row: dict[str, Any] = {"schema": schema.name, "path": spec.name}
+        att = res.last
+        reading = read(spec, att.body) if att.outcome is Outcome.OK else None
+        if att.outcome in (Outcome.VERDICT, Outcome.REJECTED):
+            row.update(verdict="rejected", category=None, message=att.error)
+        elif reading is None or isinstance(reading, str):
+            row.update(verdict="error", category=None, message=att.error or reading)
+        elif reading.aborted:
+            row.update(verdict="rejected", category=None, message=clean(reading.aborted, 300))
+        else:
+            value, failure = parse_output(reading.text or "")
+            out = failure or SchemaChecker(schema.name, schema.bundled(), checked=True).check(value)
+            ok = out.category == "ok"
+            cut = failure is not None and reading.truncated
+            verdict = "enforced" if ok else ("unproven" if cut else "unconstrained")
+            row.update(
+                verdict=verdict,
+                category=out.category,
+                subtype=out.subtype,
+                message=out.message,
+                finish_reason=reading.finish,
+            )
+        rows.append(row)
+    return rows
+
+
+async def probe_async(s: ProbeSettings, gate: list[str] | None) -> dict[str, Any]:
+    """The probe document (see ``run_probe``)."""
+    policy = RetryPolicy(retries=s.retries, base_s=0.5, cap_s=2.0)
+    async with httpx.AsyncClient() as http:
+        client = ServerClient(s.server, http, timeout_s=s.timeout_s, policy=policy)
+        doc: dict[str, Any] = {"server": client.shown_url, "engine": None, "paths": []}
+        try:
+            found = await _discover(client, s.model)
+        except ServerUnavailable as exc:
+            doc["error"] = str(exc)
+            return doc
+        doc.update(engine=found["engine"], model=found["model"], server_facts=found["facts"])
+        specs = [BY_NAME[n] for n in gate] if gate else default_paths(found["engine"])
+        tokens, sem = cn.Tokens(), asyncio.Semaphore(s.concurrency)
+        rows = await asyncio.gather(
+            *(_probe_path(client, sp, s, found["model"], tokens, sem) for sp in specs)
+        )
+        if all(r.pop("_connection_only") for r in rows) and rows:
+            doc["error"] = f"{client.shown_url}: no path could be probed ({rows[0]['reason']})"
+        for r in rows:
+            r.pop("_connection_only", None)
+        doc["paths"] = rows
+        if s.registry is not None and "error" not in doc:
+            doc["registry"] = await _probe_registry(client, found["engine"], s, found["model"])
+        return scrub_all(doc, [s.server])
+
+
+def summarise(doc: dict[str, Any], gate: list[str] | None) -> None:
+    """Add ``counts``, ``gate`` and ``failed`` (what makes the exit code 1) to ``doc``."""
+    doc["counts"] = dict(Counter(p["verdict"] for p in doc["paths"]))
+    if gate:
+        failed = [p["path"] for p in doc["paths"] if p["verdict"] != "enforced"]
+    else:
+        failed = [p["path"] for p in doc["paths"] if p["verdict"] in NOT_ENFORCED_GATE]
+    failed += [
+        f"registry:{r['schema']}"
+        for r in doc.get("registry", [])
+        if r["verdict"] in ("unconstrained", "rejected", "error")
+    ]
+    doc["gate"] = {
+        "paths": gate,
+        "rule": "enforced" if gate else "not unconstrained/rejected/error",
+    }
+    doc["failed"] = failed
+    doc["false_verdict"] = {
+        "p_false_enforced_json": cn.P_FALSE_ENFORCED_JSON,
+        "p_false_enforced_regex_ebnf": cn.P_FALSE_ENFORCED_TEXT,
+        "p_false_enforced_choice": cn.P_FALSE_ENFORCED_CHOICE,
+        "p_false_unconstrained": cn.P_FALSE_UNCONSTRAINED,
+        "token": f"{cn.TOKEN_LEN} characters of [A-Za-z0-9], enum of {cn.ENUM_SIZE}",
+    }
+
+
+def exit_code(doc: dict[str, Any]) -> int:
+    """2 nothing probed, 1 a gated path not enforced, 0 otherwise."""
+    if doc.get("error"):
+        return 2
+    return 1 if doc.get("failed") else 0
+
+
+def run_probe(settings: ProbeSettings) -> tuple[dict[str, Any], int]:
+    """Check the settings, probe every path, and return ``(document, exit code)``."""
+    gate = check(settings)
+    if settings.registry is not None and not Path(settings.registry).is_dir():
+        raise InputError(f"--registry {settings.registry}: not a folder")
+    doc = asyncio.run(probe_async(settings, gate))
+    summarise(doc, gate)
+    return doc, exit_code(doc)
+
+
+__all__ = ["CHAT", "NATIVE", "VERDICTS", "ProbeSettings", "exit_code", "run_probe", "verdict_of"]

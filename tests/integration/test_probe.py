@@ -1,0 +1,89 @@
+"""``schemaops probe`` against real SGLang 0.5.23 dev servers: each verdict from a real setup.
+
+- the session server (xgrammar, compact whitespace): the grammar paths are ``enforced``;
+  ``tools.auto`` is ``unproven`` (no tool-call parser: auto is free text, which auto allows);
+- the same server asked with vLLM's legacy ``guided_json`` field, which SGLang ignores:
+  ``unconstrained`` (200, free text), exit 1 because the path is in ``--paths``;
+- a server launched with ``--grammar-backend none``: SGLang 0.5.23 answers every grammar
+  request with HTTP 400 (``rejected``, with its message), exit 1. Stopped right after.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from schemaops.devserver import DevServer
+from schemaops.probe import ProbeSettings, run_probe
+
+pytestmark = pytest.mark.integration
+
+GRAMMAR_PATHS = (
+    "generate.json_schema",
+    "generate.regex",
+    "generate.ebnf",
+    "response_format.json_schema",
+    "tools.required",
+    "tools.named",
+)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "schemaops", "probe", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_the_dev_server_enforces_its_grammar_paths(sglang_server: DevServer) -> None:
+    doc, code = run_probe(ProbeSettings(server=sglang_server.url, canaries=2))
+    assert doc["engine"] == "sglang" and doc["server_facts"]["grammar_backend"] == "xgrammar"
+    verdicts = {p["path"]: p for p in doc["paths"]}
+    for name in GRAMMAR_PATHS:
+        assert verdicts[name]["verdict"] == "enforced", verdicts[name]
+        assert verdicts[name]["p_false_enforced"] is None or (
+            verdicts[name]["p_false_enforced"] < 1e-28
+        )
+    # json_object: any object; the random model opens a key and never closes it, so a cut-off
+    # answer is all it can give (unproven), or a complete object (enforced).
+    assert verdicts["response_format.json_object"]["verdict"] in ("enforced", "unproven")
+    assert verdicts["tools.auto"]["verdict"] == "unproven"
+    assert code == 0, doc["failed"]
+
+
+def test_an_ignored_request_field_is_unconstrained_and_gates(sglang_server: DevServer) -> None:
+    r = _cli(
+        "--server",
+        sglang_server.url,
+        "--paths",
+        "generate.json_schema,guided_json",
+        "--canaries",
+        "1",
+        "--json",
+    )
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    verdicts = {p["path"]: p["verdict"] for p in doc["paths"]}
+    assert verdicts == {"generate.json_schema": "enforced", "guided_json": "unconstrained"}
+    assert doc["failed"] == ["guided_json"]
+
+
+def test_grammar_backend_none_is_not_enforced_and_exits_1(sglang_factory) -> None:
+    (server,) = sglang_factory(grammar_backend="none", fresh=True)
+    try:
+        r = _cli("--server", server.url, "--canaries", "1", "--json")
+    finally:
+        server.stop()  # ~5 GB: not kept past this test
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["server_facts"]["grammar_backend"] == "none"
+    verdicts = {p["path"]: p for p in doc["paths"]}
+    for name in GRAMMAR_PATHS:
+        assert verdicts[name]["verdict"] == "rejected", verdicts[name]
+        assert "--grammar-backend none" in verdicts[name]["reason"]
+    assert set(GRAMMAR_PATHS) <= set(doc["failed"])

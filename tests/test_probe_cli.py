@@ -1,0 +1,130 @@
+"""``schemaops probe`` on faults: bad input, a dead server, a 500, a timeout.
+
+TEST DOUBLES: ``_Faulty`` below is a plain ``http.server`` stand-in, not SGLang. It exists only
+for faults a real server cannot produce on demand (every request a 500, an answer that never
+comes). Every verdict a real server can give is tested against the real dev server in
+tests/integration/test_probe.py.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "schemaops", "probe", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--server", "127.0.0.1:30000"], "not an http(s) URL"),
+        (["--server", "http://127.0.0.1:99999"], "not a valid URL"),
+        (["--server", "http://127.0.0.1:1", "--paths", "nope"], "unknown path"),
+    ],
+)
+def test_bad_input_exits_2_cleanly(args: list[str], needle: str) -> None:
+    r = _cli(*args)
+    assert r.returncode == 2, r.stderr
+    assert needle in r.stderr and "Traceback" not in r.stderr
+
+
+def test_dead_server_exits_2_fast_without_printing_the_password() -> None:
+    url = f"http://admin:hunter2secret@127.0.0.1:{_free_port()}"
+    t0 = time.monotonic()
+    r = _cli("--server", url, "--json")
+    assert time.monotonic() - t0 < 60
+    assert r.returncode == 2, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["error"] and doc["paths"] == []
+    assert "hunter2secret" not in r.stdout + r.stderr
+    assert "***@127.0.0.1" in doc["server"]
+    assert "Traceback" not in r.stderr
+
+
+class _Faulty(BaseHTTPRequestHandler):
+    """TEST DOUBLE: healthy-looking SGLang discovery, then a fault on every generation."""
+
+    mode = "500"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _json(self, code: int, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path == "/server_info":
+            self._json(200, {"version": "0.5.23", "grammar_backend": "xgrammar"})
+        elif self.path == "/v1/models":
+            self._json(200, {"data": [{"id": "m", "owned_by": "sglang"}]})
+        else:
+            self._json(200, {})
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.mode == "hang":
+            time.sleep(5)
+        self._json(500, {"error": {"message": "internal boom"}})
+
+
+@pytest.fixture()
+def faulty() -> Iterator[type[_Faulty]]:
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Faulty)
+    srv.daemon_threads = True
+    _Faulty.url = f"http://127.0.0.1:{srv.server_address[1]}"  # type: ignore[attr-defined]
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield _Faulty
+    srv.shutdown()
+    srv.server_close()
+    _Faulty.mode = "500"
+
+
+def test_a_500_is_error_with_the_servers_message_and_exit_1(faulty: type[_Faulty]) -> None:
+    r = _cli("--server", faulty.url, "--paths", "generate.json_schema", "--json")  # type: ignore[attr-defined]
+    assert r.returncode == 1, r.stderr
+    (path,) = json.loads(r.stdout)["paths"]
+    assert path["verdict"] == "error" and "internal boom" in path["reason"]
+
+
+def test_a_timeout_is_bounded_and_explained(faulty: type[_Faulty]) -> None:
+    faulty.mode = "hang"
+    t0 = time.monotonic()
+    r = _cli(
+        "--server",
+        faulty.url,  # type: ignore[attr-defined]
+        "--paths",
+        "generate.regex",
+        "--timeout",
+        "1",
+        "--json",
+    )
+    assert time.monotonic() - t0 < 30
+    assert r.returncode == 1, r.stderr
+    (path,) = json.loads(r.stdout)["paths"]
+    assert path["verdict"] == "error" and "within 1 s" in path["reason"]
