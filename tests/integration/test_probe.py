@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,9 +32,13 @@ GRAMMAR_PATHS = (
 )
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "schemaops", "probe", *args],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,
@@ -64,6 +69,8 @@ def test_an_ignored_request_field_is_unconstrained_and_gates(sglang_server: DevS
         "generate.json_schema,guided_json",
         "--canaries",
         "1",
+        "--registry",
+        "schemas",
         "--json",
     )
     assert r.returncode == 1, r.stderr
@@ -71,6 +78,11 @@ def test_an_ignored_request_field_is_unconstrained_and_gates(sglang_server: DevS
     verdicts = {p["path"]: p["verdict"] for p in doc["paths"]}
     assert verdicts == {"generate.json_schema": "enforced", "guided_json": "unconstrained"}
     assert doc["failed"] == ["guided_json"]
+    # --registry: one real request per shipped schema, its output audited
+    rows = {r["schema"]: r for r in doc["registry"]}
+    assert "get_order" in rows and len(rows) >= 5
+    assert all(r["verdict"] in ("enforced", "unproven") for r in rows.values()), rows
+    assert sum(r["verdict"] == "enforced" for r in rows.values()) >= len(rows) // 2
 
 
 def test_grammar_backend_none_is_not_enforced_and_exits_1(sglang_factory) -> None:
