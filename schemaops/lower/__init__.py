@@ -1,0 +1,38 @@
+"""``lower``: turn a schema a backend cannot serve or enforce into one it can, plus a residual.
+
+Public API::
+
+    from schemaops.lower import lower_schema, lower_registry, check_residual, probe_backend
+
+- ``probe_backend(backend) -> {probe: capability}``: what the real library does with each
+  keyword (``probes``), measured with compare's isolated compile and enforcement walk;
+- ``lower_schema(bundled_schema, caps, backend) -> Lowered``: served schema, rewrites (each
+  exact or reported), residual rules (``passes``);
+- ``check_residual(original, rules, instance) -> ResidualCheck``: the application's check
+  after decoding (``residual``);
+- ``lower_registry(registry, backend, out=...) -> LowerReport``: lower, prove (compile, walk,
+  differential) and write a served registry folder (``run``).
+"""
+
+from schemaops.lower.passes import Lowered, Rewrite, lower_schema
+from schemaops.lower.probes import PROBES, probe_backend
+from schemaops.lower.prove import Differential, differential
+from schemaops.lower.residual import ResidualCheck, ResidualRule, check_residual
+from schemaops.lower.run import LOWERED_FROM, LowerCase, LowerReport, lower_registry
+
+__all__ = [
+    "LOWERED_FROM",
+    "PROBES",
+    "Differential",
+    "LowerCase",
+    "LowerReport",
+    "Lowered",
+    "ResidualCheck",
+    "ResidualRule",
+    "Rewrite",
+    "check_residual",
+    "differential",
+    "lower_registry",
+    "lower_schema",
+    "probe_backend",
+]

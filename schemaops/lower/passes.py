@@ -1,0 +1,524 @@
+"""The rewrite passes of ``lower``: one schema in, a served schema plus a residual out.
+
+``lower_schema(original, caps, backend)`` walks the original (registry-bundled) schema once,
+depth first, keeping every node's JSON pointer in the original so that each keyword moved to
+the residual names where it came from. Per node, after its children are lowered:
+
+1. ``$ref`` with sibling keywords, where the backend ignores the siblings (xgrammar): the
+   target is inlined and merged with the siblings (exact, ``schemaops.lower.merge``); where
+   the backend cannot follow ``$ref`` at all, every non-recursive ref is inlined.
+2. ``allOf`` where the backend does not enforce it: the branches are merged into the node
+   (exact); a branch that does not merge exactly becomes a residual rule.
+3. ``if``/``then``/``else`` where the backend does not enforce it: when the condition tests
+   one property against constants and the node lists that property's finite domain
+   (``enum``/``const``/``boolean``) and is an object schema, the node becomes an ``anyOf`` of
+   the two branches with the domain split (exact); otherwise a residual rule.
+4. ``enum``/``const`` present: values that fail the node's other keywords are removed, after
+   which keywords the backend ignores are implied by the enum and dropped (exact).
+5. ``integer`` bounds/``multipleOf`` the backend ignores (outlines): a range of at most
+   ``MAX_ENUM`` integers becomes an ``enum`` in its place (exact); a larger or open range
+   becomes a residual rule.
+6. ``format`` the backend does not enforce at ``schemaops.formats``' strictness: the
+   equivalent ``pattern`` from ``schemaops.lower.patterns`` (exact for date, time,
+   date-time, email; narrower for uuid, reported); a format without a pattern, or a node
+   that already has a ``pattern``, moves the format to the residual.
+7. An unanchored ``pattern`` where the backend reads patterns as full matches: rewritten to
+   the anchored pattern with JSON Schema's search meaning (exact).
+8. Any remaining keyword whose probe says the backend ignores or refuses it (``uniqueItems``,
+   ``contains``, ``minProperties``, ``not``, number bounds, ...): removed from the served
+   schema and moved to the residual with the reason.
+
+The insides of ``not``, ``if`` and ``contains`` are never rewritten: dropping a constraint
+there would tighten the schema, not relax it. Key order is kept everywhere (property order is
+generation order); a replacement keyword takes the place of the one it replaces.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from schemaops.compare.instances import validator
+from schemaops.lower.merge import ANNOTATIONS, NotExact, merge
+from schemaops.lower.patterns import FORMAT_EXACT, FORMAT_PATTERNS, anchored_search, is_anchored
+from schemaops.lower.probes import ENFORCED
+from schemaops.lower.residual import ResidualRule, pointer
+from schemaops.registry.model import canonical_text, content_hash
+
+#: the largest integer range (or multipleOf set) turned into an enum
+MAX_ENUM = 256
+#: schema nodes an inlined $ref may add in total before inlining stops (no blow-up)
+MAX_INLINE_NODES = 20_000
+
+_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SINGLE = (
+    "items",
+    "additionalProperties",
+    "then",
+    "else",
+    "propertyNames",
+    "additionalItems",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
+_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_NUMERIC = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_PROBE_OF = {
+    "minLength": "string.minLength",
+    "maxLength": "string.maxLength",
+    "pattern": "pattern.anchored",
+    "minItems": "array.minItems",
+    "maxItems": "array.maxItems",
+    "uniqueItems": "array.uniqueItems",
+    "contains": "array.contains",
+    "minContains": "array.contains",
+    "maxContains": "array.contains",
+    "minProperties": "object.minProperties",
+    "maxProperties": "object.maxProperties",
+    "dependentRequired": "object.dependentRequired",
+    "not": "not",
+    "oneOf": "oneOf",
+}
+_VERB = {
+    "ignored": "ignores it (an invalid probe instance walked to a stop)",
+    "refused": "refuses it (the probe schema does not compile)",
+    "narrower": "is stricter than JSON Schema (a valid probe instance cannot be produced)",
+}
+
+
+@dataclass
+class Rewrite:
+    """One rewrite applied to the served schema."""
+
+    pointer: str
+    rule: str
+    exact: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Lowered:
+    """A served schema for one backend, what was rewritten, and what the app must check."""
+
+    backend: str
+    original: Any
+    served: Any
+    rewrites: list[Rewrite] = field(default_factory=list)
+    residual: list[ResidualRule] = field(default_factory=list)
+
+    @property
+    def exact(self) -> bool:
+        """The served schema accepts exactly what the original accepts."""
+        return not self.residual and all(r.exact for r in self.rewrites)
+
+    @property
+    def exactness(self) -> str:
+        """``exact``; ``relaxed`` (a residual to check); ``narrowed`` (some valid outputs
+        cannot be produced); or ``relaxed+narrowed``."""
+        narrowed = any(not r.exact and r.rule != "residual" for r in self.rewrites)
+        parts = [p for p, on in (("relaxed", bool(self.residual)), ("narrowed", narrowed)) if on]
+        return "+".join(parts) or "exact"
+
+    @property
+    def wire(self) -> str:
+        """The served schema's wire string (the registry's canonical text: the cache key)."""
+        return canonical_text(self.served)
+
+    @property
+    def hash(self) -> str:
+        return content_hash(self.served)
+
+
+def _cap(caps: dict[str, str], key: str) -> str:
+    return caps.get(key, "refused")
+
+
+class _Lowerer:
+    def __init__(self, root: Any, caps: dict[str, str], backend: str) -> None:
+        self.root = root
+        self.caps = caps
+        self.backend = backend
+        self.rewrites: list[Rewrite] = []
+        self.residual: list[ResidualRule] = []
+        self.memo: dict[str, Any] = {}
+        self.inlining: list[str] = []
+        self.inlined_nodes = 0
+
+    # ---- bookkeeping -------------------------------------------------------------------
+    def enforced(self, key: str) -> bool:
+        return _cap(self.caps, key) == ENFORCED
+
+    def why(self, key: str, kw: str) -> str:
+        cap = _cap(self.caps, key)
+        return f"{self.backend} {_VERB.get(cap, cap)}: {kw} (probe {key})"
+
+    def move(self, out: dict, parts: list, kw: str, reason: str, **extra: Any) -> None:
+        """Remove ``kw`` from the served node and keep it as a residual rule."""
+        value = out.pop(kw)
+        ptr = pointer([*parts, kw])
+        self.residual.append(ResidualRule(ptr, kw, value, reason, extra.get("covers") or []))
+        self.rewrites.append(Rewrite(ptr, "residual", False, reason))
+
+    def note(self, parts: list, rule: str, exact: bool, detail: str) -> None:
+        self.rewrites.append(Rewrite(pointer(parts), rule, exact, detail))
+
+    # ---- refs --------------------------------------------------------------------------
+    def target(self, ref: str) -> tuple[Any, list[str]] | None:
+        """The lowered schema a local ``$ref`` points to, and its pointer parts."""
+        if not ref.startswith("#"):
+            return None
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in ref[1:].split("/") if p]
+        node: Any = self.root
+        for p in parts:
+            if isinstance(node, dict) and p in node:
+                node = node[p]
+            elif isinstance(node, list) and p.isdigit() and int(p) < len(node):
+                node = node[int(p)]
+            else:
+                return None
+        key = pointer(parts)
+        if key in self.inlining:
+            return None  # recursive: cannot be inlined
+        if key not in self.memo:
+            self.inlining.append(key)
+            try:
+                self.memo[key] = self.node(node, list(parts))
+            finally:
+                self.inlining.pop()
+        return self.memo[key], list(parts)
+
+    def inline(self, ref: str) -> Any | None:
+        """A copy of the lowered target of ``ref`` (None: recursive, remote or too big)."""
+        found = self.target(ref)
+        if found is None:
+            return None
+        text = json.dumps(found[0])
+        self.inlined_nodes += text.count("{")
+        if self.inlined_nodes > MAX_INLINE_NODES:
+            return None
+        return json.loads(text)
+
+    # ---- the walk ----------------------------------------------------------------------
+    def node(self, schema: Any, parts: list) -> Any:
+        if not isinstance(schema, dict):
+            return schema
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key in _MAPS and isinstance(value, dict):
+                if key in ("$defs", "definitions"):
+                    out[key] = {}
+                    for name, sub in value.items():
+                        out[key][name] = self.lowered_def([*parts, key, name], sub)
+                else:
+                    out[key] = {n: self.node(s, [*parts, key, n]) for n, s in value.items()}
+            elif key in _LISTS and isinstance(value, list):
+                out[key] = [self.node(s, [*parts, key, i]) for i, s in enumerate(value)]
+            elif key in _SINGLE and isinstance(value, dict):
+                out[key] = self.node(value, [*parts, key])
+            else:
+                out[key] = copy.deepcopy(value)  # not, if, contains, and plain values
+        self.refs(out, parts)
+        self.all_of(out, parts)
+        self.if_then_else(out, parts)
+        self.enum_filter(out, parts)
+        self.integer_range(out, parts)
+        self.format(out, parts)
+        self.pattern(out, parts)
+        self.drops(out, parts)
+        return out
+
+    def lowered_def(self, parts: list, sub: Any) -> Any:
+        key = pointer(parts)
+        if key not in self.memo:
+            self.inlining.append(key)
+            try:
+                self.memo[key] = self.node(sub, parts)
+            finally:
+                self.inlining.pop()
+        return copy.deepcopy(self.memo[key])
+
+    # ---- passes ------------------------------------------------------------------------
+    def refs(self, out: dict, parts: list) -> None:
+        ref = out.get("$ref")
+        if not isinstance(ref, str):
+            return
+        siblings = {k: v for k, v in out.items() if k != "$ref" and k not in ANNOTATIONS}
+        if self.enforced("$ref") and (not siblings or self.enforced("$ref.siblings")):
+            return
+        target = self.inline(ref)
+        if target is None:
+            if siblings:
+                self.note(parts, "keep $ref", False, f"cannot inline {ref} (recursive or remote)")
+            return
+        rest = {k: v for k, v in out.items() if k != "$ref"}
+        try:
+            merged = merge(rest, target) if rest else target
+        except NotExact as exc:
+            self.note(parts, "keep $ref", False, f"{ref} does not merge with its siblings: {exc}")
+            return
+        out.clear()
+        out.update(merged if isinstance(merged, dict) else {"not": {}})
+        self.note(parts, "inline $ref", True, f"{ref} inlined (the backend ignores siblings)")
+
+    def all_of(self, out: dict, parts: list) -> None:
+        branches = out.get("allOf")
+        if not isinstance(branches, list) or self.enforced("allOf"):
+            return
+        base = {k: v for k, v in out.items() if k != "allOf"}
+        merged_any = False
+        for i, branch in enumerate(branches):
+            if isinstance(branch, dict) and isinstance(branch.get("$ref"), str):
+                target = self.inline(branch["$ref"])
+                if target is not None:
+                    rest = {k: v for k, v in branch.items() if k != "$ref"}
+                    try:
+                        branch = merge(rest, target) if rest else target
+                    except NotExact:
+                        pass
+            try:
+                base = merge(base, branch)
+                merged_any = True
+            except NotExact as exc:
+                ptr = pointer([*parts, "allOf", i])
+                reason = f"allOf branch not merged exactly ({exc}); {self.why('allOf', 'allOf')}"
+                self.residual.append(ResidualRule(ptr, "allOf", branch, reason))
+                self.rewrites.append(Rewrite(ptr, "residual", False, reason))
+        out.clear()
+        out.update(base if isinstance(base, dict) else {"not": {}})
+        if merged_any:
+            self.note(parts, "flatten allOf", True, "branches merged into one schema")
+
+    def if_then_else(self, out: dict, parts: list) -> None:
+        if "if" not in out or self.enforced("if"):
+            return
+        cond = out.get("if")
+        then = out.get("then", True)
+        other = out.get("else", True)
+        base = {k: v for k, v in out.items() if k not in ("if", "then", "else")}
+        try:
+            branches = self._split(base, cond, then, other)
+        except NotExact as exc:
+            reason = f"if/then/else not rewritten exactly ({exc}); {self.why('if', 'if')}"
+            covers = [pointer([*parts, k]) for k in ("if", "then", "else") if k in out]
+            value = {k: out[k] for k in ("if", "then", "else") if k in out}
+            for k in ("then", "else"):
+                out.pop(k, None)
+            out.pop("if")
+            ptr = pointer([*parts, "if"])
+            self.residual.append(ResidualRule(ptr, "if", value, reason, covers))
+            self.rewrites.append(Rewrite(ptr, "residual", False, reason))
+            return
+        keep = {k: v for k, v in base.items() if k in ANNOTATIONS}
+        out.clear()
+        out.update(keep)
+        out["anyOf"] = branches
+        self.note(parts, "if/then/else -> anyOf", True, "condition split on a finite domain")
+
+    def _split(self, base: dict, cond: Any, then: Any, other: Any) -> list[Any]:
+        if not isinstance(cond, dict):
+            raise NotExact("the condition is not a schema object")
+        if base.get("type") != "object":
+            raise NotExact("the node is not an object schema")
+        extra = set(cond) - {"properties", "required", "type"} - ANNOTATIONS
+        props = cond.get("properties")
+        if extra or not isinstance(props, dict) or len(props) != 1:
+            raise NotExact("the condition does not test exactly one property")
+        if cond.get("type", "object") != "object":
+            raise NotExact("the condition tests a type")
+        ((k, sub),) = props.items()
+        req = cond.get("required", [])
+        if req not in ([], [k]):
+            raise NotExact("the condition requires other properties")
+        domain_schema = (base.get("properties") or {}).get(k)
+        domain = _domain(domain_schema)
+        if domain is None:
+            raise NotExact(f"property {k!r} has no finite domain (enum, const or boolean)")
+        check = validator(sub)
+        yes = [v for v in domain if check.is_valid(v)]
+        no = [v for v in domain if not check.is_valid(v)]
+        k_required = k in (base.get("required") or [])
+        cond_req = k in req
+        # the condition holds when k is present with a value in `yes`, or k is absent and the
+        # condition does not require it
+        then_disc: dict[str, Any] = {"properties": {k: {"enum": yes}}}
+        else_disc: dict[str, Any] = {"properties": {k: {"enum": no}}}
+        if cond_req:
+            then_disc["required"] = [k]
+        else:
+            else_disc["required"] = [k]
+        out = []
+        for values, disc, branch in ((yes, then_disc, then), (no, else_disc, other)):
+            absent_ok = "required" not in disc and not k_required
+            if not values and not absent_ok:
+                continue  # this branch can never apply
+            if not values:
+                raise NotExact(f"'{k} absent' cannot be expressed without not")
+            out.append(merge(merge(base, branch), disc))
+        if not out:
+            raise NotExact("no branch can apply")
+        return out
+
+    def enum_filter(self, out: dict, parts: list) -> None:
+        key = "enum" if isinstance(out.get("enum"), list) else "const" if "const" in out else None
+        if key is None:
+            return
+        others = {
+            k: v for k, v in out.items() if k not in ("enum", "const") and k not in ANNOTATIONS
+        }
+        if key == "enum" and others:
+            check = validator(others)
+            kept = [v for v in out["enum"] if check.is_valid(v)]
+            if len(kept) != len(out["enum"]):
+                out["enum"] = kept
+                self.note(parts, "filter enum", True, "values the other keywords forbid removed")
+        implied = [
+            k for k in others if k not in _MAPS + _SINGLE + _LISTS and not self._enforced_kw(out, k)
+        ]
+        for kw in implied:
+            if kw in ("type", "$ref", "$defs", "definitions"):
+                continue
+            out.pop(kw)
+            self.note([*parts, kw], "implied by enum", True, f"every {key} value satisfies {kw}")
+
+    def _enforced_kw(self, out: dict, kw: str) -> bool:
+        probe = self._probe(out, kw)
+        return probe is None or self.enforced(probe)
+
+    def _probe(self, out: dict, kw: str) -> str | None:
+        if kw in _NUMERIC:
+            t = out.get("type")
+            if t == "integer":
+                return f"integer.{kw}"
+            if t == "number":
+                return f"number.{kw}"
+            ti, tn = f"integer.{kw}", f"number.{kw}"
+            return ti if not self.enforced(ti) else tn
+        if kw == "format":
+            return f"format.{out.get('format')}"
+        return _PROBE_OF.get(kw)
+
+    def integer_range(self, out: dict, parts: list) -> None:
+        if out.get("type") != "integer" or "enum" in out or "const" in out:
+            return
+        present = [k for k in _NUMERIC if k in out]
+        if not present or all(self.enforced(f"integer.{k}") for k in present):
+            return
+        if not self.enforced("enum.integer"):
+            return
+        lo, hi = _int_bounds(out)
+        if lo is None or hi is None:
+            return  # open range: the drops pass moves the bounds to the residual
+        mult = out.get("multipleOf")
+        if hi - lo + 1 > MAX_ENUM * (int(mult) if isinstance(mult, int) and mult > 0 else 1):
+            return
+        check = validator({k: out[k] for k in present})
+        values = [v for v in range(lo, hi + 1) if check.is_valid(v)]
+        if len(values) > MAX_ENUM:
+            return
+        first = next(k for k in out if k in present)
+        rebuilt: dict[str, Any] = {}
+        for k, v in out.items():
+            if k == first:
+                rebuilt["enum"] = values
+            elif k not in present:
+                rebuilt[k] = v
+        out.clear()
+        out.update(rebuilt)
+        self.note(parts, "integer range -> enum", True, f"{len(values)} integers from {lo} to {hi}")
+
+    def format(self, out: dict, parts: list) -> None:
+        fmt = out.get("format")
+        if not isinstance(fmt, str) or self.enforced(f"format.{fmt}"):
+            return
+        pat = FORMAT_PATTERNS.get(fmt)
+        ptr = [*parts, "format"]
+        if pat is None:
+            reason = (
+                f"format {fmt!r}: no probe shows {self.backend} enforces it at "
+                "schemaops.formats' strictness, and lower has no equivalent pattern"
+            )
+            self.move(out, parts, "format", reason)
+            return
+        if "pattern" in out:
+            reason = f"{self.why('format.' + fmt, 'format')}; the node already has a pattern"
+            self.move(out, parts, "format", reason)
+            return
+        rebuilt = {
+            ("pattern" if k == "format" else k): (pat if k == "format" else v)
+            for k, v in out.items()
+        }
+        out.clear()
+        out.update(rebuilt)
+        narrower = FORMAT_EXACT.get(fmt)
+        detail = f"format {fmt!r} -> pattern ({self.why('format.' + fmt, 'format')})"
+        if narrower:
+            detail += f"; narrower than schemaops.formats: {narrower}"
+        self.note(ptr, "format -> pattern", narrower is None, detail)
+
+    def pattern(self, out: dict, parts: list) -> None:
+        pat = out.get("pattern")
+        if not isinstance(pat, str) or self.enforced("pattern.unanchored") or is_anchored(pat):
+            return
+        new = anchored_search(pat)
+        if new is None:
+            self.move(
+                out,
+                parts,
+                "pattern",
+                f"{self.why('pattern.unanchored', 'pattern')}; "
+                "the pattern cannot be scanned to anchor it",
+            )
+            return
+        out["pattern"] = new
+        self.note([*parts, "pattern"], "anchor pattern", True, "search semantics kept: " + new)
+
+    def drops(self, out: dict, parts: list) -> None:
+        for kw in list(out):
+            probe = self._probe(out, kw)
+            if probe is None or self.enforced(probe):
+                continue
+            if kw == "format":
+                continue  # handled by the format pass
+            self.move(out, parts, kw, self.why(probe, kw))
+
+
+def _domain(schema: Any) -> list[Any] | None:
+    if not isinstance(schema, dict):
+        return None
+    if isinstance(schema.get("enum"), list):
+        return list(schema["enum"])
+    if "const" in schema:
+        return [schema["const"]]
+    if schema.get("type") == "boolean":
+        return [True, False]
+    return None
+
+
+def _int_bounds(out: dict) -> tuple[int | None, int | None]:
+    lo: int | None = None
+    hi: int | None = None
+    for k in ("minimum", "exclusiveMinimum"):
+        v = out.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            b = math.ceil(v) if k == "minimum" else math.floor(v) + 1
+            lo = b if lo is None else max(lo, b)
+    for k in ("maximum", "exclusiveMaximum"):
+        v = out.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            b = math.floor(v) if k == "maximum" else math.ceil(v) - 1
+            hi = b if hi is None else min(hi, b)
+    return lo, hi
+
+
+def lower_schema(original: Any, caps: dict[str, str], backend: str) -> Lowered:
+    """Lower one (bundled) schema for ``backend`` given its probed capabilities."""
+    root = copy.deepcopy(original)
+    lw = _Lowerer(root, caps, backend)
+    served = lw.node(root, [])
+    return Lowered(backend, original, served, lw.rewrites, lw.residual)

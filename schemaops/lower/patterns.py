@@ -1,0 +1,126 @@
+"""Regular expressions ``lower`` writes into served schemas: anchored searches and formats.
+
+Two facts drive this module, both measured with ``schemaops.lower.probes``:
+
+- JSON Schema's ``pattern`` is a *search* (``"b[0-9]"`` matches ``"ab1c"``), but xgrammar and
+  outlines read it as a full match, so a valid string such as ``"ab1c"`` cannot be produced.
+  ``anchored_search(p)`` is a pattern whose full-match reading is exactly the search of
+  ``p``: ``^[\\s\\S]*(?:p)[\\s\\S]*$`` (an edge that ``p`` anchors itself keeps its anchor).
+- Backends implement ``format`` with their own regexes, which differ from
+  ``schemaops.formats`` (the project's one format semantics): xgrammar lets ``2026-02-29``
+  through as a ``date``, outlines refuses the offset in ``2026-12-02T14:00:00-08:00``.
+  ``FORMAT_PATTERNS`` holds anchored patterns with exactly ``schemaops.formats``'s meaning
+  for ``date``, ``time``, ``date-time`` (RFC 3339, leap years included) and ``email``
+  (jsonschema's checker: the string contains an ``@``). For ``uuid`` the pattern is the
+  canonical 8-4-4-4-12 hex form, *narrower* than jsonschema's checker (which also takes
+  ``{...}``, ``urn:uuid:`` and extra hyphens after the fourth group): ``FORMAT_EXACT`` says so.
+"""
+
+from __future__ import annotations
+
+_YEAR = "[0-9]{4}"
+# years divisible by 4 but not by 100, or by 400 (0000 included, as schemaops.formats does)
+_LEAP = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)"
+_MONTH_DAY = (
+    "(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+    "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+    "|02-(?:0[1-9]|1[0-9]|2[0-8]))"
+)
+DATE = f"(?:{_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)"
+TIME = (
+    "(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\\.[0-9]+)?"
+    "(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+)
+DATE_TIME = f"{DATE}[Tt]{TIME}"
+UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+ANY = "[\\s\\S]*"
+
+FORMAT_PATTERNS: dict[str, str] = {
+    "date": f"^{DATE}$",
+    "time": f"^{TIME}$",
+    "date-time": f"^{DATE_TIME}$",
+    "email": f"^{ANY}@{ANY}$",
+    "uuid": f"^{UUID}$",
+}
+#: format -> None when the pattern is exact, else why it is narrower than schemaops.formats
+FORMAT_EXACT: dict[str, str | None] = {
+    "date": None,
+    "time": None,
+    "date-time": None,
+    "email": None,
+    "uuid": (
+        "canonical 8-4-4-4-12 hex only; schemaops.formats (jsonschema's uuid checker) also "
+        "accepts braces, a urn:uuid: prefix and extra hyphens after the fourth group"
+    ),
+}
+
+
+def _top_level(pattern: str) -> tuple[bool, bool, bool] | None:
+    """(has top-level ``|``, starts with a top-level ``^``, ends with a top-level ``$``).
+
+    None when the pattern cannot be scanned (unbalanced brackets): leave it alone.
+    """
+    depth = 0
+    in_class = False
+    alt = False
+    i = 0
+    n = len(pattern)
+    last_dollar = False
+    while i < n:
+        c = pattern[i]
+        last_dollar = False
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == "^":
+                i += 1
+            if pattern[i + 1 : i + 2] == "]":
+                i += 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif c == "|" and depth == 0:
+            alt = True
+        elif c == "$" and depth == 0:
+            last_dollar = True
+        i += 1
+    if depth != 0 or in_class:
+        return None
+    return alt, pattern.startswith("^"), last_dollar and i == n
+
+
+def is_anchored(pattern: str) -> bool:
+    """Whether ``pattern`` matches whole strings only (``^...$`` with no top-level ``|``)."""
+    scan = _top_level(pattern)
+    return scan is not None and not scan[0] and scan[1] and scan[2]
+
+
+def anchored_search(pattern: str) -> str | None:
+    """A pattern whose full-match reading equals JSON Schema's search of ``pattern``.
+
+    Returns ``pattern`` itself when it is already anchored at both ends, and None when the
+    pattern cannot be scanned. Groups are non-capturing, so back-references keep their
+    numbers.
+    """
+    scan = _top_level(pattern)
+    if scan is None:
+        return None
+    alt, start, end = scan
+    if alt:
+        return f"^{ANY}(?:{pattern}){ANY}$"
+    if start and end:
+        return pattern
+    body = pattern[1:] if start else pattern
+    if end:
+        body = body[:-1]
+    head = "^" if start else f"^{ANY}"
+    tail = "$" if end else f"{ANY}$"
+    return f"{head}(?:{body}){tail}"

@@ -1,0 +1,319 @@
+"""What each backend does with each keyword, measured on the real library, never assumed.
+
+Every probe is a tiny schema with valid and invalid instances chosen at the strictness of
+``schemaops.formats`` (the project's one format semantics). ``probe_backend`` compiles and
+walks them on a backend with ``schemaops.compare.measure_many`` (the same isolated workers and
+enforcement walk ``compare``/``check`` use) and reads one capability per probe:
+
+- ``enforced``: compiled, every valid instance produced, every invalid one refused;
+- ``ignored``: compiled, but an invalid instance walked to a stop (the keyword is dropped);
+- ``narrower``: compiled, but a valid instance could not be produced (the backend is
+  stricter than JSON Schema, e.g. a format regex without numeric offsets);
+- ``refused``: the backend does not compile the schema (unsupported or error).
+
+Results are cached per backend and library version in the user cache directory, so a
+``lower`` run pays the probes (a few seconds on outlines) once per installed library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+ENFORCED, IGNORED, NARROWER, REFUSED = "enforced", "ignored", "narrower", "refused"
+CAPABILITIES = (ENFORCED, IGNORED, NARROWER, REFUSED)
+
+_DIST = {"xgrammar": "xgrammar", "llguidance": "llguidance", "outlines": "outlines_core"}
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One keyword (or keyword form) under test."""
+
+    key: str
+    schema: dict[str, Any]
+    valid: list[Any] = field(default_factory=list)
+    invalid: list[Any] = field(default_factory=list)
+
+
+def _obj(prop: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"v": prop},
+        "required": ["v"],
+        "additionalProperties": False,
+    }
+
+
+def _v(*xs: Any) -> list[dict[str, Any]]:
+    return [{"v": x} for x in xs]
+
+
+PROBES: tuple[Probe, ...] = (
+    Probe("integer.minimum", _obj({"type": "integer", "minimum": 3}), _v(3, 40), _v(2, -5)),
+    Probe("integer.maximum", _obj({"type": "integer", "maximum": 7}), _v(7, -2), _v(8, 70)),
+    Probe(
+        "integer.exclusiveMinimum",
+        _obj({"type": "integer", "exclusiveMinimum": 3}),
+        _v(4, 40),
+        _v(3, -5),
+    ),
+    Probe(
+        "integer.exclusiveMaximum",
+        _obj({"type": "integer", "exclusiveMaximum": 7}),
+        _v(6, -2),
+        _v(7, 70),
+    ),
+    Probe("integer.multipleOf", _obj({"type": "integer", "multipleOf": 5}), _v(0, 15), _v(7, 11)),
+    Probe("number.minimum", _obj({"type": "number", "minimum": 1.5}), _v(1.5, 20), _v(1.25, -3)),
+    Probe("number.maximum", _obj({"type": "number", "maximum": 1.5}), _v(1.5, -20), _v(1.75, 30)),
+    Probe(
+        "number.exclusiveMinimum",
+        _obj({"type": "number", "exclusiveMinimum": 0}),
+        _v(0.5, 3),
+        _v(0, -1.5),
+    ),
+    Probe(
+        "number.exclusiveMaximum",
+        _obj({"type": "number", "exclusiveMaximum": 10}),
+        _v(9.5, -3),
+        _v(10, 11.5),
+    ),
+    Probe("enum.integer", _obj({"type": "integer", "enum": [1, 2, 30]}), _v(1, 30), _v(3, 20)),
+    Probe("string.minLength", _obj({"type": "string", "minLength": 3}), _v("abc"), _v("ab")),
+    Probe("string.maxLength", _obj({"type": "string", "maxLength": 3}), _v("abc"), _v("abcd")),
+    Probe(
+        "pattern.anchored",
+        _obj({"type": "string", "pattern": "^[a-c]{2}$"}),
+        _v("ab"),
+        _v("abc", "xy"),
+    ),
+    # JSON Schema's pattern is a search: "b" matches "abc"
+    Probe(
+        "pattern.unanchored",
+        _obj({"type": "string", "pattern": "b[0-9]"}),
+        _v("ab1c", "b2"),
+        _v("ac", "b"),
+    ),
+    # the any-character class lowering uses to turn a search into an anchored match
+    Probe(
+        "pattern.anychar",
+        _obj({"type": "string", "pattern": "^[\\s\\S]*@[\\s\\S]*$"}),
+        _v("a@b", "@", "x y@z"),
+        _v("ab"),
+    ),
+    Probe(
+        "format.date",
+        _obj({"type": "string", "format": "date"}),
+        _v("2024-02-29", "2026-12-31"),
+        _v("2026-02-29", "2026-13-01", "26-01-01"),
+    ),
+    Probe(
+        "format.date-time",
+        _obj({"type": "string", "format": "date-time"}),
+        _v("2026-12-01T09:00:00Z", "2026-12-02T14:00:00-08:00", "2026-12-01t09:00:00.5z"),
+        _v("2026-12-01 09:00:00Z", "2026-12-01T25:00:00Z", "2026-02-30T00:00:00Z"),
+    ),
+    Probe(
+        "format.time",
+        _obj({"type": "string", "format": "time"}),
+        _v("09:00:00Z", "23:59:60+01:00"),
+        _v("09:00:00", "24:00:00Z"),
+    ),
+    Probe(
+        "format.uuid",
+        _obj({"type": "string", "format": "uuid"}),
+        _v("3f2b8c1e-9a4d-4e7b-8c21-5d6f7a8b9c0d", "A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D"),
+        _v("12345", "3f2b8c1e9a4d4e7b8c215d6f7a8b9c0d"),
+    ),
+    Probe(
+        "format.email",
+        _obj({"type": "string", "format": "email"}),
+        _v("ana@example.com", "j.doe+shop@example.co.uk", "a@b"),
+        _v("not-an-email"),
+    ),
+    Probe(
+        "array.minItems",
+        _obj({"type": "array", "items": {"type": "integer"}, "minItems": 2}),
+        _v([1, 2]),
+        _v([1], []),
+    ),
+    Probe(
+        "array.maxItems",
+        _obj({"type": "array", "items": {"type": "integer"}, "maxItems": 2}),
+        _v([1, 2], []),
+        _v([1, 2, 3]),
+    ),
+    Probe(
+        "array.uniqueItems",
+        _obj({"type": "array", "items": {"type": "integer"}, "uniqueItems": True}),
+        _v([1, 2], []),
+        _v([1, 1]),
+    ),
+    Probe(
+        "array.contains",
+        _obj({"type": "array", "items": {"type": "integer"}, "contains": {"const": 5}}),
+        _v([1, 5]),
+        _v([1, 2]),
+    ),
+    Probe(
+        "object.minProperties",
+        _obj(
+            {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "additionalProperties": False,
+                "minProperties": 1,
+            }
+        ),
+        _v({"a": 1}, {"b": 2}),
+        _v({}),
+    ),
+    Probe(
+        "object.maxProperties",
+        _obj(
+            {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "additionalProperties": False,
+                "maxProperties": 1,
+            }
+        ),
+        _v({"a": 1}, {}),
+        _v({"a": 1, "b": 2}),
+    ),
+    Probe(
+        "object.dependentRequired",
+        _obj(
+            {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "additionalProperties": False,
+                "dependentRequired": {"a": ["b"]},
+            }
+        ),
+        _v({"a": 1, "b": 2}, {"b": 2}),
+        _v({"a": 1}),
+    ),
+    Probe(
+        "allOf",
+        {
+            "allOf": [
+                {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]},
+            ]
+        },
+        [{"a": 1, "b": "x"}],
+        [{"a": 1}, {"b": "x"}, {"a": "1", "b": "x"}],
+    ),
+    Probe(
+        "if",
+        {
+            "type": "object",
+            "properties": {"k": {"enum": ["a", "b"]}, "n": {"type": "integer"}},
+            "required": ["k", "n"],
+            "additionalProperties": False,
+            "if": {"properties": {"k": {"const": "a"}}},
+            "then": {"properties": {"n": {"enum": [1]}}},
+            "else": {"properties": {"n": {"enum": [2]}}},
+        },
+        [{"k": "a", "n": 1}, {"k": "b", "n": 2}],
+        [{"k": "a", "n": 2}, {"k": "b", "n": 1}],
+    ),
+    Probe("not", _obj({"type": "integer", "not": {"const": 3}}), _v(2, 4), _v(3)),
+    Probe(
+        "$ref",
+        {
+            "$defs": {"d": {"type": "integer", "enum": [1, 2]}},
+            "type": "object",
+            "properties": {"v": {"$ref": "#/$defs/d"}},
+            "required": ["v"],
+            "additionalProperties": False,
+        },
+        _v(1, 2),
+        _v(3, "1"),
+    ),
+    Probe(
+        "$ref.siblings",
+        {
+            "$defs": {"d": {"type": "integer"}},
+            "type": "object",
+            "properties": {"v": {"$ref": "#/$defs/d", "enum": [1, 2]}},
+            "required": ["v"],
+            "additionalProperties": False,
+        },
+        _v(1, 2),
+        _v(3, "1"),
+    ),
+    Probe(
+        "oneOf",
+        _obj({"oneOf": [{"type": "integer"}, {"type": "string"}]}),
+        _v(1, "x"),
+        _v(True, None),
+    ),
+    Probe("const", _obj({"const": "x"}), _v("x"), _v("y")),
+)
+
+
+def _library_version(backend: str) -> str:
+    try:
+        return metadata.version(_DIST.get(backend, backend))
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _cache_file(backend: str, tokenizer: str) -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    from schemaops import __version__
+
+    tag = f"{backend}-{_library_version(backend)}-{tokenizer}-{__version__}".replace("/", "_")
+    return Path(base) / "schemaops" / "lower" / f"probes-{tag}.json"
+
+
+def capability_of(result: dict[str, Any]) -> str:
+    """One capability word from a compare result (see module doc)."""
+    if result.get("status") != "ok":
+        return REFUSED
+    verdict = (result.get("enforcement") or {}).get("verdict")
+    if verdict == "accepts_invalid":
+        return IGNORED
+    if verdict == "rejects_valid":
+        return NARROWER
+    if verdict == "enforced":
+        return ENFORCED
+    return REFUSED  # failed/unchecked: no evidence that it works, so do not rely on it
+
+
+def probe_backend(
+    backend: str, tokenizer: str = "qwen2.5", *, use_cache: bool = True, timeout_s: float = 60.0
+) -> dict[str, str]:
+    """``{probe key: capability}`` for ``backend``, measured (or read from the cache)."""
+    path = _cache_file(backend, tokenizer)
+    if use_cache:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and set(data) == {p.key for p in PROBES}:
+                if all(v in CAPABILITIES for v in data.values()):
+                    return data
+        except (OSError, ValueError):
+            pass
+    from schemaops.compare import measure_many
+
+    items = [
+        {"name": p.key, "schema": p.schema, "valid": p.valid, "invalid": p.invalid} for p in PROBES
+    ]
+    results = measure_many(items, [backend], tokenizer, timeout_s=timeout_s)
+    caps = {str(r["schema"]): capability_of(r) for r in results}
+    if use_cache:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(caps, indent=1), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return caps

@@ -1,0 +1,164 @@
+"""The residual: the constraints of the original schema that the served schema no longer
+carries, which the application must check after decoding.
+
+Each rule is JSON-Schema-like: ``pointer`` is the JSON pointer of the constraint in the
+original (bundled) schema, ``keyword`` the keyword, ``value`` its value, ``reason`` why the
+served schema cannot carry it on the backend, and ``covers`` the schema locations whose
+failures the rule accounts for (its own pointer; for ``if``, the ``then``/``else`` branches).
+
+``check_residual(original, rules, instance)`` validates ``instance`` against the original
+with jsonschema (formats asserted by ``schemaops.formats``) and attributes every error to the
+residual rule whose location it falls under. An ``anyOf``/``oneOf`` failure is attributed
+when some branch fails only on residual rules (that branch is the one the served schema let
+the instance through). Errors no rule covers are returned apart as ``uncovered``: they mean
+the served schema let through something it should have refused, i.e. a lowering bug, which
+the proof in ``schemaops.lower.prove`` turns into a failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from schemaops.compare.instances import validator
+
+
+@dataclass
+class ResidualRule:
+    """One constraint the application checks after decoding."""
+
+    pointer: str
+    keyword: str
+    value: Any
+    reason: str
+    covers: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.covers:
+            self.covers = [self.pointer]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ResidualRule:
+        return cls(d["pointer"], d["keyword"], d.get("value"), d.get("reason", ""), d["covers"])
+
+
+@dataclass
+class Violation:
+    """One residual failure of an instance (or one uncovered error)."""
+
+    instance_path: str
+    keyword: str
+    schema_pointer: str
+    message: str
+    rule: str | None = None  # the covering rule's pointer
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ResidualCheck:
+    """``flagged``: failures residual rules account for; ``uncovered``: failures they do not."""
+
+    flagged: list[Violation] = field(default_factory=list)
+    uncovered: list[Violation] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """The instance satisfies the original schema."""
+        return not self.flagged and not self.uncovered
+
+
+def _escape(part: Any) -> str:
+    return str(part).replace("~", "~0").replace("/", "~1")
+
+
+def pointer(parts: Any) -> str:
+    return "".join("/" + _escape(p) for p in parts)
+
+
+def _unescape(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+def _node(root: Any, parts: list[str]) -> Any:
+    node = root
+    for p in parts:
+        if isinstance(node, dict) and p in node:
+            node = node[p]
+        elif isinstance(node, list) and p.isdigit() and int(p) < len(node):
+            node = node[int(p)]
+        else:
+            return None
+    return node
+
+
+def schema_location(root: Any, path: Any) -> str:
+    """The JSON pointer in ``root`` of an error's ``absolute_schema_path``.
+
+    jsonschema continues a path through ``$ref`` relative to the referenced schema, so each
+    ``$ref`` step is resolved (local ``#/...`` refs) to where the target lives in ``root``.
+    """
+    parts: list[str] = []
+    for seg in path:
+        seg = str(seg)
+        if seg == "$ref":
+            node = _node(root, parts)
+            ref = node.get("$ref") if isinstance(node, dict) else None
+            if isinstance(ref, str) and ref.startswith("#"):
+                parts = [_unescape(p) for p in ref[1:].split("/") if p]
+                continue
+        parts.append(seg)
+    return pointer(parts)
+
+
+def _under(loc: str, prefix: str) -> bool:
+    return loc == prefix or loc.startswith(prefix + "/")
+
+
+def _covering(loc: str, rules: list[ResidualRule]) -> ResidualRule | None:
+    for rule in rules:
+        if any(_under(loc, c) for c in rule.covers):
+            return rule
+    return None
+
+
+def _classify(
+    root: Any, err: Any, rules: list[ResidualRule]
+) -> tuple[list[Violation], list[Violation]]:
+    """(flagged, uncovered) violations behind one jsonschema error."""
+    loc = schema_location(root, err.absolute_schema_path)
+    inst = pointer(err.absolute_path)
+    rule = _covering(loc, rules)
+    if rule is not None:
+        v = Violation(inst, str(err.validator), loc, err.message[:300], rule.pointer)
+        return [v], []
+    if err.validator in ("anyOf", "oneOf") and err.context:
+        by_branch: dict[Any, list[Any]] = {}
+        for sub in err.context:
+            by_branch.setdefault(sub.relative_schema_path[0], []).append(sub)
+        for subs in by_branch.values():
+            flagged: list[Violation] = []
+            clean = True
+            for sub in subs:
+                f, u = _classify(root, sub, rules)
+                flagged += f
+                if u:
+                    clean = False
+                    break
+            if clean:
+                return flagged, []
+    return [], [Violation(inst, str(err.validator), loc, err.message[:300])]
+
+
+def check_residual(original: Any, rules: list[ResidualRule], instance: Any) -> ResidualCheck:
+    """Check ``instance`` against the residual of ``original`` (see module doc)."""
+    out = ResidualCheck()
+    for err in validator(original).iter_errors(instance):
+        flagged, uncovered = _classify(original, err, rules)
+        out.flagged += flagged
+        out.uncovered += uncovered
+    return out

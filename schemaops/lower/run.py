@@ -1,0 +1,251 @@
+"""``lower_registry``: lower a registry's schemas for one backend, prove each, write them out.
+
+Per schema: probe the backend's keywords (``probes``), rewrite (``passes``), then prove:
+
+1. the original's valid examples are valid under the served schema, and each invalid example
+   is either invalid under the served schema (then walked) or flagged by the residual;
+2. the served schema compiles on the backend and ``compare``'s enforcement walk over the
+   valid and the walked invalid examples gives ``enforced``;
+3. the differential check of ``prove`` (generated instances on both schemas plus mutations).
+
+A schema that fails any step is not lowered (exit 1). With ``out``, the served schemas are
+written as a registry folder (``NAME.json`` with ``x-schemaops-lowered-from`` naming the
+original and its hash, ``NAME.examples.json`` with the examples the served schema can
+express) that ``schemaops check --backend B`` gates, plus one report per schema under
+``out/.lower/`` (a hidden folder, so the registry loader does not read it as a schema).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schemaops.compare.instances import validator
+from schemaops.errors import InputError
+from schemaops.lower.passes import Lowered, lower_schema
+from schemaops.lower.probes import probe_backend
+from schemaops.lower.prove import Differential, differential
+from schemaops.lower.residual import check_residual
+
+LOWERED_FROM = "x-schemaops-lowered-from"
+REPORT_DIR = ".lower"
+
+
+@dataclass
+class LowerCase:
+    """One schema's lowering and its proof."""
+
+    name: str
+    lowered: Lowered
+    original_hash: str
+    valid: list[Any] = field(default_factory=list)
+    invalid_walked: list[Any] = field(default_factory=list)
+    invalid_residual: list[Any] = field(default_factory=list)
+    result: dict[str, Any] = field(default_factory=dict)
+    diff: Differential | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def lowered_ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        lw = self.lowered
+        enf = self.result.get("enforcement") or {}
+        return {
+            "schema": self.name,
+            "lowered": self.lowered_ok,
+            "backend": lw.backend,
+            "original_hash": self.original_hash,
+            "served_hash": lw.hash,
+            "served_wire": lw.wire,
+            "exactness": lw.exactness,
+            "rewrites": [r.to_dict() for r in lw.rewrites],
+            "residual": [r.to_dict() for r in lw.residual],
+            "examples": {
+                "valid": len(self.valid),
+                "invalid_walked": len(self.invalid_walked),
+                "invalid_residual": len(self.invalid_residual),
+            },
+            "compile": {
+                "status": self.result.get("status"),
+                "compile_ms": self.result.get("compile_ms"),
+                "verdict": enf.get("verdict"),
+                "error": self.result.get("error"),
+            },
+            "differential": self.diff.to_dict() if self.diff else None,
+            "problems": self.problems,
+        }
+
+
+@dataclass
+class LowerReport:
+    backend: str
+    registry: str
+    capabilities: dict[str, str]
+    cases: list[LowerCase]
+    out: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return all(c.lowered_ok for c in self.cases)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "registry": self.registry,
+            "out": self.out,
+            "passed": self.passed,
+            "schemas": len(self.cases),
+            "not_lowered": sum(1 for c in self.cases if not c.lowered_ok),
+            "capabilities": self.capabilities,
+            "cases": [c.to_dict() for c in self.cases],
+        }
+
+
+def served_document(schema: Any, lowered: Lowered) -> Any:
+    """The served schema with ``x-schemaops-lowered-from`` (name, hash, backend) at its end."""
+    served = lowered.served
+    if isinstance(served, dict):
+        served = {
+            **served,
+            LOWERED_FROM: {"name": schema.name, "hash": schema.hash, "backend": lowered.backend},
+        }
+    return served
+
+
+def _split_examples(case: LowerCase, valid: list[Any], invalid: list[Any]) -> None:
+    lw = case.lowered
+    check = validator(lw.served)
+    for i, x in enumerate(valid):
+        if check.is_valid(x):
+            case.valid.append(x)
+        else:
+            case.problems.append(f"valid example #{i} is refused by the served schema")
+    for i, x in enumerate(invalid):
+        if not check.is_valid(x):
+            case.invalid_walked.append(x)
+            continue
+        rc = check_residual(lw.original, lw.residual, x)
+        if rc.flagged and not rc.uncovered:
+            case.invalid_residual.append(x)
+        else:
+            what = ", ".join(f"{u.keyword} at {u.schema_pointer}" for u in rc.uncovered[:3])
+            case.problems.append(
+                f"invalid example #{i} is accepted by the served schema and no residual rule "
+                f"covers it ({what or 'no error found'})"
+            )
+
+
+def _judge_result(case: LowerCase, result: dict[str, Any]) -> None:
+    case.result = result
+    status = result.get("status")
+    enf = result.get("enforcement") or {}
+    verdict = enf.get("verdict")
+    if status != "ok":
+        err = str(result.get("error") or "").strip().splitlines()
+        case.problems.append(
+            f"the served schema does not compile on {case.lowered.backend} ({status}"
+            + (f": {err[0][:200]}" if err else "")
+            + ")"
+        )
+    elif verdict not in ("enforced", "unchecked"):
+        kws = sorted(k for k, v in (enf.get("keywords") or {}).items() if v.get("ignored"))
+        extra = f" (ignored: {', '.join(kws)})" if kws else ""
+        case.problems.append(f"enforcement walk on the served schema: {verdict}{extra}")
+
+
+def _write(out: Path, case: LowerCase, doc: Any, report: dict[str, Any]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / REPORT_DIR).mkdir(exist_ok=True)
+    files = {
+        out / f"{case.name}.json": doc,
+        out / f"{case.name}.examples.json": {
+            "valid": case.valid,
+            "invalid": case.invalid_walked,
+        },
+        out / REPORT_DIR / f"{case.name}.json": report,
+    }
+    for path, data in files.items():
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def lower_registry(
+    registry: str | Path = "schemas",
+    backend: str = "xgrammar",
+    *,
+    name: str | None = None,
+    out: str | Path | None = None,
+    tokenizer: str = "qwen2.5",
+    timeout_s: float = 120.0,
+    generate: int = 25,
+    progress: Callable[[str], None] | None = None,
+) -> LowerReport:
+    """Lower (all or one ``name`` of) ``registry`` for ``backend``; see module doc.
+
+    Raises ``InputError`` (exit 2) for bad options or a registry that cannot be loaded.
+    ``generate`` is the number of instances generated per schema and side for the
+    differential check (0 skips it).
+    """
+    from schemaops.compare.run import measure_items, parse_backends
+    from schemaops.registry import RegistryError, load_registry
+
+    names = parse_backends(backend)
+    if len(names) != 1:
+        raise InputError("lower targets one backend: give --backend once")
+    b = names[0]
+    if generate < 0 or timeout_s <= 0:
+        raise InputError("--generate must be >= 0 and --timeout > 0")
+    root = Path(registry)
+    if out is not None:
+        outp = Path(out)
+        if outp.exists() and root.exists() and outp.resolve() == root.resolve():
+            raise InputError("--out must not be the registry itself (originals would be lost)")
+    try:
+        reg = load_registry(root)
+    except RegistryError as exc:
+        raise InputError(f"cannot lower registry {root}: {exc}") from None
+    schemas = [reg.get(name)] if name is not None else list(reg)
+    if progress:
+        progress(f"probing {b} keywords")
+    caps = probe_backend(b, tokenizer)
+    cases: list[LowerCase] = []
+    docs: dict[str, Any] = {}
+    for s in schemas:
+        lw = lower_schema(s.bundled(), caps, b)
+        case = LowerCase(s.name, lw, s.hash)
+        _split_examples(case, list(s.valid), list(s.invalid))
+        docs[s.name] = served_document(s, lw)
+        cases.append(case)
+    from schemaops.compare.run import Item
+
+    items = [
+        Item(
+            c.name,
+            json.dumps(docs[c.name], separators=(",", ":"), ensure_ascii=False),
+            c.valid,
+            c.invalid_walked,
+        )
+        for c in cases
+    ]
+    if progress:
+        progress(f"compiling and walking {len(items)} served schema(s) on {b}")
+    results = {
+        str(r["schema"]): r for r in measure_items(items, [b], tokenizer, timeout_s=timeout_s)
+    }
+    for c in cases:
+        _judge_result(c, results.get(c.name, {"status": "error", "error": "no result"}))
+        if generate:
+            if progress:
+                progress(f"differential check of {c.name}")
+            c.diff = differential(c.lowered, generate, [*c.valid])
+            c.problems += [f"differential: {f}" for f in c.diff.failures[:5]]
+        if out is not None:
+            _write(Path(out), c, docs[c.name], c.to_dict())
+    return LowerReport(b, str(root), caps, cases, str(out) if out is not None else None)
