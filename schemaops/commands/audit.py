@@ -55,6 +55,9 @@ def audit_command(
         False, "--no-format", help="Treat 'format' as an annotation only."
     ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document on stdout."),
+    prometheus: Path = typer.Option(
+        None, "--prometheus", help="Write Prometheus text metrics (textfile collector) here."
+    ),
     markdown: Path = typer.Option(None, "--markdown", help="Write a Markdown report."),
     html: Path = typer.Option(
         None, "--html", help="Write a self-contained HTML report with a chart."
@@ -109,6 +112,10 @@ def audit_command(
         from schemaops.audit.report_html import write_html
 
         call(write_html, doc, html)
+    if prometheus:
+        from schemaops.metrics import audit_metrics, write_textfile
+
+        call(write_textfile, prometheus, audit_metrics(doc))
     if json_out:
         emit_json(doc)
     else:

@@ -42,6 +42,9 @@ def probe_cmd(
     canaries: int = typer.Option(3, "--canaries", min=1, max=20, help="Canaries per path."),
     max_tokens: int = typer.Option(200, "--max-tokens", min=16, help="Token budget per answer."),
     model: str | None = typer.Option(None, "--model", help="Model name (default: /v1/models)."),
+    prometheus: Path | None = typer.Option(
+        None, "--prometheus", help="Write the verdicts as Prometheus text (textfile collector)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON document."),
 ) -> None:
     from schemaops.probe import ProbeSettings, run_probe
@@ -57,6 +60,10 @@ def probe_cmd(
         model=model,
     )
     doc, code = call(run_probe, settings)
+    if prometheus is not None:
+        from schemaops.metrics import probe_metrics, write_textfile
+
+        call(write_textfile, prometheus, probe_metrics(doc))
     if json_out:
         emit_json(doc)
     else:

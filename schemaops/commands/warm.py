@@ -145,6 +145,9 @@ def warm_cmd(
     json_out: bool = typer.Option(
         False, "--json", help="Print exactly one JSON document on stdout."
     ),
+    prometheus: Path = typer.Option(
+        None, "--prometheus", help="Write Prometheus text metrics (textfile collector) here."
+    ),
     progress: bool = typer.Option(
         True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."
     ),
@@ -177,6 +180,10 @@ def warm_cmd(
     doc, code = call(
         run_warm, settings, show_progress=progress, notify=lambda m: typer.echo(m, err=True)
     )
+    if prometheus:
+        from schemaops.metrics import warm_metrics, write_textfile
+
+        call(write_textfile, prometheus, warm_metrics(doc))
     if json_out:
         emit_json(doc)
     else:

@@ -1,0 +1,191 @@
+"""Prometheus text files for ``audit``, ``warm`` and ``probe`` (``--prometheus FILE``).
+
+Neither SGLang 0.5.23 (its ``sglang:grammar_*`` series are declared, never set) nor vLLM
+exports grammar metrics, so schemaops writes its own findings as gauges in the text format
+that node_exporter's textfile collector reads (``--collector.textfile.directory``; the file
+name must end in ``.prom``). The file is written by ``prometheus_client.write_to_textfile``:
+to a temporary file beside it, then renamed, so the collector never reads half a file.
+
+Units follow Prometheus conventions: times in seconds, ratios in 0..1. Every gauge set is
+labelled so one file per run and host can be collected side by side; a status or verdict is
+one-hot (one series per possible value, 1 for the current one) so that dashboards can count
+and colour them without string values.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Gauge, write_to_textfile
+
+from schemaops.errors import InputError
+
+PROBE_VERDICTS = ("enforced", "unconstrained", "rejected", "error", "unproven")
+WARM_STATUSES = ("warmed", "invalid", "failed", "timeout")
+
+
+def write_textfile(path: str | Path, registry: CollectorRegistry) -> Path:
+    """Write ``registry`` to ``path`` atomically (temporary file + rename)."""
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"--prometheus {target}: is a folder, expected a file path")
+    try:
+        write_to_textfile(str(target), registry)
+    except OSError as exc:
+        raise InputError(f"--prometheus {target}: cannot write ({exc.strerror or exc})") from None
+    return target
+
+
+def _stamp(reg: CollectorRegistry, command: str) -> None:
+    g = Gauge(
+        f"schemaops_{command}_last_run_timestamp_seconds",
+        f"Unix time the last schemaops {command} run finished.",
+        registry=reg,
+    )
+    g.set(time.time())
+
+
+def _s(ms: Any) -> float | None:
+    return None if ms is None else float(ms) / 1000.0
+
+
+def probe_metrics(doc: dict[str, Any]) -> CollectorRegistry:
+    """Probe verdict per path (one-hot), enforced 0/1, registry verdicts, up."""
+    reg = CollectorRegistry()
+    server = str(doc.get("server") or "")
+    engine = str(doc.get("engine") or "")
+    up = Gauge("schemaops_probe_up", "1 when the server could be probed.", ["server"], registry=reg)
+    up.labels(server).set(0 if doc.get("error") else 1)
+    verdict = Gauge(
+        "schemaops_probe_verdict",
+        "Probe verdict per request path (one series per verdict; 1 = current).",
+        ["server", "engine", "path", "verdict"],
+        registry=reg,
+    )
+    enforced = Gauge(
+        "schemaops_probe_enforced",
+        "1 when the path's canaries proved the constraint is applied, else 0.",
+        ["server", "engine", "path"],
+        registry=reg,
+    )
+    for p in doc.get("paths", []):
+        for v in PROBE_VERDICTS:
+            verdict.labels(server, engine, p["path"], v).set(1 if p["verdict"] == v else 0)
+        enforced.labels(server, engine, p["path"]).set(1 if p["verdict"] == "enforced" else 0)
+    rows = doc.get("registry") or []
+    if rows:
+        rv = Gauge(
+            "schemaops_probe_registry_verdict",
+            "Verdict of one real request per registry schema (one-hot).",
+            ["server", "schema", "verdict"],
+            registry=reg,
+        )
+        for r in rows:
+            for v in PROBE_VERDICTS:
+                rv.labels(server, r["schema"], v).set(1 if r["verdict"] == v else 0)
+    _stamp(reg, "probe")
+    return reg
+
+
+def warm_metrics(doc: dict[str, Any]) -> CollectorRegistry:
+    """Warm status per schema and server (one-hot), cold and probe seconds per DP rank."""
+    reg = CollectorRegistry()
+    status = Gauge(
+        "schemaops_warm_status",
+        "Warm status per schema and server (one series per status; 1 = current).",
+        ["server", "schema", "api", "status"],
+        registry=reg,
+    )
+    cold = Gauge(
+        "schemaops_warm_cold_seconds",
+        "Wall time of the warming (cold) request, per schema, server and DP rank.",
+        ["server", "schema", "rank"],
+        registry=reg,
+    )
+    probe = Gauge(
+        "schemaops_warm_probe_seconds",
+        "Wall time of the probe request after warming, per schema, server and DP rank.",
+        ["server", "schema", "rank"],
+        registry=reg,
+    )
+    counts = Gauge(
+        "schemaops_warm_schemas",
+        "Rows (schema x server) per warm status.",
+        ["status"],
+        registry=reg,
+    )
+    for st in WARM_STATUSES:
+        counts.labels(st).set(sum(1 for r in doc.get("results", []) if r.get("status") == st))
+    for r in doc.get("results", []):
+        server, schema = str(r.get("server") or ""), str(r.get("schema") or "")
+        for st in WARM_STATUSES:
+            status.labels(server, schema, str(r.get("api") or ""), st).set(
+                1 if r.get("status") == st else 0
+            )
+        ranks = r.get("replicas") or [{"replica": 0, **r}]
+        for rep in ranks:
+            rank = str(rep.get("replica", 0))
+            if (v := _s(rep.get("cold_ms"))) is not None:
+                cold.labels(server, schema, rank).set(v)
+            if (v := _s(rep.get("probe_ms"))) is not None:
+                probe.labels(server, schema, rank).set(v)
+    _stamp(reg, "warm")
+    return reg
+
+
+def audit_metrics(doc: dict[str, Any]) -> CollectorRegistry:
+    """Outputs by schema and category, parse-failure subtypes, p, its CI and p^n."""
+    reg = CollectorRegistry()
+    src = str(doc.get("input") or "")
+    outputs = Gauge(
+        "schemaops_audit_outputs",
+        "Audited outputs per schema and category (ok, json_parse_failure, "
+        "schema_violation:<keyword>).",
+        ["input", "schema", "category"],
+        registry=reg,
+    )
+    for schema, s in (doc.get("by_schema") or {}).items():
+        for cat, n in (s.get("categories") or {}).items():
+            outputs.labels(src, str(schema), cat).set(n)
+    sub = Gauge(
+        "schemaops_audit_parse_failures",
+        "JSON parse failures per subtype.",
+        ["input", "subtype"],
+        registry=reg,
+    )
+    for st, n in (doc.get("parse_failures") or {}).items():
+        sub.labels(src, st).set(n)
+    p = Gauge(
+        "schemaops_audit_p", "Per-output success rate p (ok / outputs).", ["input"], registry=reg
+    )
+    if doc.get("p") is not None:
+        p.labels(src).set(doc["p"])
+    ci = Gauge(
+        "schemaops_audit_p_ci95", "Wilson 95% interval of p.", ["input", "bound"], registry=reg
+    )
+    if doc.get("p_ci95"):
+        ci.labels(src, "low").set(doc["p_ci95"][0])
+        ci.labels(src, "high").set(doc["p_ci95"][1])
+    comp = Gauge(
+        "schemaops_audit_compound",
+        "Compound success p^n of n independent steps.",
+        ["input", "steps"],
+        registry=reg,
+    )
+    for n, v in (doc.get("compound") or {}).items():
+        if v is not None:
+            comp.labels(src, str(n)).set(v)
+    sp = Gauge(
+        "schemaops_audit_schema_p", "Per-schema success rate.", ["input", "schema"], registry=reg
+    )
+    for schema, s in (doc.get("by_schema") or {}).items():
+        if s.get("p") is not None:
+            sp.labels(src, str(schema)).set(s["p"])
+    ie = Gauge(
+        "schemaops_audit_input_errors", "Lines that were no valid record.", ["input"], registry=reg
+    )
+    ie.labels(src).set(doc.get("input_errors") or 0)
+    _stamp(reg, "audit")
+    return reg
