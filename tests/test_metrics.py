@@ -1,0 +1,125 @@
+"""``--prometheus FILE``: the text format parses with prometheus-client's own parser.
+
+audit runs on the shipped example outputs (no server); probe on a dead server (``up`` 0).
+warm and probe against the real dev server are in tests/integration/test_probe_metrics.py.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from schemaops.metrics import probe_metrics, warm_metrics, write_textfile
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def samples(path: Path) -> dict[str, list]:
+    """name -> samples, parsed by prometheus-client's parser (raises on malformed text)."""
+    out: dict[str, list] = {}
+    for fam in text_string_to_metric_families(path.read_text()):
+        for s in fam.samples:
+            out.setdefault(s.name, []).append(s)
+    return out
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "schemaops", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+
+
+def test_audit_prometheus_file_parses_and_matches_the_json(tmp_path: Path) -> None:
+    prom = tmp_path / "audit.prom"
+    r = _cli("audit", "audits/example-outputs.jsonl", "--json", "--prometheus", str(prom))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    got = samples(prom)
+    (p,) = got["schemaops_audit_p"]
+    assert p.value == doc["p"]
+    outputs = {
+        (s.labels["schema"], s.labels["category"]): s.value for s in got["schemaops_audit_outputs"]
+    }
+    for schema, s in doc["by_schema"].items():
+        for cat, n in s["categories"].items():
+            assert outputs[(schema, cat)] == n
+    compound = {s.labels["steps"]: s.value for s in got["schemaops_audit_compound"]}
+    assert compound == {k: v for k, v in doc["compound"].items()}
+    subtypes = {s.labels["subtype"]: s.value for s in got["schemaops_audit_parse_failures"]}
+    assert subtypes == doc["parse_failures"]
+    assert not list(tmp_path.glob("*.tmp*"))  # written via a temporary file, then renamed
+
+
+def test_probe_on_a_dead_server_writes_up_0(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    prom = tmp_path / "probe.prom"
+    r = _cli("probe", "--server", f"http://u:pw12345@127.0.0.1:{port}", "--prometheus", str(prom))
+    assert r.returncode == 2
+    (up,) = samples(prom)["schemaops_probe_up"]
+    assert up.value == 0 and "pw12345" not in prom.read_text()
+
+
+def test_one_hot_verdicts_and_warm_seconds(tmp_path: Path) -> None:
+    doc = {
+        "server": "http://h:1",
+        "engine": "sglang",
+        "paths": [
+            {"path": "generate.json_schema", "verdict": "enforced"},
+            {"path": "guided_json", "verdict": "unconstrained"},
+        ],
+        "registry": [{"schema": 'we"ird\nname', "verdict": "unproven"}],
+    }
+    write_textfile(tmp_path / "p.prom", probe_metrics(doc))
+    got = samples(tmp_path / "p.prom")
+    hot = {(s.labels["path"], s.labels["verdict"]): s.value for s in got["schemaops_probe_verdict"]}
+    assert hot[("guided_json", "unconstrained")] == 1 and hot[("guided_json", "enforced")] == 0
+    assert sum(hot.values()) == 2
+    (reg,) = [s for s in got["schemaops_probe_registry_verdict"] if s.value == 1]
+    assert reg.labels["schema"] == 'we"ird\nname'  # label escaping survives the round trip
+    warm = {
+        "results": [
+            {
+                "server": "s",
+                "schema": "a",
+                "api": "native",
+                "status": "warmed",
+                "cold_ms": 600.0,
+                "probe_ms": 11.0,
+            },
+            {
+                "server": "s",
+                "schema": "b",
+                "api": "native",
+                "status": "invalid",
+                "cold_ms": None,
+                "probe_ms": None,
+                "replicas": [{"replica": 0, "cold_ms": 5.0}, {"replica": 1}],
+            },
+        ]
+    }
+    write_textfile(tmp_path / "w.prom", warm_metrics(warm))
+    got = samples(tmp_path / "w.prom")
+    cold = {
+        (s.labels["schema"], s.labels["rank"]): s.value for s in got["schemaops_warm_cold_seconds"]
+    }
+    assert cold == {("a", "0"): 0.6, ("b", "0"): 0.005}
+    counts = {s.labels["status"]: s.value for s in got["schemaops_warm_schemas"]}
+    assert counts["warmed"] == 1 and counts["invalid"] == 1
+
+
+def test_a_folder_or_unwritable_path_is_a_clean_exit_2(tmp_path: Path) -> None:
+    r = _cli("audit", "audits/example-outputs.jsonl", "--prometheus", str(tmp_path))
+    assert r.returncode == 2 and "is a folder" in r.stderr and "Traceback" not in r.stderr
+    r = _cli("audit", "audits/example-outputs.jsonl", "--prometheus", str(tmp_path / "no/x.prom"))
+    assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr
