@@ -359,7 +359,8 @@ class _Lowerer:
                 continue  # this branch can never apply
             if not values:
                 raise NotExact(f"'{k} absent' cannot be expressed without not")
-            out.append(merge(merge(base, branch), disc))
+            core = {k: v for k, v in base.items() if k not in ANNOTATIONS}
+            out.append(merge(merge(core, branch), disc))
         if not out:
             raise NotExact("no branch can apply")
         return out

@@ -1,0 +1,71 @@
+"""CLI command ``lower``: served schemas for one backend plus the residual the app checks.
+
+Option parsing only: ``schemaops.lower.lower_registry`` does the work (and is callable from
+Python); ``schemaops.lower.render.print_lower`` renders. Exit 0 when every schema was lowered
+and proven, 1 when some schema cannot be lowered to compile-and-enforce on the backend, 2 for
+usage or input errors. Progress goes to stderr so ``--json`` stdout stays one document.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from schemaops.commands._common import call, emit_json, fail
+from schemaops.commands.compare import Backend
+from schemaops.errors import EXIT_GATE
+
+
+def lower_cmd(
+    name: str | None = typer.Argument(None, help="One schema of the registry (default: all)."),
+    backend: Backend = typer.Option(..., "--backend", "-b", help="The backend to serve on."),
+    registry: Path = typer.Option(Path("schemas"), "--registry", help="Registry folder."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write the served schemas here as a registry folder (+ .lower/)."
+    ),
+    tokenizer: str = typer.Option("qwen2.5", "--tokenizer", help="Tokenizer of the model."),
+    timeout: float = typer.Option(120.0, "--timeout", help="Seconds per served compile."),
+    generate: int = typer.Option(
+        25, "--generate", help="Instances generated per schema and side for the differential."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+) -> None:
+    """Rewrite schemas so BACKEND compiles and enforces them; print what the app must check."""
+    from schemaops.lower import lower_registry
+
+    def progress(msg: str) -> None:
+        sys.stderr.write(msg + "\n")
+        sys.stderr.flush()
+
+    report = call(
+        lower_registry,
+        registry,
+        backend.value,
+        name=name,
+        out=out,
+        tokenizer=tokenizer,
+        timeout_s=timeout,
+        generate=generate,
+        progress=None if quiet else progress,
+    )
+    if json_out:
+        emit_json(report.to_dict())
+    else:
+        from schemaops.lower.render import print_lower
+
+        print_lower(report)
+    if not report.passed:
+        bad = [c.name for c in report.cases if not c.lowered_ok]
+        raise fail(
+            f"lower failed: {len(bad)} of {len(report.cases)} schema(s) cannot be lowered to "
+            f"compile-and-enforce on {report.backend}: {', '.join(bad[:10])}",
+            EXIT_GATE,
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``lower`` to the root app."""
+    app.command("lower")(lower_cmd)

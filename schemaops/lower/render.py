@@ -1,0 +1,60 @@
+"""Plain-text rendering of a ``LowerReport``: per schema, the served hash and wire string,
+the rewrites with their exactness, and the residual the application must check."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from schemaops.lower.run import LowerReport
+
+
+def _short(x: Any, n: int = 100) -> str:
+    s = x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def print_lower(report: LowerReport, file: TextIO | None = None) -> None:
+    """Write the report to ``file`` (default stdout)."""
+    import sys
+
+    out = file or sys.stdout
+    w = out.write
+    w(f"lower for {report.backend} ({report.registry})")
+    w(f" -> {report.out}\n" if report.out else " (no --out: nothing written)\n")
+    for c in report.cases:
+        d = c.to_dict()
+        mark = "ok" if d["lowered"] else "NOT LOWERED"
+        comp = d["compile"]
+        ms = f" {comp['compile_ms']:.0f} ms" if isinstance(comp["compile_ms"], (int, float)) else ""
+        w(f"\n{c.name}: {mark} [{d['exactness']}] compile {comp['status']}{ms}, walk ")
+        w(f"{comp['verdict']}\n")
+        w(f"  original {d['original_hash'][:16]}  served {d['served_hash'][:16]}\n")
+        w(f"  served wire: {_short(d['served_wire'], 160)}\n")
+        ex = d["examples"]
+        w(
+            f"  examples: {ex['valid']} valid, {ex['invalid_walked']} invalid walked, "
+            f"{ex['invalid_residual']} invalid left to the residual\n"
+        )
+        for r in d["rewrites"]:
+            if r["rule"] == "residual":
+                continue
+            tag = "exact" if r["exact"] else "NARROWER"
+            w(f"  rewrite {r['rule']} at {r['pointer'] or '/'} ({tag})\n")
+        if d["residual"]:
+            w("  residual (check after decoding):\n")
+            for r in d["residual"]:
+                w(f"    {r['pointer']}: {r['keyword']}={_short(r['value'], 60)}  ({r['reason']})\n")
+        diff = d["differential"]
+        if diff:
+            w(
+                f"  differential: {diff['from_original']}+{diff['from_served']} generated, "
+                f"{diff['mutants']} mutants, {diff['residual_flagged']} flagged by the residual, "
+                f"{'ok' if diff['ok'] else 'FAILED'}\n"
+            )
+            for note in diff["notes"]:
+                w(f"    note: {note}\n")
+        for p in d["problems"]:
+            w(f"  problem: {p}\n")
+    n_bad = sum(1 for c in report.cases if not c.lowered_ok)
+    w(f"\n{len(report.cases) - n_bad} of {len(report.cases)} schema(s) lowered and proven\n")
