@@ -11,7 +11,7 @@ import sys
 import typer
 
 from schemaops import __version__
-from schemaops.commands import audit, compare, devserver, drift, probe, registry, warm
+from schemaops.commands import audit, compare, devserver, drift, lower, probe, registry, warm
 
 app = typer.Typer(
     name="schemaops",
@@ -38,7 +38,7 @@ def _root(
     """Registry, grammar warm-up, output audit and backend comparison for constrained decoding."""
 
 
-for _area in (registry, audit, warm, probe, compare, devserver):
+for _area in (registry, audit, warm, probe, compare, devserver, lower):
     _area.register(app)
 drift.register(registry.registry_app)  # `registry drift`: the key-drift report of a request log
 
