@@ -123,3 +123,35 @@ def test_a_folder_or_unwritable_path_is_a_clean_exit_2(tmp_path: Path) -> None:
     assert r.returncode == 2 and "is a folder" in r.stderr and "Traceback" not in r.stderr
     r = _cli("audit", "audits/example-outputs.jsonl", "--prometheus", str(tmp_path / "no/x.prom"))
     assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_grafana_dashboard_reads_only_series_schemaops_writes() -> None:
+    import re
+
+    from schemaops.metrics import audit_metrics
+
+    dash = json.loads((ROOT / "warmup" / "grafana-schemaops.json").read_text())
+    exprs = [
+        t["expr"] for p in dash["panels"] for t in p.get("targets", []) if p.get("type") != "row"
+    ]
+    exprs += [v["definition"] for v in dash["templating"]["list"] if "definition" in v]
+    used = {m for e in exprs for m in re.findall(r"schemaops_[a-z0-9_]+", e)}
+    audit_doc = json.loads((ROOT / "audits" / "example-report.json").read_text())
+    warm_doc = {
+        "results": [
+            {"server": "s", "schema": "a", "status": "warmed", "cold_ms": 1.0, "probe_ms": 1.0}
+        ]
+    }
+    probe_doc = {
+        "server": "s",
+        "engine": "sglang",
+        "paths": [{"path": "x", "verdict": "enforced"}],
+        "registry": [{"schema": "a", "verdict": "enforced"}],
+    }
+    written = {
+        m.name if m.type != "counter" else m.name + "_total"
+        for reg in (audit_metrics(audit_doc), warm_metrics(warm_doc), probe_metrics(probe_doc))
+        for m in reg.collect()
+    }
+    assert used and used <= written, used - written
+    assert len({p["id"] for p in dash["panels"]}) == len(dash["panels"])
