@@ -112,10 +112,10 @@ def _object_part(a: dict, b: dict, out: dict) -> None:
 
 def merge(a: Any, b: Any) -> Any:
     """The exact conjunction of schemas ``a`` and ``b`` (see module doc)."""
+    if b is True or b == {}:
+        return a  # checked first so that {} and True keep the first side's spelling
     if a is True or a == {}:
         return b
-    if b is True or b == {}:
-        return a
     if a is False or b is False:
         return False
     if not isinstance(a, dict) or not isinstance(b, dict):

@@ -43,7 +43,7 @@ from typing import Any
 
 from schemaops.compare.instances import validator
 from schemaops.lower.merge import ANNOTATIONS, NotExact, merge
-from schemaops.lower.patterns import FORMAT_EXACT, FORMAT_PATTERNS, anchored_search, is_anchored
+from schemaops.lower.patterns import JSON_ANY_NARROWS, anchored_search, format_pattern, is_anchored
 from schemaops.lower.probes import ENFORCED
 from schemaops.lower.residual import ResidualRule, pointer
 from schemaops.registry.model import canonical_text, content_hash
@@ -149,6 +149,8 @@ class _Lowerer:
         self.memo: dict[str, Any] = {}
         self.inlining: list[str] = []
         self.inlined_nodes = 0
+        # a wildcard in a pattern must not match a JSON quote on this backend (see patterns)
+        self.json_safe = not self.enforced("pattern.anychar")
 
     # ---- bookkeeping -------------------------------------------------------------------
     def enforced(self, key: str) -> bool:
@@ -437,15 +439,16 @@ class _Lowerer:
         fmt = out.get("format")
         if not isinstance(fmt, str) or self.enforced(f"format.{fmt}"):
             return
-        pat = FORMAT_PATTERNS.get(fmt)
+        found = format_pattern(fmt, self.json_safe)
         ptr = [*parts, "format"]
-        if pat is None:
+        if found is None:
             reason = (
                 f"format {fmt!r}: no probe shows {self.backend} enforces it at "
                 "schemaops.formats' strictness, and lower has no equivalent pattern"
             )
             self.move(out, parts, "format", reason)
             return
+        pat, narrower = found
         if "pattern" in out:
             reason = f"{self.why('format.' + fmt, 'format')}; the node already has a pattern"
             self.move(out, parts, "format", reason)
@@ -456,7 +459,6 @@ class _Lowerer:
         }
         out.clear()
         out.update(rebuilt)
-        narrower = FORMAT_EXACT.get(fmt)
         detail = f"format {fmt!r} -> pattern ({self.why('format.' + fmt, 'format')})"
         if narrower:
             detail += f"; narrower than schemaops.formats: {narrower}"
@@ -466,7 +468,7 @@ class _Lowerer:
         pat = out.get("pattern")
         if not isinstance(pat, str) or self.enforced("pattern.unanchored") or is_anchored(pat):
             return
-        new = anchored_search(pat)
+        new = anchored_search(pat, self.json_safe)
         if new is None:
             self.move(
                 out,
@@ -477,7 +479,11 @@ class _Lowerer:
             )
             return
         out["pattern"] = new
-        self.note([*parts, "pattern"], "anchor pattern", True, "search semantics kept: " + new)
+        if self.json_safe and new != pat:
+            detail = f"search semantics kept, narrower: {JSON_ANY_NARROWS}: {new}"
+            self.note([*parts, "pattern"], "anchor pattern", False, detail)
+        else:
+            self.note([*parts, "pattern"], "anchor pattern", True, "search semantics kept: " + new)
 
     def drops(self, out: dict, parts: list) -> None:
         for kw in list(out):

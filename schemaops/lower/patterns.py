@@ -34,6 +34,15 @@ TIME = (
 DATE_TIME = f"{DATE}[Tt]{TIME}"
 UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 ANY = "[\\s\\S]*"
+#: any character a JSON string holds unescaped: for backends that paste a pattern into their
+#: JSON regex unchanged (outlines), where ``[\\s\\S]`` also matches the closing quote and lets
+#: a model write the rest of the object inside the string. Narrower: no ``"``, ``\\`` or
+#: control characters where the wildcard stands.
+JSON_ANY = '[^"\\\\\\x00-\\x1f]*'
+JSON_ANY_NARROWS = (
+    'the wildcard cannot produce \\", \\\\ or control characters (the backend pastes patterns '
+    "into its JSON regex, so a full wildcard would match the closing quote)"
+)
 
 FORMAT_PATTERNS: dict[str, str] = {
     "date": f"^{DATE}$",
@@ -103,7 +112,22 @@ def is_anchored(pattern: str) -> bool:
     return scan is not None and not scan[0] and scan[1] and scan[2]
 
 
-def anchored_search(pattern: str) -> str | None:
+def format_pattern(fmt: str, json_safe: bool = False) -> tuple[str, str | None] | None:
+    """(pattern, why it is narrower or None) for ``fmt``; None when lower has none.
+
+    ``json_safe``: the backend needs wildcards that cannot match a JSON quote (``JSON_ANY``).
+    """
+    pat = FORMAT_PATTERNS.get(fmt)
+    if pat is None:
+        return None
+    narrower = FORMAT_EXACT.get(fmt)
+    if json_safe and ANY in pat:
+        pat = pat.replace(ANY, JSON_ANY)
+        narrower = JSON_ANY_NARROWS
+    return pat, narrower
+
+
+def anchored_search(pattern: str, json_safe: bool = False) -> str | None:
     """A pattern whose full-match reading equals JSON Schema's search of ``pattern``.
 
     Returns ``pattern`` itself when it is already anchored at both ends, and None when the
@@ -114,13 +138,14 @@ def anchored_search(pattern: str) -> str | None:
     if scan is None:
         return None
     alt, start, end = scan
+    any_ = JSON_ANY if json_safe else ANY
     if alt:
-        return f"^{ANY}(?:{pattern}){ANY}$"
+        return f"^{any_}(?:{pattern}){any_}$"
     if start and end:
         return pattern
     body = pattern[1:] if start else pattern
     if end:
         body = body[:-1]
-    head = "^" if start else f"^{ANY}"
-    tail = "$" if end else f"{ANY}$"
+    head = "^" if start else f"^{any_}"
+    tail = "$" if end else f"{any_}$"
     return f"{head}(?:{body}){tail}"

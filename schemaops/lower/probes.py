@@ -49,6 +49,15 @@ def _obj(prop: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _anychar(pattern: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"v": {"type": "string", "pattern": pattern}, "w": {"enum": ["a"]}},
+        "required": ["v"],
+        "additionalProperties": False,
+    }
+
+
 def _v(*xs: Any) -> list[dict[str, Any]]:
     return [{"v": x} for x in xs]
 
@@ -99,12 +108,20 @@ PROBES: tuple[Probe, ...] = (
         _v("ab1c", "b2"),
         _v("ac", "b"),
     ),
-    # the any-character class lowering uses to turn a search into an anchored match
+    # the any-character class lowering uses to turn a search into an anchored match; the
+    # optional second property shows a backend whose wildcard also matches the closing quote
+    # (the model could then write `"a@b","w":"b"` inside the string)
     Probe(
         "pattern.anychar",
-        _obj({"type": "string", "pattern": "^[\\s\\S]*@[\\s\\S]*$"}),
-        _v("a@b", "@", "x y@z"),
-        _v("ab"),
+        _anychar("^[\\s\\S]*@[\\s\\S]*$"),
+        [{"v": "a@b"}, {"v": "x y@z", "w": "a"}, {"v": "@"}],
+        [{"v": "ab"}, {"v": "a@b", "w": "b"}],
+    ),
+    Probe(
+        "pattern.jsonchar",
+        _anychar('^[^"\\\\\\x00-\\x1f]*@[^"\\\\\\x00-\\x1f]*$'),
+        [{"v": "a@b"}, {"v": "x y@z", "w": "a"}, {"v": "@"}],
+        [{"v": "ab"}, {"v": "a@b", "w": "b"}],
     ),
     Probe(
         "format.date",

@@ -99,19 +99,25 @@ def _node(root: Any, parts: list[str]) -> Any:
 def schema_location(root: Any, path: Any) -> str:
     """The JSON pointer in ``root`` of an error's ``absolute_schema_path``.
 
-    jsonschema continues a path through ``$ref`` relative to the referenced schema, so each
-    ``$ref`` step is resolved (local ``#/...`` refs) to where the target lives in ``root``.
+    jsonschema leaves ``$ref`` out of the path and continues inside the referenced schema,
+    so the path is replayed over the schema itself: a step the current node does not have,
+    taken at a node with a local ``#/...`` ``$ref``, continues at the ref's target.
     """
     parts: list[str] = []
+    node = root
     for seg in path:
-        seg = str(seg)
-        if seg == "$ref":
-            node = _node(root, parts)
+        key = str(seg)
+        for _ in range(32):  # follow chains of refs, boundedly
+            has = (isinstance(node, dict) and key in node) or (
+                isinstance(node, list) and key.isdigit() and int(key) < len(node)
+            )
             ref = node.get("$ref") if isinstance(node, dict) else None
-            if isinstance(ref, str) and ref.startswith("#"):
-                parts = [_unescape(p) for p in ref[1:].split("/") if p]
-                continue
-        parts.append(seg)
+            if has or not (isinstance(ref, str) and ref.startswith("#")):
+                break
+            parts = [_unescape(p) for p in ref[1:].split("/") if p]
+            node = _node(root, parts)
+        parts.append(key)
+        node = _node(node, [key]) if node is not None else None
     return pointer(parts)
 
 

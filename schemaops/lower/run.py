@@ -30,6 +30,7 @@ from schemaops.lower.passes import Lowered, lower_schema
 from schemaops.lower.probes import probe_backend
 from schemaops.lower.prove import Differential, differential
 from schemaops.lower.residual import check_residual
+from schemaops.registry.model import canonical_text, content_hash
 
 LOWERED_FROM = "x-schemaops-lowered-from"
 REPORT_DIR = ".lower"
@@ -48,6 +49,17 @@ class LowerCase:
     result: dict[str, Any] = field(default_factory=dict)
     diff: Differential | None = None
     problems: list[str] = field(default_factory=list)
+    doc: Any = None  # what is served: the lowered schema with x-schemaops-lowered-from
+
+    @property
+    def wire(self) -> str:
+        """The served file's wire string (registry canonical text): the new cache key."""
+        return canonical_text(self.doc if self.doc is not None else self.lowered.served)
+
+    @property
+    def served_hash(self) -> str:
+        """sha256 of ``wire``: what ``schemaops registry hash`` shows for the served file."""
+        return content_hash(self.doc if self.doc is not None else self.lowered.served)
 
     @property
     def lowered_ok(self) -> bool:
@@ -61,8 +73,8 @@ class LowerCase:
             "lowered": self.lowered_ok,
             "backend": lw.backend,
             "original_hash": self.original_hash,
-            "served_hash": lw.hash,
-            "served_wire": lw.wire,
+            "served_hash": self.served_hash,
+            "served_wire": self.wire,
             "exactness": lw.exactness,
             "rewrites": [r.to_dict() for r in lw.rewrites],
             "residual": [r.to_dict() for r in lw.residual],
@@ -216,19 +228,18 @@ def lower_registry(
         progress(f"probing {b} keywords")
     caps = probe_backend(b, tokenizer)
     cases: list[LowerCase] = []
-    docs: dict[str, Any] = {}
     for s in schemas:
         lw = lower_schema(s.bundled(), caps, b)
         case = LowerCase(s.name, lw, s.hash)
         _split_examples(case, list(s.valid), list(s.invalid))
-        docs[s.name] = served_document(s, lw)
+        case.doc = served_document(s, lw)
         cases.append(case)
     from schemaops.compare.run import Item
 
     items = [
         Item(
             c.name,
-            json.dumps(docs[c.name], separators=(",", ":"), ensure_ascii=False),
+            c.wire,
             c.valid,
             c.invalid_walked,
         )
@@ -247,5 +258,5 @@ def lower_registry(
             c.diff = differential(c.lowered, generate, [*c.valid])
             c.problems += [f"differential: {f}" for f in c.diff.failures[:5]]
         if out is not None:
-            _write(Path(out), c, docs[c.name], c.to_dict())
+            _write(Path(out), c, c.doc, c.to_dict())
     return LowerReport(b, str(root), caps, cases, str(out) if out is not None else None)
