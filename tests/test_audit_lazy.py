@@ -255,3 +255,29 @@ def test_fast_check_is_compiled_only_for_schemas_with_enough_outputs(tmp_path: P
         result = run_audit(str(data), AuditOptions(registry=str(reg), jobs=jobs, cache=False))
         assert result.schemas == {"few": {"fast_path": False}, "many": {"fast_path": True}}
         assert result.tally.ok == 401
+
+
+def test_symlinks_and_subfolders_are_indexed_as_the_eager_load_does(tmp_path: Path) -> None:
+    """The index's shortcut (a plain top-level file needs no path walk) keeps the boundary:
+    a symlink out of the folder is refused, one inside and a file in a subfolder are served,
+    a ``$ref`` between them resolves, and records equal the eager load's."""
+    reg = tmp_path / "reg"
+    _small_registry(reg)
+    outside = tmp_path / "secret.json"
+    outside.write_text(json.dumps({"type": "integer"}))
+    (reg / "leak.json").symlink_to(outside)
+    (reg / "alias.json").symlink_to(reg / "plain.json")
+    (reg / "sub").mkdir()
+    _write(reg / "sub", "nested", {"$ref": "../order.json"})
+    lines = [
+        _line(1, "leak", "1"),
+        _line(2, "alias", '{"n": 1}'),
+        _line(3, "nested", '{"total": -5}'),
+        _line(4, "nested", '{"total": 5}'),
+    ]
+    lazy, _ = _records(lines, reg, lazy=True)
+    eager, _ = _records(lines, reg, lazy=False)
+    assert [r["category"] for r in lazy[1:]] == ["ok", "schema_violation:minimum", "ok"]
+    assert lazy[1:] == eager[1:]
+    # eager: "unknown schema 'leak'"; lazy names the problem
+    assert "has registry problems" in lazy[0]["message"] and "outside" in lazy[0]["message"]
