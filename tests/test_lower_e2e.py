@@ -1,0 +1,247 @@
+"""``schemaops lower`` end to end on the real backends: probes, the served registry that
+``schemaops check`` gates, the residual, and the exit codes.
+
+xgrammar compiles in milliseconds; outlines builds a token-level index per schema (seconds),
+so its shipped-registry test is marked slow, and the shipped ``tool_call`` (49 s cold on
+outlines, out of memory at 4 GiB once lowered) is left out of it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from schemaops.check import run_check
+from schemaops.lower import LOWERED_FROM, check_residual, lower_registry, probe_backend
+from schemaops.registry import load_registry
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "schemas"
+
+SHIPMENT = {
+    "title": "shipment",
+    "description": "uniqueItems, allOf, if/then/else, numeric bounds and format in one schema.",
+    "type": "object",
+    "properties": {
+        "kind": {"type": "string", "enum": ["parcel", "letter"]},
+        "weight_g": {"type": "integer", "minimum": 1, "maximum": 200},
+        "price": {"type": "number", "exclusiveMinimum": 0, "maximum": 500},
+        "ship_on": {"type": "string", "format": "date"},
+        "created": {"type": "string", "format": "date-time"},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["fragile", "express", "insured"]},
+            "uniqueItems": True,
+            "maxItems": 3,
+        },
+        "ref": {"type": "string", "pattern": "[0-9]{3}", "maxLength": 12},
+        "contact": {
+            "allOf": [
+                {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "minLength": 1, "maxLength": 20},
+                        "email": {"type": "string", "format": "email", "maxLength": 40},
+                    },
+                    "required": ["name"],
+                    "additionalProperties": False,
+                },
+                {"required": ["email"]},
+            ]
+        },
+    },
+    "required": ["kind", "weight_g", "ship_on", "contact"],
+    "additionalProperties": False,
+    "if": {"properties": {"kind": {"const": "letter"}}, "required": ["kind"]},
+    "then": {"properties": {"tags": {"maxItems": 1}}},
+    "else": {"required": ["price"]},
+}
+_C = {"name": "Ana", "email": "ana@example.com"}
+_P = {"kind": "parcel", "weight_g": 120, "price": 9.5, "ship_on": "2026-12-01", "contact": _C}
+SHIPMENT_EXAMPLES = {
+    "valid": [
+        {**_P, "tags": ["fragile", "express"]},
+        {
+            "kind": "letter",
+            "weight_g": 20,
+            "ship_on": "2028-02-29",
+            "created": "2026-12-02T14:00:00-08:00",
+            "tags": ["express"],
+            "ref": "AB123",
+            "contact": {"name": "Li", "email": "li@example.org"},
+        },
+        {**_P, "weight_g": 1, "price": 500, "ship_on": "2026-01-31", "ref": "999"},
+    ],
+    "invalid": [
+        {**_P, "tags": ["fragile", "fragile"]},  # uniqueItems: left to the residual
+        {**_P, "weight_g": 0},
+        {**_P, "weight_g": 201},
+        {**_P, "price": 0},  # number bounds: residual on outlines, walked on xgrammar
+        {**_P, "price": 600},
+        {**_P, "ship_on": "2026-02-30"},
+        {**_P, "created": "2026-12-01 09:00"},
+        {**_P, "ref": "AB12"},
+        {**_P, "contact": {"name": "Ana"}},
+        {**_P, "contact": {"name": "Ana", "email": "ana.example.com"}},
+        {**_P, "kind": "letter", "tags": ["fragile", "express"]},
+        {k: v for k, v in _P.items() if k != "price"},
+    ],
+}
+
+
+def _registry(tmp: Path, schemas: dict[str, tuple[dict, dict]]) -> Path:
+    reg = tmp / "reg"
+    reg.mkdir()
+    for name, (schema, examples) in schemas.items():
+        (reg / f"{name}.json").write_text(json.dumps(schema, indent=1))
+        (reg / f"{name}.examples.json").write_text(json.dumps(examples, indent=1))
+    return reg
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "schemaops", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+
+
+def _assert_served_folder(report, out: Path) -> None:
+    """Every served file is what the report says: hash, lowered-from, examples split."""
+    reg = load_registry(out)
+    originals = {c.name: c.original_hash for c in report.cases}
+    for case in report.cases:
+        served = reg.get(case.name)
+        assert served.hash == case.served_hash
+        assert served.schema[LOWERED_FROM] == {
+            "name": case.name,
+            "hash": originals[case.name],
+            "backend": report.backend,
+        }
+        assert (out / ".lower" / f"{case.name}.json").is_file()
+        for x in case.invalid_residual:  # what the served schema lets through, the app flags
+            res = check_residual(case.lowered.original, case.lowered.residual, x)
+            assert res.flagged and not res.uncovered
+
+
+def test_probes_measure_what_lower_relies_on_xgrammar() -> None:
+    caps = probe_backend("xgrammar", use_cache=False)
+    assert caps["array.uniqueItems"] == "ignored"
+    assert caps["allOf"] == "ignored" and caps["if"] == "ignored"
+    assert caps["format.date"] == "ignored"  # lets 2026-02-29 through
+    assert caps["pattern.unanchored"] == "narrower"  # reads pattern as a full match
+    assert caps["integer.minimum"] == "enforced"
+
+
+def test_xgrammar_shipped_registry(tmp_path: Path) -> None:
+    out = tmp_path / "served"
+    report = lower_registry(SHIPPED, "xgrammar", out=out, generate=8)
+    assert report.passed, [c.problems for c in report.cases]
+    _assert_served_folder(report, out)
+    for case in report.cases:
+        enf = case.result["enforcement"]
+        assert case.result["status"] == "ok" and enf["verdict"] == "enforced"
+        assert case.diff is not None and case.diff.ok
+    by_name = {c.name: c for c in report.cases}
+    # xgrammar accepts 2026-02-30-like dates as format date: served as the exact pattern
+    rules = {r.rule for r in by_name["search_orders"].lowered.rewrites}
+    assert "format -> pattern" in rules
+    original = load_registry(SHIPPED)
+    for name in ("search_orders", "create_ticket"):  # generation order kept
+        assert list(load_registry(out).get(name).schema["properties"]) == list(
+            original.get(name).schema["properties"]
+        )
+    gate = run_check(out, "xgrammar")
+    assert gate.passed, [p.text() for c in gate.failed for p in c.problems]
+
+
+def test_xgrammar_mixed_schema_via_cli(tmp_path: Path) -> None:
+    reg = _registry(tmp_path, {"shipment": (SHIPMENT, SHIPMENT_EXAMPLES)})
+    out = tmp_path / "served"
+    res = _cli("lower", "--registry", str(reg), "--backend", "xgrammar", "--out", str(out), "-q")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "/properties/tags/uniqueItems: uniqueItems=true" in res.stdout  # residual printed
+    doc = json.loads(
+        _cli("lower", "shipment", "--registry", str(reg), "-b", "xgrammar", "--json", "-q").stdout
+    )
+    (case,) = doc["cases"]
+    assert case["lowered"] and case["exactness"] == "relaxed"
+    assert [(r["pointer"], r["keyword"]) for r in case["residual"]] == [
+        ("/properties/tags/uniqueItems", "uniqueItems")
+    ]
+    applied = {r["rule"] for r in case["rewrites"]}
+    assert {"flatten allOf", "if/then/else -> anyOf", "format -> pattern", "anchor pattern"} <= (
+        applied
+    )
+    assert case["examples"] == {"valid": 3, "invalid_walked": 11, "invalid_residual": 1}
+    assert case["differential"]["ok"] and case["differential"]["residual_flagged"] > 0
+    gate = _cli("check", "--registry", str(out), "--backend", "xgrammar", "-q")
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+
+
+def test_outlines_mixed_schema(tmp_path: Path) -> None:
+    reg = _registry(tmp_path, {"shipment": (SHIPMENT, SHIPMENT_EXAMPLES)})
+    out = tmp_path / "served"
+    report = lower_registry(reg, "outlines", out=out, generate=8)
+    (case,) = report.cases
+    assert report.passed, case.problems
+    _assert_served_folder(report, out)
+    rules = {(r.pointer, r.keyword) for r in case.lowered.residual}
+    assert rules == {
+        ("/properties/tags/uniqueItems", "uniqueItems"),
+        ("/properties/price/exclusiveMinimum", "exclusiveMinimum"),
+        ("/properties/price/maximum", "maximum"),
+    }
+    branch = case.lowered.served["anyOf"][0]["properties"]
+    assert branch["weight_g"] == {"type": "integer", "enum": list(range(1, 201))}
+    assert len(case.invalid_residual) == 3  # duplicate tag, price 0, price 600
+    gate = run_check(out, "outlines", compile_budget_ms=120_000)
+    assert gate.passed, [p.text() for c in gate.failed for p in c.problems]
+
+
+@pytest.mark.slow
+def test_outlines_shipped_registry(tmp_path: Path) -> None:
+    reg = tmp_path / "reg"
+    shutil.copytree(SHIPPED, reg)
+    for f in reg.glob("tool_call*.json"):
+        f.unlink()
+    out = tmp_path / "served"
+    report = lower_registry(reg, "outlines", out=out, generate=5)
+    assert report.passed, [c.problems for c in report.cases]
+    _assert_served_folder(report, out)
+    by_name = {c.name: c for c in report.cases}
+    assert {r.keyword for r in by_name["update_profile"].lowered.residual} == {"minProperties"}
+    assert by_name["kb_search"].lowered.served["properties"]["top_k"]["enum"] == list(range(1, 11))
+    gate = run_check(out, "outlines", compile_budget_ms=120_000)
+    assert gate.passed, [p.text() for c in gate.failed for p in c.problems]
+
+
+def test_a_schema_that_cannot_be_lowered_exits_1(tmp_path: Path) -> None:
+    # a lookahead: xgrammar compiles the pattern but does not enforce it (measured), and no
+    # rewrite of lower expresses it
+    schema = {
+        "type": "object",
+        "properties": {"v": {"type": "string", "pattern": "^(?=.*[0-9]).{4}$"}},
+        "required": ["v"],
+        "additionalProperties": False,
+    }
+    examples = {"valid": [{"v": "ab1c"}], "invalid": [{"v": "abcd"}]}
+    reg = _registry(tmp_path, {"look": (schema, examples)})
+    res = _cli("lower", "--registry", str(reg), "--backend", "xgrammar", "--generate", "0", "-q")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "NOT LOWERED" in res.stdout and "accepts_invalid" in res.stdout
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert _cli("lower", "nosuch", "--backend", "xgrammar", "-q").returncode == 2
+    assert _cli("lower", "--backend", "xgrammar", "--registry", str(tmp_path / "x")).returncode == 2
+    same = _cli("lower", "--backend", "xgrammar", "--out", str(SHIPPED), "-q")
+    assert same.returncode == 2 and "must not be the registry" in same.stderr
+    assert _cli("lower", "--backend", "nope").returncode == 2
