@@ -107,7 +107,19 @@ def compare_cmd(
 
 
 def check_cmd(
-    backend: Backend = typer.Option(..., "--backend", "-b", help="The backend to deploy on."),
+    backend: Backend | None = typer.Option(
+        None,
+        "--backend",
+        "-b",
+        help="The backend to deploy on (required without --engine; with --engine the "
+        "engine's configured backend [vllm: auto, sglang: xgrammar]).",
+    ),
+    engine: str | None = typer.Option(
+        None,
+        "--engine",
+        help="sglang or vllm: gate each schema on the backend that engine really serves it "
+        "with (vLLM 0.32.0 auto routing, SGLang 0.5.23's HTTP 400 rules).",
+    ),
     registry: Path = typer.Option(Path("schemas"), "--registry", help="Registry folder."),
     compile_budget_ms: float = typer.Option(
         1000.0, "--compile-budget-ms", help="Max cold compile time per schema (ms)."
@@ -126,18 +138,24 @@ def check_cmd(
     """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced."""
     from schemaops.check import run_check, write_junit
 
-    report = call(
-        run_check,
-        registry,
-        backend.value,
-        tokenizer=tokenizer,
-        compile_budget_ms=compile_budget_ms,
-        jobs=jobs,
-        timeout_s=timeout,
-        mem_mb=mem_mb,
-        progress=_progress(quiet),
-        compile_threads=compile_threads,
-    )
+    opts: dict[str, Any] = {
+        "tokenizer": tokenizer,
+        "compile_budget_ms": compile_budget_ms,
+        "jobs": jobs,
+        "timeout_s": timeout,
+        "mem_mb": mem_mb,
+        "progress": _progress(quiet),
+        "compile_threads": compile_threads,
+    }
+    if engine is not None:
+        from schemaops.check.engine import run_engine_check
+
+        chosen = backend.value if backend else None
+        report = call(run_engine_check, registry, engine, chosen, **opts)
+    elif backend is None:
+        raise fail("error: check needs --backend (or --engine sglang|vllm)", 2)
+    else:
+        report = call(run_check, registry, backend.value, **opts)
     if junit is not None:
         call(write_junit, report, junit)
     if json_out:
