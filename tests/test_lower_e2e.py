@@ -173,8 +173,11 @@ def test_xgrammar_mixed_schema_via_cli(tmp_path: Path) -> None:
     )
     (case,) = doc["cases"]
     assert case["lowered"] and case["exactness"] == "relaxed"
+    # xgrammar keeps only the pattern of a string that also has a length (probe
+    # pattern.with_length), so ref's maxLength is the application's to check
     assert [(r["pointer"], r["keyword"]) for r in case["residual"]] == [
-        ("/properties/tags/uniqueItems", "uniqueItems")
+        ("/properties/tags/uniqueItems", "uniqueItems"),
+        ("/properties/ref/maxLength", "maxLength"),
     ]
     applied = {r["rule"] for r in case["rewrites"]}
     assert {"flatten allOf", "if/then/else -> anyOf", "format -> pattern", "anchor pattern"} <= (
@@ -198,6 +201,9 @@ def test_outlines_mixed_schema(tmp_path: Path) -> None:
         ("/properties/tags/uniqueItems", "uniqueItems"),
         ("/properties/price/exclusiveMinimum", "exclusiveMinimum"),
         ("/properties/price/maximum", "maximum"),
+        # outlines keeps either a string's pattern or its length, never both
+        ("/properties/ref/maxLength", "maxLength"),
+        ("/properties/contact/allOf/0/properties/email/maxLength", "maxLength"),
     }
     branch = case.lowered.served["anyOf"][0]["properties"]
     assert branch["weight_g"] == {"type": "integer", "enum": list(range(1, 201))}

@@ -33,6 +33,7 @@ XGRAMMAR = {p.key: "enforced" for p in PROBES} | {
     "if": "ignored",
     "not": "ignored",
     "$ref.siblings": "ignored",
+    "pattern.with_length": "ignored",
 }
 OUTLINES = (
     dict(XGRAMMAR)

@@ -23,7 +23,10 @@ the residual names where it came from. Per node, after its children are lowered:
    date-time, email; narrower for uuid, reported); a format without a pattern, or a node
    that already has a ``pattern``, moves the format to the residual.
 7. An unanchored ``pattern`` where the backend reads patterns as full matches: rewritten to
-   the anchored pattern with JSON Schema's search meaning (exact).
+   the anchored pattern with JSON Schema's search meaning (exact; on a backend whose
+   wildcard would match the closing quote, a JSON-string wildcard, reported as narrower).
+   Where the backend keeps only one of a string's pattern and its length (outlines), the
+   length moves to the residual.
 8. Any remaining keyword whose probe says the backend ignores or refuses it (``uniqueItems``,
    ``contains``, ``minProperties``, ``not``, number bounds, ...): removed from the served
    schema and moved to the residual with the reason.
@@ -232,6 +235,7 @@ class _Lowerer:
         self.integer_range(out, parts)
         self.format(out, parts)
         self.pattern(out, parts)
+        self.length_with_pattern(out, parts)
         self.drops(out, parts)
         return out
 
@@ -484,6 +488,16 @@ class _Lowerer:
             self.note([*parts, "pattern"], "anchor pattern", False, detail)
         else:
             self.note([*parts, "pattern"], "anchor pattern", True, "search semantics kept: " + new)
+
+    def length_with_pattern(self, out: dict, parts: list) -> None:
+        """A backend that keeps either the pattern or the length of a string (outlines):
+        the length moves to the residual, the pattern (often a format) is served."""
+        for key, probe in (("pattern", "pattern.with_length"), ("format", "format.with_length")):
+            if key not in out or self.enforced(probe):
+                continue
+            for kw in ("minLength", "maxLength"):
+                if kw in out:
+                    self.move(out, parts, kw, self.why(probe, f"{kw} next to a {key}"))
 
     def drops(self, out: dict, parts: list) -> None:
         for kw in list(out):

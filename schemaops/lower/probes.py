@@ -108,6 +108,19 @@ PROBES: tuple[Probe, ...] = (
         _v("ab1c", "b2"),
         _v("ac", "b"),
     ),
+    # a pattern and a length on one string (outlines keeps only one of them)
+    Probe(
+        "pattern.with_length",
+        _obj({"type": "string", "pattern": "^[a-c]+$", "maxLength": 3}),
+        _v("ab", "abc"),
+        _v("xy", "abcc"),
+    ),
+    Probe(
+        "format.with_length",
+        _obj({"type": "string", "format": "uuid", "maxLength": 40}),
+        _v("3f2b8c1e-9a4d-4e7b-8c21-5d6f7a8b9c0d"),
+        _v("12345"),
+    ),
     # the any-character class lowering uses to turn a search into an anchored match; the
     # optional second property shows a backend whose wildcard also matches the closing quote
     # (the model could then write `"a@b","w":"b"` inside the string)
