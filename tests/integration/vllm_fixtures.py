@@ -39,9 +39,7 @@ def _vllm_session() -> Iterator[VllmServer]:
         port = urlsplit(given).port
         if port is None:
             pytest.fail(f"SCHEMAOPS_VLLM_URL={given!r} has no port", pytrace=False)
-        server = VllmServer(ensure_vllm_env(), port=port)
-        server.external = True  # type: ignore[attr-defined]
-        yield server  # not ours: never stopped here
+        yield VllmServer(ensure_vllm_env(), port=port)  # not ours: never stopped here
         return
     try:
         servers = start_vllm_servers(n=1)
