@@ -75,13 +75,13 @@ def test_exact_limit_line_is_still_read(tmp_path: Path) -> None:
     body = json.dumps({"text": '"' + "c" * 100 + '"'}).encode()
     f = tmp_path / "edge.jsonl"
     f.write_bytes(body + b"\n" + body)  # last line without a newline
-    from schemaops.audit import extract
+    from schemaops import jsonl
 
     with open(f, "rb") as fh:
-        lines = list(extract.bounded_lines(fh, len(body)))
+        lines = list(jsonl.bounded_lines(fh, len(body)))
     assert [line.rstrip(b"\n") for line in lines] == [body, body]
     with open(f, "rb") as fh:
-        lines = list(extract.bounded_lines(fh, len(body) - 1))
+        lines = list(jsonl.bounded_lines(fh, len(body) - 1))
     assert [type(line).__name__ for line in lines] == ["OverlongLine", "OverlongLine"]
 
 

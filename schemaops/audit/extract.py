@@ -8,18 +8,15 @@ number; it is not a model output.
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
-from schemaops.errors import InputError
+from schemaops import jsonl
+from schemaops.jsonl import OverlongLine
 
 AUTO_FIELDS = ("text", "generated_text", "output")
 # One JSONL line is one record; a longer line is an input error, never held in memory.
@@ -48,71 +45,12 @@ class RecordError(Exception):
     """A line that is not a usable record (counted as an input error)."""
 
 
-def _open_binary(path: str) -> BinaryIO:
-    if path == "-":
-        return sys.stdin.buffer
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(f"{path} is a directory, not a JSONL file")
-    try:
-        fh: BinaryIO = open(p, "rb", buffering=1 << 20)  # noqa: SIM115
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return fh
-
-
-def is_gzip(head: bytes, path: str) -> bool:
-    return head[:2] == b"\x1f\x8b" or path.endswith(".gz")
-
-
 @contextmanager
 def open_lines(path: str) -> Iterator[Iterator[bytes]]:
-    """Yield an iterator over the raw lines of ``path`` (``-`` = stdin; gzip detected)."""
-    raw = _open_binary(path)
-    try:
-        buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
-        head = buffered.peek(2)[:2]
-        stream: BinaryIO = buffered  # type: ignore[assignment]
-        if is_gzip(head, path):
-            stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
-        yield _checked(stream, path)
-    finally:
-        if raw is not sys.stdin.buffer:
-            raw.close()
-
-
-class OverlongLine(bytes):
-    """Stands for a line longer than ``MAX_LINE_BYTES`` (its text is dropped, not held): the
-    pipeline counts it as an input error with its line number and goes on."""
-
-
-def bounded_lines(stream: BinaryIO, limit: int = MAX_LINE_BYTES) -> Iterator[bytes]:
-    """The lines of ``stream``, none longer than ``limit`` bytes in memory: a longer line (a
-    gzip member that expands to one endless line) is read past in ``limit``-sized pieces and
-    yielded as an empty ``OverlongLine``."""
-    readline = stream.readline
-    while True:
-        line = readline(limit + 1)
-        if not line:
-            return
-        if len(line) <= limit or line.endswith(b"\n") and len(line) == limit + 1:
-            yield line
-            continue
-        while not line.endswith(b"\n"):
-            line = readline(limit)
-            if not line:
-                break
-        yield OverlongLine()
-
-
-def _checked(stream: BinaryIO, path: str) -> Iterator[bytes]:
-    """Iterate lines, turning a corrupt compressed stream into a clear InputError."""
-    n = 0
-    try:
-        for n, line in enumerate(bounded_lines(stream), 1):  # noqa: B007
-            yield line
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise InputError(f"{path}: unreadable after line {n}: {exc}") from None
+    """Yield an iterator over the raw lines of ``path`` (``-`` = stdin; gzip detected), each
+    at most ``MAX_LINE_BYTES`` (``schemaops.jsonl``: the reader ``warm --from-log`` uses too)."""
+    with jsonl.open_lines(path, MAX_LINE_BYTES) as lines:
+        yield lines
 
 
 def parse_record(raw: bytes) -> Any:
@@ -125,6 +63,8 @@ def parse_record(raw: bytes) -> Any:
         pass
     try:
         return json.loads(raw)
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"line is not JSON ({jsonl.not_utf8(exc)})") from None
     except (ValueError, RecursionError) as exc:
         s = raw.strip()
         if not s:

@@ -16,12 +16,13 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from schemaops.audit.extract import MAX_LINE_BYTES, OverlongLine, bounded_lines, is_gzip
+from schemaops.audit.extract import MAX_LINE_BYTES
 from schemaops.audit.lines import audit_lines
 from schemaops.audit.resolver import SchemaResolver
 from schemaops.audit.stats import Tally
 from schemaops.audit.watchdog import alarm_handler
 from schemaops.errors import SchemaopsError
+from schemaops.jsonl import OverlongLine, bounded_lines, is_gzip
 
 MAX_SLICE = 16 << 20
 READ_BLOCK = 8 << 20
@@ -127,7 +128,7 @@ def _work(args: tuple) -> Tally:
                 lines.pop()
             lines = [x if len(x) <= MAX_LINE_BYTES else OverlongLine() for x in lines]
         else:  # a slice made large by one huge line: never hold that line
-            lines = bounded_lines(_SliceReader(fh, start, end))  # type: ignore[arg-type]
+            lines = bounded_lines(_SliceReader(fh, start, end), MAX_LINE_BYTES)  # type: ignore[arg-type]
         if part is None:
             return audit_lines(lines, opts, resolver, first_line)
         with open(part, "wb") as out:

@@ -12,21 +12,18 @@ derives the same key from it as from the logged request.
 
 from __future__ import annotations
 
-import gzip
 import json
-import sys
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from schemaops.errors import InputError
+from schemaops import jsonl
 from schemaops.warm.plan import WarmItem, dedupe
 
 # A line deeper than this is an input error, not a RecursionError (audit uses the same 128).
 MAX_DEPTH = 128
-# One request body per line; a longer line is skipped in chunks (memory stays bounded).
+# One request body per line; a longer line is read past in pieces (``schemaops.jsonl``).
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
 _NATIVE_FIELDS = {
@@ -63,44 +60,6 @@ class LogScan:
     records: int = 0
     unconstrained: int = 0
     input_errors: list[dict[str, Any]] = field(default_factory=list)
-
-
-def open_bytes(path: str | Path) -> BinaryIO:
-    """Open a request log for reading bytes (``-`` for stdin, ``.gz`` accepted)."""
-    if str(path) == "-":
-        return sys.stdin.buffer
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"request log not found: {p}")
-    try:
-        return gzip.open(p, "rb") if p.suffix == ".gz" else open(p, "rb")  # noqa: SIM115
-    except OSError as exc:
-        raise InputError(f"request log {p} cannot be read: {exc.strerror or exc}") from None
-
-
-def _lines(fh: BinaryIO, path: str | Path) -> Iterator[tuple[int, bytes | None]]:
-    """``(line_number, bytes)`` per line; ``None`` for a line longer than ``MAX_LINE_BYTES``.
-
-    A long line is skipped in chunks, so memory stays bounded whatever the log holds. A
-    stream that breaks (a corrupt gzip member, an I/O error) is unreadable input: exit 2.
-    """
-    n = 0
-    try:
-        while True:
-            raw = fh.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            n += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):
-                    raw = fh.readline(MAX_LINE_BYTES)
-                yield n, None
-                continue
-            yield n, raw
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(
-            f"request log {path} unreadable after line {n}: {type(exc).__name__}: {exc}"
-        ) from None
 
 
 class TooDeep(ValueError):
@@ -315,12 +274,13 @@ def scan(path: str | Path) -> LogScan:
     (``found``), ``unconstrained``, or ``input_errors`` with its line number and why (a byte
     that is not UTF-8, nesting deeper than ``MAX_DEPTH``, a value of the wrong type, schema
     text that is not JSON, a line longer than ``MAX_LINE_BYTES``). Only a log that cannot
-    be opened or read on raises (``InputError``, exit 2).
+    be opened or read on raises (``InputError``, exit 2). ``-`` is stdin; a gzipped log is
+    recognised by its magic bytes or its ``.gz`` name.
     """
     result = LogScan()
-    with open_bytes(path) as fh:
-        for n, raw in _lines(fh, path):
-            if raw is not None and not raw.strip():
+    with jsonl.open_lines(path, MAX_LINE_BYTES, f"request log {path}") as lines:
+        for n, raw in enumerate(lines, 1):
+            if type(raw) is not jsonl.OverlongLine and not raw.strip():
                 continue
             result.records += 1
             try:
@@ -334,15 +294,13 @@ def scan(path: str | Path) -> LogScan:
     return result
 
 
-def _scan_line(n: int, raw: bytes | None) -> list[Found]:
-    if raw is None:
+def _scan_line(n: int, raw: bytes) -> list[Found]:
+    if type(raw) is jsonl.OverlongLine:
         raise ValueError(f"line longer than {MAX_LINE_BYTES} bytes (skipped)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} of the line"
-        ) from None
+        raise ValueError(jsonl.not_utf8(exc)) from None
     try:
         body = _unwrap(_loads_or_say(text, "line"))
         if not isinstance(body, dict):

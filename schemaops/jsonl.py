@@ -1,0 +1,115 @@
+"""Bounded reading of JSONL inputs: the one line reader of ``audit`` and ``warm --from-log``.
+
+Both read logs that may be huge, gzipped or hostile (a gzip member that expands to one
+endless line, bytes that are not UTF-8, a stream that breaks halfway). Each caller keeps its
+own line cap (audit 32 MiB per record, a request log 64 MiB per request body) and its own
+name for the input; the rules are the same for both:
+
+- ``-`` is stdin; gzip is recognised by its magic bytes or a ``.gz`` name;
+- a line longer than the cap is read past in cap-sized pieces and yielded as an empty
+  ``OverlongLine``, so memory stays bounded and the caller reports it by its line number;
+- a stream that breaks (a truncated or corrupt gzip member, bad deflate data, an I/O error)
+  is an ``InputError`` (exit 2) naming the last line read, never a traceback;
+- ``not_utf8`` words a line that is not UTF-8 the same way wherever it is reported.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+from schemaops.errors import InputError
+
+# What a broken stream raises: gzip.BadGzipFile is an OSError, bad deflate data is zlib.error.
+STREAM_ERRORS = (OSError, EOFError, zlib.error)
+
+
+class OverlongLine(bytes):
+    """Stands for a line longer than the cap: its text is dropped, never held."""
+
+
+def is_gzip(head: bytes, path: str) -> bool:
+    """A gzip stream by its first two bytes, or by a ``.gz`` name."""
+    return head[:2] == b"\x1f\x8b" or str(path).endswith(".gz")
+
+
+def bounded_lines(stream: BinaryIO, limit: int) -> Iterator[bytes]:
+    """The lines of ``stream``, none longer than ``limit`` bytes (plus its newline) in memory.
+
+    A longer line is read past in ``limit``-sized pieces and yielded as an ``OverlongLine``.
+    """
+    readline = stream.readline
+    while True:
+        line = readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith(b"\n") and len(line) == limit + 1:
+            yield line
+            continue
+        while not line.endswith(b"\n"):
+            line = readline(limit)
+            if not line:
+                break
+        yield OverlongLine()
+
+
+def _open_binary(path: str, name: str) -> BinaryIO:
+    if path == "-":
+        return sys.stdin.buffer
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"cannot read {name}: it is a directory, not a JSONL file")
+    try:
+        return open(p, "rb", buffering=1 << 20)  # noqa: SIM115
+    except FileNotFoundError:
+        raise InputError(f"cannot read {name}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def open_lines(path: str | Path, limit: int, name: str | None = None) -> Iterator[Iterator[bytes]]:
+    """Yield the raw lines of ``path`` (``-`` = stdin, gzip detected), bounded by ``limit``.
+
+    ``name`` is how messages call the input (default: the path). Opening or reading errors
+    are ``InputError`` with the line number reached.
+    """
+    path = str(path)
+    name = name or path
+    raw = _open_binary(path, name)
+    try:
+        buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+        try:
+            head = buffered.peek(2)[:2]
+        except OSError as exc:
+            raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
+        stream: BinaryIO = buffered  # type: ignore[assignment]
+        if is_gzip(head, path):
+            stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
+        yield _checked(bounded_lines(stream, limit), name)
+    finally:
+        if raw is not sys.stdin.buffer:
+            raw.close()
+
+
+def _checked(lines: Iterator[bytes], name: str) -> Iterator[bytes]:
+    """Iterate ``lines``, turning a broken stream into an ``InputError`` naming the line."""
+    n = 0
+    try:
+        for n, line in enumerate(lines, 1):  # noqa: B007
+            yield line
+    except STREAM_ERRORS as exc:
+        raise InputError(
+            f"{name}: unreadable after line {n}: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def not_utf8(exc: UnicodeDecodeError) -> str:
+    """Why a line is not UTF-8, as every reader says it: the first bad byte and its offset."""
+    return f"not UTF-8: byte 0x{exc.object[exc.start]:02x} at offset {exc.start} of the line"

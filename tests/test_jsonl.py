@@ -1,0 +1,59 @@
+"""One JSONL reader (schemaops.jsonl) for audit and warm --from-log: the same rules for gzip,
+broken streams, overlong lines and bytes that are not UTF-8 (issue 16.4)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from schemaops import jsonl
+from schemaops.audit import AuditOptions, run_audit
+from schemaops.errors import InputError
+from schemaops.warm.fromlog import scan
+
+# A gzip header followed by a deflate block of the reserved type 3: zlib.error, not OSError.
+BAD_DEFLATE = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x07" + b"\x00" * 20
+REQUEST = json.dumps({"sampling_params": {"regex": "a"}}).encode() + b"\n"
+
+
+def test_bad_deflate_data_is_an_input_error_for_both_readers(tmp_path: Path) -> None:
+    f = tmp_path / "bad.jsonl.gz"
+    f.write_bytes(BAD_DEFLATE)
+    with pytest.raises(InputError, match="unreadable after line 0"):
+        run_audit(str(f), AuditOptions(jobs=1))
+    with pytest.raises(InputError, match="request log .* unreadable after line 0"):
+        scan(f)
+
+
+def test_gzip_is_recognised_by_its_bytes_for_both_readers(tmp_path: Path) -> None:
+    f = tmp_path / "log.jsonl"  # gzip without a .gz name
+    f.write_bytes(gzip.compress(REQUEST + json.dumps({"text": "{}"}).encode() + b"\n"))
+    assert [x.line for x in scan(f).found] == [1]
+    assert run_audit(str(f), AuditOptions(jobs=1)).to_json()["total"] == 2
+
+
+def test_not_utf8_is_worded_the_same_by_both_readers(tmp_path: Path) -> None:
+    f = tmp_path / "log.jsonl"
+    f.write_bytes(REQUEST + b'{"text": "{}"}\n' + b'{"text": "\xff"}\n')
+    reason = scan(f).input_errors[-1]["reason"]
+    assert reason == "not UTF-8: byte 0xff at offset 10 of the line"
+    doc = run_audit(str(f), AuditOptions(jobs=1)).to_json()
+    assert doc["input_error_lines"][-1]["line"] == 3
+    assert reason in doc["input_error_lines"][-1]["message"]
+
+
+def test_missing_file_and_directory_are_input_errors(tmp_path: Path) -> None:
+    for path in (tmp_path / "nope.jsonl", tmp_path):
+        with pytest.raises(InputError, match="cannot read"), jsonl.open_lines(path, 10):
+            pass
+
+
+def test_overlong_lines_are_read_past_and_numbered(tmp_path: Path) -> None:
+    f = tmp_path / "long.jsonl.gz"
+    f.write_bytes(gzip.compress(b"a\n" + b"x" * 100 + b"\nb\n"))
+    with jsonl.open_lines(f, 10) as lines:
+        got = list(lines)
+    assert got[0] == b"a\n" and type(got[1]) is jsonl.OverlongLine and got[2] == b"b\n"
