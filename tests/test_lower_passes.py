@@ -314,3 +314,19 @@ def test_differential_on_the_mixed_schema() -> None:
     diff = differential(lw, 15, [GOOD], max_time_s=20)
     assert diff.ok, diff.failures
     assert diff.from_original and diff.from_served and diff.residual_flagged
+
+
+def test_required_but_unlisted_properties_are_listed_exactly() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "additionalProperties": {"type": "string"},
+        "required": ["a", "b"],
+    }
+    lw = _lower(schema, XGRAMMAR | {"object.required_unlisted": "ignored"}, "xgrammar")
+    assert list(lw.served["properties"]) == ["a", "b"] and lw.exact
+    assert lw.served["properties"]["b"] == {"type": "string"}
+    orig, served = validator(schema), validator(lw.served)
+    for seed in ({"a": 1, "b": "x"}, {"a": 1, "b": 2, "c": "y"}):
+        for x in [seed, *mutations(seed)]:
+            assert orig.is_valid(x) == served.is_valid(x), x

@@ -13,6 +13,8 @@ the residual names where it came from. Per node, after its children are lowered:
    one property against constants and the node lists that property's finite domain
    (``enum``/``const``/``boolean``) and is an object schema, the node becomes an ``anyOf`` of
    the two branches with the domain split (exact); otherwise a residual rule.
+   Then required properties that ``properties`` does not list are listed (with the schema
+   that applies to them anyway) where the backend only produces listed ones (exact).
 4. ``enum``/``const`` present: values that fail the node's other keywords are removed, after
    which keywords the backend ignores are implied by the enum and dropped (exact).
 5. ``integer`` bounds/``multipleOf`` the backend ignores (outlines): a range of at most
@@ -231,6 +233,7 @@ class _Lowerer:
         self.refs(out, parts)
         self.all_of(out, parts)
         self.if_then_else(out, parts)
+        self.required_unlisted(out, parts)
         self.enum_filter(out, parts)
         self.integer_range(out, parts)
         self.format(out, parts)
@@ -371,6 +374,44 @@ class _Lowerer:
             raise NotExact("no branch can apply")
         return out
 
+    def required_unlisted(self, out: dict, parts: list) -> None:
+        """List required properties that ``properties`` does not, with the schema that
+        applies to them anyway (``additionalProperties``, else ``{}``): exact, and a
+        backend that only produces listed properties (xgrammar) can then write them."""
+        req = out.get("required")
+        props = out.get("properties")
+        if not isinstance(req, list) or self.enforced("object.required_unlisted"):
+            return
+        if props is not None and not isinstance(props, dict):
+            return
+        ap = out.get("additionalProperties", True)
+        patterns = out.get("patternProperties") or {}
+        missing = [k for k in req if isinstance(k, str) and k not in (props or {})]
+        if not missing or ap is False:
+            return
+        added = []
+        new_props = dict(props or {})
+        for k in missing:
+            if any(_search(p, k) for p in patterns):
+                sub: Any = {}  # patternProperties still apply to a listed property
+            elif isinstance(ap, dict):
+                sub = copy.deepcopy(ap)
+            else:
+                sub = {}
+            new_props[k] = sub
+            added.append(k)
+        if props is None:
+            rebuilt: dict[str, Any] = {}
+            for key, v in out.items():
+                if key == "required":
+                    rebuilt["properties"] = new_props
+                rebuilt[key] = v
+            out.clear()
+            out.update(rebuilt)
+        else:
+            out["properties"] = new_props
+        self.note(parts, "list required properties", True, f"added {', '.join(added)}")
+
     def enum_filter(self, out: dict, parts: list) -> None:
         key = "enum" if isinstance(out.get("enum"), list) else "const" if "const" in out else None
         if key is None:
@@ -507,6 +548,15 @@ class _Lowerer:
             if kw == "format":
                 continue  # handled by the format pass
             self.move(out, parts, kw, self.why(probe, kw))
+
+
+def _search(pattern: str, key: str) -> bool:
+    import re
+
+    try:
+        return re.search(pattern, key) is not None
+    except (re.error, TypeError):
+        return True  # unknown: treat as matching (leave the property's schema empty)
 
 
 def _domain(schema: Any) -> list[Any] | None:

@@ -229,6 +229,13 @@ PROBES: tuple[Probe, ...] = (
         _v({"a": 1, "b": 2}, {"b": 2}),
         _v({"a": 1}),
     ),
+    # a required property that `properties` does not list (xgrammar's strict mode refuses it)
+    Probe(
+        "object.required_unlisted",
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["b"]},
+        [{"b": 1}, {"a": 1, "b": "x"}],
+        [{}, {"a": 1}],
+    ),
     Probe(
         "allOf",
         {

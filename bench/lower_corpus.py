@@ -1,0 +1,226 @@
+"""``schemaops lower`` over JSONSchemaBench: which schemas lowering turns into ones a backend
+compiles *and* enforces, which need a residual, and which cannot be helped (and why).
+
+Usage::
+
+    python bench/lower_corpus.py --per-subset 10 --backends xgrammar,llguidance
+    python bench/lower_corpus.py --per-subset 3 --backends outlines --timeout 30
+
+The corpus has no examples, so each sampled schema gets evidence first: valid instances
+generated from it (hypothesis-jsonschema, known formats spelled as patterns) and invalid ones
+made by mutating them (kept only when jsonschema rejects them). Then, per backend, the
+original and the lowered schema are compiled and walked with ``compare``'s isolated workers
+over the same instances (the lowered one over the invalid instances it can express; the
+rest must be flagged by the residual). A schema with no generated instance is ``unchecked``:
+without examples nothing can be said about enforcement.
+
+Columns: ``before``: the original's verdict (``enforced``, ``accepts_invalid``,
+``rejects_valid``, ``unsupported``, ``failed``); ``helped``: not enforced before, compiled
+and enforced after (``exact``: no residual, ``residual``: with one); ``still``: enforced
+neither before nor after; ``why``: the most common reasons lowering could not help.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from schemaops.compare import measure_many  # noqa: E402
+from schemaops.compare.instances import validator  # noqa: E402
+from schemaops.compare.run import iter_corpus  # noqa: E402
+from schemaops.lower import lower_schema, probe_backend  # noqa: E402
+from schemaops.lower.prove import generable, mutations  # noqa: E402
+from schemaops.lower.residual import check_residual  # noqa: E402
+
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "jsonschemabench"
+
+
+def sample(corpus: Path, per_subset: int, seed: int) -> list[tuple[str, str, Any]]:
+    """(subset, name, schema) triples: ``per_subset`` seeded draws per subset file."""
+    files = sorted(corpus.glob("*.jsonl"))
+    if not files:
+        raise SystemExit(f"no *.jsonl under {corpus}")
+    out = []
+    for f in files:
+        items = list(iter_corpus(f))
+        if per_subset < len(items):
+            items = random.Random(f"{seed}:{f.stem}").sample(items, per_subset)
+        for it in items:
+            try:
+                schema = json.loads(it.schema_text)
+            except ValueError:
+                continue
+            out.append((f.stem, f"{f.stem}/{it.name}", schema))
+    return out
+
+
+def evidence(schema: Any, n: int) -> tuple[list[Any], list[Any]]:
+    """(valid, invalid) instances for a schema without examples (see module doc)."""
+    from schemaops.compare.generate import GenerationError, generate_valid
+
+    try:
+        check = validator(schema)
+        valid = [x for x in generate_valid(generable(schema), n, 3.0) if check.is_valid(x)]
+    except (GenerationError, Exception, RecursionError):
+        return [], []
+    invalid: list[Any] = []
+    seen: set[str] = set()
+    for v in valid:
+        for m in mutations(v, 30):
+            key = json.dumps(m, sort_keys=True, default=str)
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                if not check.is_valid(m):
+                    invalid.append(m)
+            except Exception:
+                continue
+            if len(invalid) >= 3 * n:
+                return valid, invalid
+    return valid, invalid
+
+
+def _verdict(r: dict[str, Any]) -> str:
+    if r.get("status") != "ok":
+        return "unsupported" if r.get("status") == "unsupported" else "failed"
+    return str((r.get("enforcement") or {}).get("verdict"))
+
+
+def _why(r: dict[str, Any]) -> str:
+    v = _verdict(r)
+    if v in ("unsupported", "failed"):
+        err = str(r.get("error") or r.get("status") or "").strip().splitlines()
+        return f"{r.get('status')}: {err[0][:70] if err else ''}"
+    if v == "accepts_invalid":
+        kws = sorted(k for k, c in (r["enforcement"].get("keywords") or {}).items() if c["ignored"])
+        return f"accepts_invalid ({', '.join(kws)})"
+    if v == "rejects_valid":
+        enf = r["enforcement"]
+        content = enf.get("rejects_valid_content") == enf.get("rejects_valid")
+        return "rejects_valid (" + ("non-ASCII string content)" if content else "structure)")
+    return v
+
+
+def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, Any]:
+    caps = probe_backend(backend)
+    items, plan = [], []
+    for row in rows:
+        if not row["valid"]:
+            plan.append(("unchecked", row, None))
+            continue
+        try:
+            lw = lower_schema(row["schema"], caps, backend)
+            served_check = validator(lw.served)
+            walked = [x for x in row["invalid"] if not served_check.is_valid(x)]
+            left = [x for x in row["invalid"] if served_check.is_valid(x)]
+        except (Exception, RecursionError) as exc:
+            plan.append((f"lower error: {type(exc).__name__}", row, None))
+            continue
+        uncovered = sum(1 for x in left if check_residual(row["schema"], lw.residual, x).uncovered)
+        items.append(
+            {
+                "name": "o:" + row["name"],
+                "schema": row["schema"],
+                "valid": row["valid"],
+                "invalid": row["invalid"],
+            }
+        )
+        items.append(
+            {
+                "name": "s:" + row["name"],
+                "schema": lw.served,
+                "valid": row["valid"],
+                "invalid": walked,
+            }
+        )
+        plan.append(("measured", row, (lw, uncovered)))
+    t0 = time.perf_counter()
+    results = {r["schema"]: r for r in measure_many(items, [backend], timeout_s=timeout)}
+    wall = time.perf_counter() - t0
+    before: Counter[str] = Counter()
+    outcome: Counter[str] = Counter()
+    why: Counter[str] = Counter()
+    for kind, row, extra in plan:
+        if kind != "measured":
+            outcome[kind] += 1
+            continue
+        lw, uncovered = extra
+        rb, ra = results["o:" + row["name"]], results["s:" + row["name"]]
+        vb, va = _verdict(rb), _verdict(ra)
+        before[vb] += 1
+        if uncovered:
+            outcome["residual misses"] += 1
+            why["served lets through an invalid instance no residual rule covers"] += 1
+        elif va == "enforced" and vb == "enforced":
+            outcome["enforced already" + (" (lowered)" if lw.rewrites else "")] += 1
+        elif va == "enforced":
+            outcome["helped, exact" if not lw.residual else "helped, residual"] += 1
+        elif vb == "enforced":
+            outcome["worse after lowering"] += 1
+            why[_why(ra)] += 1
+        else:
+            outcome["still not enforced"] += 1
+            why[_why(ra)] += 1
+    return {
+        "backend": backend,
+        "schemas": len(rows),
+        "before": dict(before),
+        "outcome": dict(outcome),
+        "why": dict(why.most_common(8)),
+        "measure_wall_s": round(wall, 1),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--per-subset", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--backends", default="xgrammar,llguidance")
+    ap.add_argument("--generate", type=int, default=3, help="valid instances per schema")
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    rows = []
+    for subset, name, schema in sample(args.corpus, args.per_subset, args.seed):
+        valid, invalid = evidence(schema, args.generate)
+        rows.append(
+            {"subset": subset, "name": name, "schema": schema, "valid": valid, "invalid": invalid}
+        )
+    gen_s = time.perf_counter() - t0
+    reports = [run(b.strip(), rows, args.timeout) for b in args.backends.split(",") if b.strip()]
+    doc = {
+        "per_subset": args.per_subset,
+        "seed": args.seed,
+        "generate_s": round(gen_s, 1),
+        "with_evidence": sum(1 for r in rows if r["valid"]),
+        "reports": reports,
+    }
+    if args.json:
+        print(json.dumps(doc, indent=2))
+        return
+    print(
+        f"{len(rows)} schemas ({args.per_subset} per subset, seed {args.seed}); "
+        f"{doc['with_evidence']} with generated evidence ({gen_s:.0f} s)"
+    )
+    for r in reports:
+        print(f"\n{r['backend']}: before {r['before']}")
+        for k, v in sorted(r["outcome"].items(), key=lambda kv: -kv[1]):
+            print(f"  {k:32} {v}")
+        for k, v in r["why"].items():
+            print(f"    why: {v} x {k}")
+
+
+if __name__ == "__main__":
+    main()
