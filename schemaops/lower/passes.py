@@ -348,9 +348,13 @@ class _Lowerer:
         domain = _domain(domain_schema)
         if domain is None:
             raise NotExact(f"property {k!r} has no finite domain (enum, const or boolean)")
-        check = validator(sub)
-        yes = [v for v in domain if check.is_valid(v)]
-        no = [v for v in domain if not check.is_valid(v)]
+        try:
+            check = validator(sub)
+            holds = [bool(check.is_valid(v)) for v in domain]
+        except Exception as exc:
+            raise NotExact(f"the condition cannot be evaluated on its own ({exc})"[:200]) from None
+        yes = [v for v, h in zip(domain, holds, strict=True) if h]
+        no = [v for v, h in zip(domain, holds, strict=True) if not h]
         k_required = k in (base.get("required") or [])
         cond_req = k in req
         # the condition holds when k is present with a value in `yes`, or k is absent and the
@@ -420,8 +424,11 @@ class _Lowerer:
             k: v for k, v in out.items() if k not in ("enum", "const") and k not in ANNOTATIONS
         }
         if key == "enum" and others:
-            check = validator(others)
-            kept = [v for v in out["enum"] if check.is_valid(v)]
+            try:
+                check = validator(others)
+                kept = [v for v in out["enum"] if check.is_valid(v)]
+            except Exception:  # e.g. a $ref that only resolves from the root: leave it
+                return
             if len(kept) != len(out["enum"]):
                 out["enum"] = kept
                 self.note(parts, "filter enum", True, "values the other keywords forbid removed")
