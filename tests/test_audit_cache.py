@@ -187,3 +187,21 @@ def test_concurrent_writers_never_leave_a_partial_entry(tmp_path: Path) -> None:
 def test_versions_name_the_libraries_that_decide_a_verdict() -> None:
     v = cache_mod._versions()
     assert "schemaops=" in v and "jsonschema=" in v and "referencing=" in v
+
+
+def test_cli_cache_dir_and_no_cache(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from schemaops.cli import app
+
+    reg = _registry(tmp_path)
+    data = tmp_path / "in.jsonl"
+    data.write_bytes(b"\n".join(LINES) + b"\n")
+    base = ["audit", str(data), "--registry", str(reg), "--json"]
+    off = CliRunner().invoke(app, [*base, "--no-cache", "--cache-dir", str(tmp_path / "off")])
+    assert off.exit_code == 0, off.output
+    assert not (tmp_path / "off").exists()
+    on = CliRunner().invoke(app, [*base, "--cache-dir", str(tmp_path / "on")])
+    assert on.exit_code == 0, on.output
+    assert len(_entries(tmp_path / "on")) == 2
+    assert json.loads(on.stdout)["categories"] == json.loads(off.stdout)["categories"]
