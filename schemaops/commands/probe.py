@@ -40,7 +40,7 @@ def probe_cmd(
     ),
     timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Deadline per request, s."),
     canaries: int = typer.Option(3, "--canaries", min=1, max=20, help="Canaries per path."),
-    max_tokens: int = typer.Option(200, "--max-tokens", min=16, help="Token budget per answer."),
+    max_tokens: int = typer.Option(200, "--max-tokens", min=64, help="Token budget per answer."),
     model: str | None = typer.Option(None, "--model", help="Model name (default: /v1/models)."),
     prometheus: Path | None = typer.Option(
         None, "--prometheus", help="Write the verdicts as Prometheus text (textfile collector)."

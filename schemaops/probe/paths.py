@@ -23,6 +23,7 @@ Engine = Literal["sglang", "vllm", "openai"]
 NATIVE = "/generate"
 CHAT = "/v1/chat/completions"
 TOOL_NAME = "record_canary"
+REASONING_NOTE = "content is empty and the text went to reasoning_content"
 
 # The instruction contradicts every canary: a model left free answers in prose.
 PROMPT = (
@@ -90,12 +91,13 @@ def _tools(choice: str) -> Callable[[Canary, int, str | None], dict[str, Any]]:
             "description": "Records a value.",
             "parameters": c.schema,
         }
-        if choice in ("required", "named", "auto_strict"):
+        mode, _, strict = choice.partition("_")
+        if strict:
             fn["strict"] = True
         tool_choice: Any = {
             "required": "required",
             "named": {"type": "function", "function": {"name": TOOL_NAME}},
-        }.get(choice, "auto")
+        }.get(mode, "auto")
         return _chat(
             c,
             max_tokens,
@@ -165,19 +167,37 @@ PATHS: tuple[PathSpec, ...] = (
         "tools.required",
         "json",
         CHAT,
-        'chat tools, tool_choice "required"',
+        'chat tools, tool_choice "required", no strict',
         ALL,
         _tools("required"),
         "required",
     ),
     PathSpec(
+        "tools.required_strict",
+        "json",
+        CHAT,
+        'chat tools, tool_choice "required", strict: true',
+        ALL,
+        _tools("required_strict"),
+        "required_strict",
+    ),
+    PathSpec(
         "tools.named",
         "json",
         CHAT,
-        "chat tools, tool_choice naming the function",
+        "chat tools, tool_choice naming the function, no strict",
         ALL,
         _tools("named"),
         "named",
+    ),
+    PathSpec(
+        "tools.named_strict",
+        "json",
+        CHAT,
+        "chat tools, tool_choice naming the function, strict: true",
+        ALL,
+        _tools("named_strict"),
+        "named_strict",
     ),
     PathSpec(
         "tools.auto",
@@ -273,7 +293,7 @@ def read(spec: PathSpec, body: Any) -> Reading | str:
     notes: list[str] = []
     reasoning = msg.get("reasoning_content") or msg.get("reasoning")
     if isinstance(reasoning, str) and reasoning.strip() and not (content or "").strip():
-        notes.append("content is empty and the text went to reasoning_content")
+        notes.append(REASONING_NOTE)
     if spec.tools:
         calls = msg.get("tool_calls")
         if isinstance(calls, list) and calls:

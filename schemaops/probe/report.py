@@ -33,7 +33,10 @@ def render(doc: dict[str, Any], console: Console | None = None) -> None:
         table.add_column(col, overflow="fold")
     for p in doc["paths"]:
         v = p["verdict"]
-        table.add_row(p["path"], f"[{_STYLE[v]}]{v}[/]", escape(p["reason"]))
+        reason = escape(p["reason"])
+        if p.get("caveat"):
+            reason += f" [dim](weaker evidence: {escape(p['caveat'])})[/dim]"
+        table.add_row(p["path"], f"[{_STYLE[v]}]{v}[/]", reason)
     con.print(table)
     for r in doc.get("registry", []):
         con.print(

@@ -26,7 +26,16 @@ import httpx
 
 from schemaops.errors import InputError
 from schemaops.probe import canary as cn
-from schemaops.probe.paths import BY_NAME, CHAT, NATIVE, Engine, PathSpec, default_paths, read
+from schemaops.probe.paths import (
+    BY_NAME,
+    CHAT,
+    NATIVE,
+    REASONING_NOTE,
+    Engine,
+    PathSpec,
+    default_paths,
+    read,
+)
 from schemaops.warm.answer import clean
 from schemaops.warm.client import Attempt, ServerClient, ServerUnavailable
 from schemaops.warm.retry import Outcome, RetryPolicy
@@ -80,8 +89,9 @@ def check(settings: ProbeSettings) -> list[str] | None:
     why = check_server_url(settings.server)
     if why:
         raise InputError(why)
-    if settings.canaries < 1 or settings.max_tokens < 16 or settings.timeout_s <= 0:
-        raise InputError("--canaries >= 1, --max-tokens >= 16 and --timeout > 0 are needed")
+    if settings.canaries < 1 or settings.max_tokens < 64 or settings.timeout_s <= 0:
+        # a JSON canary takes ~60 tokens (three random 16-character tokens and the keys)
+        raise InputError("--canaries >= 1, --max-tokens >= 64 and --timeout > 0 are needed")
     if settings.paths is None:
         return None
     names = [p.strip() for item in settings.paths for p in item.split(",") if p.strip()]
@@ -104,6 +114,12 @@ def _shot(spec: PathSpec, can: cn.Canary, att: Attempt) -> Shot:
         if reading.aborted:
             why = f"HTTP 200 with finish_reason abort: {clean(reading.aborted, 300)}"
             return Shot("rejected", why, finish_reason=reading.finish, notes=notes, **base)
+        if reading.truncated and REASONING_NOTE in notes:
+            why = (
+                "the whole answer stayed in reasoning_content (a reasoning parser) until "
+                "max_tokens: the grammar applies only after the reasoning ends; no evidence"
+            )
+            return Shot("inconclusive", why, finish_reason=reading.finish, notes=notes, **base)
         if spec.tools in ("auto", "auto_strict") and not reading.tool_call:
             why = "the model answered in text, which tool_choice auto allows: no evidence"
             return Shot("inconclusive", why, finish_reason=reading.finish, notes=notes, **base)

@@ -4,6 +4,10 @@
   ``tools.auto`` is ``unproven`` (no tool-call parser: auto is free text, which auto allows);
 - the same server asked with vLLM's legacy ``guided_json`` field, which SGLang ignores:
   ``unconstrained`` (200, free text), exit 1 because the path is in ``--paths``;
+- a server with ``--reasoning-parser qwen3``: the random model never ends its reasoning, so
+  every chat answer stays in ``reasoning_content`` (content empty) until max_tokens; the
+  grammar applies only after the reasoning, so the verdict is ``unproven`` with that reason
+  (``/generate`` has no reasoning parser: still ``enforced``). Stopped right after;
 - a server launched with ``--grammar-backend none``: SGLang 0.5.23 answers every grammar
   request with HTTP 400 (``rejected``, with its message), exit 1. Stopped right after.
 """
@@ -28,7 +32,9 @@ GRAMMAR_PATHS = (
     "generate.ebnf",
     "response_format.json_schema",
     "tools.required",
+    "tools.required_strict",
     "tools.named",
+    "tools.named_strict",
 )
 
 
@@ -99,3 +105,22 @@ def test_grammar_backend_none_is_not_enforced_and_exits_1(sglang_factory) -> Non
         assert verdicts[name]["verdict"] == "rejected", verdicts[name]
         assert "--grammar-backend none" in verdicts[name]["reason"]
     assert set(GRAMMAR_PATHS) <= set(doc["failed"])
+
+
+def test_a_reasoning_parser_keeps_the_answer_in_reasoning_content(sglang_factory) -> None:
+    (server,) = sglang_factory(extra_args=["--reasoning-parser", "qwen3"], fresh=True)
+    try:
+        doc, code = run_probe(
+            ProbeSettings(
+                server=server.url,
+                paths=["generate.json_schema", "response_format.json_schema"],
+                canaries=1,
+            )
+        )
+    finally:
+        server.stop()
+    verdicts = {p["path"]: p for p in doc["paths"]}
+    assert verdicts["generate.json_schema"]["verdict"] == "enforced"
+    chat = verdicts["response_format.json_schema"]
+    assert chat["verdict"] == "unproven" and "reasoning_content" in chat["reason"], chat
+    assert code == 1 and doc["failed"] == ["response_format.json_schema"]
