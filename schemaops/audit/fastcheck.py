@@ -24,6 +24,8 @@ from jsonschema import Draft202012Validator
 from jsonschema._utils import equal, uniq
 from jsonschema.validators import validator_for
 
+from schemaops.strings import pointer_token
+
 Check = Callable[[Any], bool]
 
 # Keywords that only annotate (or only hold subschemas for $ref): jsonschema ignores them.
@@ -104,7 +106,7 @@ def _pointer(root: Any, ref: str) -> Any:
     """Resolve a local ``#/a/b`` reference against the root document."""
     node = root
     for part in ref[2:].split("/") if ref != "#" else []:
-        part = part.replace("~1", "/").replace("~0", "~")
+        part = pointer_token(part)
         if "%" in part:
             raise Unsupported("percent-encoded pointer")
         if isinstance(node, list) and part.isdigit():

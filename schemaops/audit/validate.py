@@ -26,6 +26,7 @@ from schemaops.audit.fastcheck import _ID_KEYWORDS, _mentions, compile_fast, inl
 from schemaops.audit.watchdog import TIMEOUT_PREFIX, ValidationTimeout, _Watch
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
+from schemaops.strings import pointer, truncate
 
 MESSAGE_LIMIT = 300
 #: A schema's first outputs are checked by jsonschema alone; its fast check is generated and
@@ -33,15 +34,6 @@ MESSAGE_LIMIT = 300
 #: of schemas with a few outputs each does not pay for code it would barely run (issue 15).
 FAST_AFTER = 32
 _PENDING: Any = object()
-
-
-def pointer(path: Any) -> str:
-    """RFC 6901 JSON pointer for a jsonschema ``absolute_path`` deque ("" is the root)."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
 
 
 class SchemaChecker:
@@ -127,7 +119,10 @@ class SchemaChecker:
             return OUTCOME_OK
         keyword = err.validator if err.validator is not None else "false"
         return Outcome(
-            f"{VIOLATION}:{keyword}", None, pointer(err.absolute_path), _short(err.message)
+            f"{VIOLATION}:{keyword}",
+            None,
+            pointer(err.absolute_path),
+            truncate(err.message, MESSAGE_LIMIT),
         )
 
     def all_errors(self, value: Any) -> Counter:

@@ -34,6 +34,7 @@ from schemaops.compare.run import (
     registry_items,
 )
 from schemaops.errors import InputError
+from schemaops.strings import truncate
 
 DEFAULT_BUDGET_MS = 1000.0
 _ALT_NAMES = {
@@ -131,7 +132,7 @@ def _short(x: Any, n: int = 80) -> str:
         s = json.dumps(x, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
         s = repr(x)
-    return s if len(s) <= n else s[: n - 1] + "…"
+    return truncate(s, n, "…")
 
 
 def _details(result: dict[str, Any], which: str) -> list[dict[str, Any]]:

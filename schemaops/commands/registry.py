@@ -8,7 +8,6 @@ Optional plug-ins may still be listed in ``EXTENSIONS`` (none are today): each m
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import sys
 from enum import Enum
@@ -29,6 +28,7 @@ from schemaops.registry.loader import (
     exit_code_for,
     inspect_registry,
 )
+from schemaops.strings import sha256_hex
 
 EXTENSIONS: tuple[str, ...] = ()
 
@@ -58,10 +58,6 @@ class ApiChoice(str, Enum):
 def _out() -> Console:
     """Stdout console; wide when piped so tables are not truncated to 80 columns."""
     return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def schema_summary(s: Schema) -> dict:
@@ -125,7 +121,7 @@ def show_cmd(
     doc = {
         **schema_summary(s),
         "description": s.description,
-        "wire_sha256": {api: _sha(s.wire(api)) for api in ("native", "openai")},
+        "wire_sha256": {api: sha256_hex(s.wire(api)) for api in ("native", "openai")},
         "schema": s.schema,
         "bundled": s.bundled() if s.self_contained is not None else None,
         "valid": s.valid,
@@ -218,7 +214,7 @@ def export_cmd(
                 "name": s.name,
                 "api": api.value,
                 "bytes": len(data),
-                "sha256": _sha(wire),
+                "sha256": sha256_hex(wire),
                 "wire": wire,
             }
         )
@@ -274,8 +270,8 @@ def hash_cmd(
         {
             "name": s.name,
             "hash": s.hash,
-            "native_sha256": _sha(s.wire("native")),
-            "openai_sha256": _sha(s.wire("openai")),
+            "native_sha256": sha256_hex(s.wire("native")),
+            "openai_sha256": sha256_hex(s.wire("openai")),
         }
         for s in reg
     ]

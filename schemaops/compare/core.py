@@ -9,7 +9,6 @@ a bare library loop.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import statistics
 import time
@@ -23,6 +22,7 @@ from schemaops.compare.generate import GenerationError, generate_valid
 from schemaops.compare.instances import build_instances
 from schemaops.compare.model import ERROR, OK, OOM, UNSUPPORTED, empty_result, unwalked
 from schemaops.compare.retokenize import tokenizations
+from schemaops.strings import sha256_hex
 
 # Compiled once after building a backend, so one-time lazy initialisation inside a library
 # is not billed to the first real schema's "cold" compile.
@@ -77,7 +77,7 @@ def table_cache_path(backend: str, tokenizer: str, vocab_size: int) -> Path | No
     except (OSError, PackageNotFoundError, Exception):
         return None
     key = f"{tfile.resolve()}|{st.st_size}|{st.st_mtime_ns}|{vocab_size}|{ver}"
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    digest = sha256_hex(key)[:16]
     return cache_dir().parent / "backend-tables" / f"{backend}-{digest}.bin"
 
 

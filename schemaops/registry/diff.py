@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import InputError
-from schemaops.registry.drafts import pointer
 from schemaops.registry.loader import format_problem, inspect_registry, inspect_schema_file
+from schemaops.strings import pointer
 
 CONSUMERS = "consumers"
 CLIENTS = "clients"

@@ -19,6 +19,8 @@ import jsonschema.validators
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 
+from schemaops.strings import pointer, truncate
+
 #: the draft a schema without ``$schema`` is read as (what SGLang's grammar backends target)
 DEFAULT_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -86,15 +88,9 @@ def _meta_validator(label: str) -> Validator:
     return cls(cls.META_SCHEMA, format_checker=format_checker())
 
 
-def pointer(parts: Any) -> str:
-    """RFC 6901 JSON pointer for a path of keys and indices ("" is the whole document)."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
 def short(text: str, limit: int = MAX_MESSAGE) -> str:
-    """Trim a message: jsonschema repeats whole instances, which can be megabytes."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """Trim a message to one line: jsonschema repeats whole instances, which can be megabytes."""
+    return truncate(" ".join(text.split()), limit)
 
 
 def _leaf(error: ValidationError) -> ValidationError:

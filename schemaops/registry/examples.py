@@ -14,8 +14,9 @@ from typing import Any
 
 from jsonschema.exceptions import best_match
 
-from schemaops.registry.drafts import pointer, short
+from schemaops.registry.drafts import short
 from schemaops.registry.jsontext import MAX_DEPTH, parse
+from schemaops.strings import pointer
 
 
 def sidecar_path(schema_path: Path) -> Path:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from schemaops.registry.drafts import pointer
+from schemaops.strings import pointer
 
 #: Deepest nesting of JSON containers accepted in a schema file or a sidecar instance.
 #: jsonschema recurses several frames per level; 100 schema levels (about 200 JSON levels)

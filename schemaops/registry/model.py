@@ -7,7 +7,6 @@ exact schema text, so the registry owns the one canonical serialisation and ever
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any, Literal
 from schemaops.formats import format_checker
 from schemaops.registry.drafts import DEFAULT_DRAFT, draft_label, validator_class
 from schemaops.registry.refs import OFFLINE
+from schemaops.strings import sha256_hex
 
 Api = Literal["native", "openai"]
 
@@ -36,7 +36,7 @@ def openai_text(schema: Any) -> str:
 
 def content_hash(schema: Any) -> str:
     """sha256 of the canonical text: the schema's identity (first 16 hex digits shown)."""
-    return hashlib.sha256(canonical_text(schema).encode("utf-8")).hexdigest()
+    return sha256_hex(canonical_text(schema))
 
 
 @dataclass

@@ -20,7 +20,7 @@ import referencing.exceptions
 import referencing.jsonschema
 from jsonschema_specifications import REGISTRY as METASCHEMAS
 
-from schemaops.registry.drafts import pointer
+from schemaops.strings import pointer
 
 SPECS: dict[str, referencing.Specification] = {
     "draft-03": referencing.jsonschema.DRAFT3,

@@ -13,7 +13,6 @@ each, how often each was sent, how they differ, and which registry schema they e
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections import Counter
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import EXIT_GATE, EXIT_OK, EXIT_USAGE
+from schemaops.strings import sha256_hex
 from schemaops.warm.fromlog import normalise, printable, scan, value_key
 
 # One JSON token with the whitespace before it; strings keep their escapes as written.
@@ -80,11 +80,6 @@ def registry_index(registry: Any) -> dict[str, str]:
     return index
 
 
-def _sha(text: str) -> str:
-    """Hash of the text as sent; a lone surrogate (``"\\ud800"`` in the log) is hashable too."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def analyse(path: str | Path, registry: Any = None) -> dict[str, Any]:
     """The drift report of a request log (see ``run_drift`` for the document)."""
     sc = scan(path)
@@ -122,7 +117,7 @@ def analyse(path: str | Path, registry: Any = None) -> dict[str, Any]:
             w = wires.get(text)
             rows.append(
                 {
-                    "sha256": _sha(text)[:16],
+                    "sha256": sha256_hex(text)[:16],  # of the text as sent
                     "count": v["count"],
                     "apis": dict(v["apis"]),
                     "first_line": v["first_line"],

@@ -22,12 +22,12 @@ How SGLang 0.5.23 derives the key (read in its source):
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from schemaops.registry import Registry
+from schemaops.strings import sha256_hex
 
 Api = Literal["native", "openai"]
 ToolsMode = Literal["off", "named", "required"]
@@ -73,7 +73,7 @@ class WarmItem:
 
     @property
     def short_hash(self) -> str:
-        return hashlib.sha256(self.identity.encode("utf-8")).hexdigest()[:10]
+        return sha256_hex(self.identity)[:10]
 
 
 def native_item(name: str, key_type: str, key: str, **kw: Any) -> WarmItem:
