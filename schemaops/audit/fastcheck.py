@@ -17,7 +17,7 @@ category, the path and the message.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -74,32 +74,30 @@ class Unsupported(Exception):
 
 def _mentions(node: Any, keys: tuple[str, ...]) -> bool:
     """True when any of ``keys`` appears as a property of any object inside ``node``."""
+    return any(any(k in d for k in keys) for d in _objects(node))
+
+
+def _objects(node: Any) -> Iterator[dict]:
+    """Every JSON object inside ``node`` (itself included), walked without recursion."""
     stack = [node]
     while stack:
         cur = stack.pop()
         if isinstance(cur, dict):
-            if any(k in cur for k in keys):
-                return True
+            yield cur
             stack.extend(cur.values())
         elif isinstance(cur, list):
             stack.extend(cur)
-    return False
 
 
 def _other_dialect(root: Any, validator_cls: type) -> bool:
     """True when a subschema's ``$schema`` selects another validator class than the root's
     (conservative: any object holding a ``$schema`` key counts, even inside data keywords)."""
-    stack = [root]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, dict):
-            if cur is not root and isinstance(cur.get("$schema"), str):
-                if validator_for(cur, default=validator_cls) is not validator_cls:
-                    return True
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
-    return False
+    return any(
+        d is not root
+        and isinstance(d.get("$schema"), str)
+        and validator_for(d, default=validator_cls) is not validator_cls
+        for d in _objects(root)
+    )
 
 
 def _pointer(root: Any, ref: str) -> Any:

@@ -104,16 +104,7 @@ def _resolver(opts: Any) -> Any:
     """Compile schemas once per worker process, not once per slice (the registry load and
     compile cost ~0.4 s, as much as auditing 10,000 lines)."""
     if not _RESOLVER:
-        _RESOLVER.append(
-            SchemaResolver(
-                opts.schema,
-                opts.registry,
-                opts.assert_format,
-                opts.timeout,
-                cache_dir=opts.cache_dir,
-                cache=opts.cache,
-            )
-        )
+        _RESOLVER.append(SchemaResolver.for_options(opts))
     return _RESOLVER[0]
 
 

@@ -63,14 +63,7 @@ def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
     """
     opts = options or AuditOptions()
     start = time.perf_counter()
-    resolver = SchemaResolver(
-        opts.schema,
-        opts.registry,
-        opts.assert_format,
-        opts.timeout,
-        cache_dir=opts.cache_dir,
-        cache=opts.cache,
-    )
+    resolver = SchemaResolver.for_options(opts)
     jobs = opts.jobs if opts.jobs > 0 else (os.cpu_count() or 1)
     if path != "-" and not Path(path).exists():
         raise InputError(f"cannot read {path}: no such file")

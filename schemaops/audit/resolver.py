@@ -46,6 +46,18 @@ class SchemaResolver:
             else:
                 self.fixed = self._compile_from_registry(schema)
 
+    @classmethod
+    def for_options(cls, opts: Any) -> SchemaResolver:
+        """The resolver ``AuditOptions`` ask for (one process, or one ``--jobs`` worker)."""
+        return cls(
+            opts.schema,
+            opts.registry,
+            opts.assert_format,
+            opts.timeout,
+            cache_dir=opts.cache_dir,
+            cache=opts.cache,
+        )
+
     def _compile_file(self, path: Path) -> SchemaChecker:
         """A schema file, with its relative ``$ref``s bundled by the registry loader.
 

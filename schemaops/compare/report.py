@@ -136,6 +136,13 @@ def backend_summary(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def keyword_cell(cell: dict[str, int] | None, empty: str) -> str:
+    """A keyword-matrix cell as every report prints it: ``enforced / ignored / rejected``."""
+    if not cell:
+        return empty
+    return f"{cell.get('enforced', 0)} / {cell.get('ignored', 0)} / {cell.get('rejected', 0)}"
+
+
 def keyword_status(cell: dict[str, int]) -> str:
     """One word for a keyword_matrix cell: enforces / ignores / partial / rejects."""
     if cell["ignored"] and cell["enforced"]:

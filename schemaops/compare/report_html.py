@@ -12,7 +12,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from schemaops.compare.report import STATUSES, CompareReport, verdict_of
+from schemaops.compare.report import STATUSES, CompareReport, keyword_cell, verdict_of
 from schemaops.errors import InputError
 
 _COLORS = {"xgrammar": "#4c72b0", "llguidance": "#55a868", "outlines": "#c44e52"}
@@ -174,13 +174,7 @@ def _keyword_rows(report: CompareReport) -> str:
     rows = []
     for kw, cells in report.keywords().items():
         tds = [f"<td>{html.escape(kw)}</td>"]
-        for b in report.backends:
-            c = cells.get(b) or {}
-            tds.append(
-                f"<td>{c.get('enforced', 0)} / {c.get('ignored', 0)} / {c.get('rejected', 0)}</td>"
-                if c
-                else "<td>–</td>"
-            )
+        tds += [f"<td>{keyword_cell(cells.get(b), '–')}</td>" for b in report.backends]
         rows.append("<tr>" + "".join(tds) + "</tr>")
     return "\n".join(rows)
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from schemaops.compare.report import CompareReport, verdict_of
+from schemaops.compare.report import CompareReport, keyword_cell, verdict_of
 
 # Past this many schemas the per-schema table is noise; the summary says it all.
 MAX_SCHEMA_ROWS = 60
@@ -113,15 +113,7 @@ def keyword_rich_table(report: CompareReport) -> Table | None:
     for b in report.backends:
         t.add_column(escape(b), justify="right")
     for kw, cells in kws.items():
-        row = []
-        for b in report.backends:
-            c = cells.get(b) or {}
-            row.append(
-                f"{c.get('enforced', 0)} / {c.get('ignored', 0)} / {c.get('rejected', 0)}"
-                if c
-                else "-"
-            )
-        t.add_row(escape(kw), *row)
+        t.add_row(escape(kw), *(keyword_cell(cells.get(b), "-") for b in report.backends))
     return t
 
 
