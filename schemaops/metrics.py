@@ -187,5 +187,13 @@ def audit_metrics(doc: dict[str, Any]) -> CollectorRegistry:
         "schemaops_audit_input_errors", "Lines that were no valid record.", ["input"], registry=reg
     )
     ie.labels(src).set(doc.get("input_errors") or 0)
+    dg = Gauge(
+        "schemaops_audit_diagnoses",
+        "Failed outputs per diagnosis (whitespace_runaway, truncated_at_max_tokens, ...).",
+        ["input", "diagnosis"],
+        registry=reg,
+    )
+    for name, d in (doc.get("diagnoses") or {}).items():
+        dg.labels(src, name).set(d["count"])
     _stamp(reg, "audit")
     return reg

@@ -56,6 +56,8 @@ def test_audit_prometheus_file_parses_and_matches_the_json(tmp_path: Path) -> No
     assert compound == {k: v for k, v in doc["compound"].items()}
     subtypes = {s.labels["subtype"]: s.value for s in got["schemaops_audit_parse_failures"]}
     assert subtypes == doc["parse_failures"]
+    diag = {s.labels["diagnosis"]: s.value for s in got["schemaops_audit_diagnoses"]}
+    assert diag == {k: v["count"] for k, v in doc["diagnoses"].items()} and diag
     assert not list(tmp_path.glob("*.tmp*"))  # written via a temporary file, then renamed
 
 

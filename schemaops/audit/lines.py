@@ -24,6 +24,7 @@ from schemaops.audit.classify import (
     duplicate_keys,
     parse_output,
 )
+from schemaops.audit.diagnose import diagnose
 from schemaops.audit.extract import RecordError, find_outputs, parse_record, record_id
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.resolver import SchemaResolver
@@ -185,6 +186,7 @@ def _failure(
         outcome.message,
         text,
     )
+    tally.diagnoses.update(diagnose(rec, text, outcome))
     if (outcome.message or "").startswith(TIMEOUT_PREFIX):
         tally.add_timeout(line)
     elif outcome.category.startswith(VIOLATION):

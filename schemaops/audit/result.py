@@ -9,6 +9,7 @@ from typing import Any
 
 from schemaops import __version__
 from schemaops.audit.classify import OK, PARSE, SUBTYPES, VIOLATION
+from schemaops.audit.diagnose import summary as diagnoses_summary
 from schemaops.audit.stats import compound, episode_summary, required_p, wilson
 
 TOP_PATHS = 15
@@ -90,6 +91,8 @@ def to_json(result: Any) -> dict:
         }
     if opts.all_errors:
         doc["all_errors"] = dict(t.all_errors.most_common())
+    if t.diagnoses:  # only when found: plain JSONL audits as before
+        doc["diagnoses"] = diagnoses_summary(t.diagnoses)
     episodes = episode_summary(t, p)
     if episodes is not None:
         episodes["steps_by_compound"] = {str(s): p**s for s in opts.steps} if p is not None else {}

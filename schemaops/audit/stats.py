@@ -79,6 +79,8 @@ class Tally:
     by_step: dict[Any, list[int]] = field(default_factory=dict)
     #: schema -> whether its compiled fast check was in use (reported per schema)
     fast_path: dict[str, bool] = field(default_factory=dict)
+    #: diagnosis -> failed outputs it was found in (``diagnose.py``; failures only)
+    diagnoses: Counter = field(default_factory=Counter)
 
     def add_input_error(self, line: int, message: str) -> None:
         self.input_errors += 1
@@ -156,6 +158,7 @@ class Tally:
                 if len(mine) < EXAMPLES_PER_CATEGORY:
                     mine.append({**e, "line": e["line"] + line_offset})
         self.all_errors.update(other.all_errors)
+        self.diagnoses.update(other.diagnoses)
         self.timeout_count += other.timeout_count
         for t in other.timeouts:
             if len(self.timeouts) < TIMEOUT_LINES:

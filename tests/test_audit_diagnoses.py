@@ -1,0 +1,119 @@
+"""Audit diagnoses (``schemaops/audit/diagnose.py``) on hand-written records.
+
+The shapes here are the ones SGLang and vLLM return (OpenAI chat choices with
+``finish_reason``, ``reasoning_content`` and ``tool_calls``; ``/generate`` answers with
+``meta_info.finish_reason``) for cases the tiny dev model cannot be made to produce on
+demand; tests/integration/test_audit_diagnoses_server.py audits what the real dev server
+produced.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from schemaops.audit.diagnose import FIXES, control_char_in_string
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 20}},
+    "required": ["name"],
+}
+
+
+def _chat(content, finish="stop", **msg) -> dict:
+    return {
+        "choices": [{"message": {"content": content, **msg}, "finish_reason": finish}],
+    }
+
+
+RECORDS = [
+    # 0 ok
+    _chat('{"name": "a"}'),
+    # 1 free whitespace until max_tokens
+    _chat('{"name": "a"' + " " * 50 + "\n" * 40, "length"),
+    # 2 a raw control character inside a string (xgrammar minLength/maxLength)
+    _chat('{"name": "a\x01b"}'),
+    # 3 truncated by the budget; 4 truncated otherwise (stop string inside the JSON)
+    {"text": '{"name": "ab', "meta_info": {"finish_reason": {"type": "length"}}},
+    {"text": '{"name": "ab', "meta_info": {"finish_reason": {"type": "stop"}}},
+    # 5 the JSON went to reasoning_content
+    _chat("", reasoning_content='{"name": "a"}'),
+    # 6 finish_reason tool_calls but no call
+    _chat("<tool_call>{...}", "tool_calls"),
+    # 7 prose next to a call (the call itself is fine)
+    _chat(
+        "Sure, calling it.",
+        "tool_calls",
+        tool_calls=[{"function": {"name": "f", "arguments": '{"name": "a"}'}}],
+    ),
+]
+EXPECTED = {
+    "whitespace_runaway": 1,
+    "control_char_in_string": 1,
+    "truncated_at_max_tokens": 2,  # records 1 and 3
+    "truncated_other": 1,
+    "json_in_reasoning_content": 1,
+    "prose_with_tool_calls": 1,
+}
+
+
+def _audit(tmp_path: Path, records: list[dict], *extra: str) -> dict:
+    data = tmp_path / "out.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps(SCHEMA))
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "schemaops",
+            "audit",
+            str(data),
+            "--schema",
+            str(schema),
+            "--json",
+            "--no-cache",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_each_diagnosis_is_counted_with_its_fix(tmp_path: Path, jobs: str) -> None:
+    doc = _audit(tmp_path, RECORDS * 3, "--jobs", jobs)
+    counts = {k: v["count"] for k, v in doc["diagnoses"].items()}
+    # record 6 is prose in content with finish_reason tool_calls and no call
+    assert counts.pop("tool_calls_finish_without_calls") == 3
+    assert counts == {k: 3 * v for k, v in EXPECTED.items()}
+    for name, d in doc["diagnoses"].items():
+        assert d["fix"] == FIXES[name]
+    assert doc["ok"] == 3 * 2  # record 0 and record 7's call
+    assert doc["outputs"] == 3 * 9
+
+
+def test_plain_records_keep_todays_document(tmp_path: Path) -> None:
+    doc = _audit(tmp_path, [{"text": '{"name": "a"}'}, {"text": '{"name": 1}'}, {"text": "hi"}])
+    assert "diagnoses" not in doc
+    assert doc["categories"] == {
+        "ok": 1,
+        "json_parse_failure": 1,
+        "schema_violation:type": 1,
+    }
+
+
+def test_control_char_scan() -> None:
+    assert control_char_in_string('{"a": "x\ny"}')
+    assert not control_char_in_string('{\n  "a": "x\\ny"\n}')
+    assert control_char_in_string('{"a": "\\"\t"}')  # a tab after an escaped quote
