@@ -346,14 +346,22 @@ class _Gen:
             out.append(f"{pad}    {y} = {v}[{key!r}]")
             self.emit(sub, y, ind + 2, out)
 
-    def emit_array(self, schema: dict, v: str, ind: int, out: list[str]) -> None:
+    def emit_sized(
+        self, schema: dict, v: str, ind: int, out: list[str], pytype: str, lo: str, hi: str
+    ) -> str:
+        """Open ``if type(v) is pytype:`` with its ``len`` bounds (keywords ``lo``/``hi``);
+        returns the indentation of the block's body."""
         pad = "    " * (ind + 1)
-        out.append(f"{'    ' * ind}if type({v}) is list:")
+        out.append(f"{'    ' * ind}if type({v}) is {pytype}:")
         out.append(f"{pad}pass")
-        for key, op in (("minItems", "<"), ("maxItems", ">")):
+        for key, op in ((lo, "<"), (hi, ">")):
             n = self._int(schema, key)
             if n is not None:
                 out.append(f"{pad}if len({v}) {op} {n}: return False")
+        return pad
+
+    def emit_array(self, schema: dict, v: str, ind: int, out: list[str]) -> None:
+        pad = self.emit_sized(schema, v, ind, out, "list", "minItems", "maxItems")
         if schema.get("uniqueItems") is True:
             out.append(f"{pad}if not _uniq({v}): return False")
         prefix = schema.get("prefixItems", [])
@@ -369,13 +377,7 @@ class _Gen:
             self.emit_block(schema["items"], y, ind + 2, out)
 
     def emit_string(self, schema: dict, v: str, ind: int, out: list[str]) -> None:
-        pad = "    " * (ind + 1)
-        out.append(f"{'    ' * ind}if type({v}) is str:")
-        out.append(f"{pad}pass")
-        for key, op in (("minLength", "<"), ("maxLength", ">")):
-            n = self._int(schema, key)
-            if n is not None:
-                out.append(f"{pad}if len({v}) {op} {n}: return False")
+        pad = self.emit_sized(schema, v, ind, out, "str", "minLength", "maxLength")
         if "pattern" in schema:
             try:
                 search = re.compile(schema["pattern"]).search

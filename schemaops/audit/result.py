@@ -116,6 +116,7 @@ def gates(doc: dict, opts: Any) -> list[dict]:
             f" max {opts.max_failure_rate:.2%}"
         )
         out.append({"gate": "max_failure_rate", "passed": passed, "reason": reason})
+    # Same shape as the gate above, different test and wording: kept as two plain blocks.
     if opts.min_compound is not None:
         n = max(opts.steps)
         value = p**n if p is not None else None

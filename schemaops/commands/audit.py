@@ -20,6 +20,7 @@ def _steps(value: str) -> list[int]:
     return steps
 
 
+# Option declarations look alike across commands (typer's shape); each is its own flag.
 def audit_command(
     file: str = typer.Argument(..., help="JSONL of model outputs ('-' = stdin; .gz accepted)."),
     schema: str = typer.Option(

@@ -106,6 +106,7 @@ def compare_cmd(
     print_report(report)
 
 
+# Option declarations look alike across commands (typer's shape); each is its own flag.
 def check_cmd(
     backend: Backend | None = typer.Option(
         None,

@@ -58,6 +58,7 @@ class DpRoutingChoice(str, Enum):
     round_robin = "round-robin"
 
 
+# Option declarations look alike across commands (typer's shape); each is its own flag.
 def warm_cmd(
     server: list[str] = typer.Option(
         ..., "--server", "-s", help="Server base URL; repeat for every worker/replica host."

@@ -203,6 +203,7 @@ def run_compare(
         src = registry if registry is not None else "schemas"
         items = registry_items(src)[:limit] if limit else registry_items(src)
         source = str(src)
+    # The worker settings are passed through keyword by keyword, as measure_items hands them on.
     results = measure_items(
         items,
         names,

@@ -303,6 +303,7 @@ class _Differ:
             else:
                 detail = f"{key!r} removed: matching keys now unconstrained"
                 self.add([*at, key], "pattern_property_removed", detail, WIDENS)
+        # added mirrors removed above with the direction swapped; one table would hide that.
         for key in (k for k in npp if k not in opp):
             if old_closed:
                 detail = f"{key!r} added: the model may now emit keys matching it"
