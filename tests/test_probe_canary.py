@@ -122,3 +122,26 @@ def test_verdict_aggregation() -> None:
     assert verdict_of([no], spec) == ("rejected", "HTTP 400: no")
     assert verdict_of([cut, cut], spec)[0] == "unproven"
     assert verdict_of([Shot("error", "timeout")], spec)[0] == "error"
+
+
+def test_gate_rules() -> None:
+    from schemaops.probe.run import summarise
+
+    def doc(*verdicts: str) -> dict:
+        return {"paths": [{"path": f"p{i}", "verdict": v} for i, v in enumerate(verdicts)]}
+
+    d = doc("enforced", "rejected", "unproven")
+    summarise(d, None)
+    assert d["failed"] == []  # a loud refusal or no evidence is no finding without --paths
+    d = doc("enforced", "unconstrained")
+    summarise(d, None)
+    assert d["failed"] == ["p1"]
+    d = doc("rejected", "rejected", "unproven")  # enforces nothing (--grammar-backend none)
+    summarise(d, None)
+    assert d["failed"] == ["p0", "p1", "p2"]
+    d = doc("enforced", "unproven")
+    summarise(d, ["p0", "p1"])
+    assert d["failed"] == ["p1"]
+    d = {**doc("enforced"), "registry": [{"schema": "s", "verdict": "rejected"}]}
+    summarise(d, None)
+    assert d["failed"] == ["registry:s"]

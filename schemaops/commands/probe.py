@@ -20,8 +20,9 @@ HELP = "\n\n".join(
         "pattern) sampled at temperature 1.0: an unconstrained model hits one with probability "
         "below 1e-28, so a false 'enforced' is below 2e-86 per JSON canary; a constrained "
         "server cannot break one (a cut-off answer is unproven, never unconstrained).",
-        "Exit 0 ok; 1 a path in --paths not enforced (without --paths: any path unconstrained, "
-        "rejected or error); 2 nothing could be probed (dead server, bad URL) or a usage error.",
+        "Exit 0 ok; 1 a path in --paths not enforced (without --paths: a path unconstrained, "
+        "or no path enforced at all, or a --registry schema unconstrained/rejected/error); 2 "
+        "nothing could be probed (dead server, bad URL) or a usage error.",
     ]
 )
 

@@ -42,13 +42,14 @@ from schemaops.warm.retry import Outcome, RetryPolicy
 from schemaops.warm.urls import check_server_url, scrub_all
 
 VERDICTS = ("enforced", "unconstrained", "rejected", "error", "unproven")
-NOT_ENFORCED_GATE = frozenset({"unconstrained", "rejected", "error"})
+REGISTRY_GATE = frozenset({"unconstrained", "rejected", "error"})
 
 
 @dataclass
 class ProbeSettings:
-    """What to probe. ``paths``: the paths the deployment uses (the exit-1 gate); ``None``
-    probes the engine's usual paths and fails only on unconstrained, rejected or error."""
+    """What to probe. ``paths``: the paths the deployment uses (exit 1 unless each is
+    enforced); ``None`` probes the engine's usual paths and fails only on a silent failure
+    (a path ``unconstrained``) or a server that enforces nothing (no path ``enforced``)."""
 
     server: str
     paths: list[str] | None = None
@@ -311,19 +312,22 @@ async def probe_async(s: ProbeSettings, gate: list[str] | None) -> dict[str, Any
 def summarise(doc: dict[str, Any], gate: list[str] | None) -> None:
     """Add ``counts``, ``gate`` and ``failed`` (what makes the exit code 1) to ``doc``."""
     doc["counts"] = dict(Counter(p["verdict"] for p in doc["paths"]))
+    not_enforced = [p["path"] for p in doc["paths"] if p["verdict"] != "enforced"]
     if gate:
-        failed = [p["path"] for p in doc["paths"] if p["verdict"] != "enforced"]
+        failed = not_enforced
+        rule = "each path in --paths enforced"
     else:
-        failed = [p["path"] for p in doc["paths"] if p["verdict"] in NOT_ENFORCED_GATE]
+        # Without --paths the user has not said which paths matter: a loud refusal (a tool
+        # path without a tool parser) is no finding, a silent 200 is, and so is a server
+        # that enforces nothing at all.
+        failed = [p["path"] for p in doc["paths"] if p["verdict"] == "unconstrained"]
+        if doc["paths"] and len(not_enforced) == len(doc["paths"]):
+            failed = not_enforced
+        rule = "no path unconstrained, and at least one enforced"
     failed += [
-        f"registry:{r['schema']}"
-        for r in doc.get("registry", [])
-        if r["verdict"] in ("unconstrained", "rejected", "error")
+        f"registry:{r['schema']}" for r in doc.get("registry", []) if r["verdict"] in REGISTRY_GATE
     ]
-    doc["gate"] = {
-        "paths": gate,
-        "rule": "enforced" if gate else "not unconstrained/rejected/error",
-    }
+    doc["gate"] = {"paths": gate, "rule": rule}
     doc["failed"] = failed
     doc["false_verdict"] = {
         "p_false_enforced_json": cn.P_FALSE_ENFORCED_JSON,
