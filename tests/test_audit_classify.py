@@ -148,17 +148,17 @@ def test_pointer_escapes_and_array_indices() -> None:
 
 
 def test_catastrophic_pattern_is_bounded_and_reported() -> None:
-    from schemaops.audit.watchdog import alarm_handler
+    from schemaops.watchdog import armed
 
     schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}
     value, _ = parse_output(json.dumps({"s": "a" * 40 + "!"}))
     checker = SchemaChecker("evil", schema, timeout=0.2)
     start = time.perf_counter()
-    with alarm_handler(0.2):
+    with armed(0.2):
         out = checker.check(value)
     assert time.perf_counter() - start < 3
     assert out.category == "schema_violation:pattern" and "exceeded" in out.message
-    with alarm_handler(0.2):
+    with armed(0.2):
         assert checker.check({"s": "aaa"}).category == "ok"
 
 

@@ -20,7 +20,11 @@ from typing import Any
 
 import orjson
 
-from schemaops.audit.watchdog import TIMEOUT_PREFIX, ValidationTimeout, _Watch
+from schemaops.watchdog import WatchdogTimeout, watched
+from schemaops.watchdog import timeout as watchdog_timeout
+
+#: How a message cut off by the ``--timeout`` watchdog starts (counted as a timeout).
+TIMEOUT_PREFIX = "validation exceeded"
 
 OK = "ok"
 PARSE = "json_parse_failure"
@@ -144,21 +148,17 @@ def _classify_watched(text: str) -> Outcome:
     take seconds (up to 32 prose-prefix parses), and ``--timeout`` bounds every record. Cut
     off, the output is still a ``json_parse_failure`` (the strict parse failed); its subtype
     is ``unclassified``."""
-    w = _Watch
-    w.seq += 1
-    w.active = True
     try:
-        return classify_parse_failure(text)
-    except ValidationTimeout:
+        with watched():
+            return classify_parse_failure(text)
+    except WatchdogTimeout:
         return Outcome(
             PARSE,
             "unclassified",
             None,
-            f"{TIMEOUT_PREFIX} {w.timeout:g}s while naming why a {len(text):,}-character output"
-            " is not JSON",
+            f"{TIMEOUT_PREFIX} {watchdog_timeout():g}s while naming why a {len(text):,}-character"
+            " output is not JSON",
         )
-    finally:
-        w.active = False
 
 
 def _raw_decode(s: str, pos: int) -> tuple[Any, int] | Exception:

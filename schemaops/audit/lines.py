@@ -19,6 +19,7 @@ import orjson
 from schemaops.audit.classify import (
     OK,
     OUTCOME_OK,
+    TIMEOUT_PREFIX,
     VIOLATION,
     Outcome,
     duplicate_keys,
@@ -29,7 +30,6 @@ from schemaops.audit.extract import RecordError, find_outputs, parse_record, rec
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.resolver import SchemaResolver
 from schemaops.audit.stats import Tally
-from schemaops.audit.watchdog import TIMEOUT_PREFIX
 from schemaops.errors import InputError
 
 NO_SCHEMA = "(none)"

@@ -20,9 +20,9 @@ from schemaops.audit.extract import MAX_LINE_BYTES
 from schemaops.audit.lines import audit_lines
 from schemaops.audit.resolver import SchemaResolver
 from schemaops.audit.stats import Tally
-from schemaops.audit.watchdog import alarm_handler
 from schemaops.errors import SchemaopsError
 from schemaops.jsonl import OverlongLine, bounded_lines, is_gzip
+from schemaops.watchdog import armed
 
 MAX_SLICE = 16 << 20
 READ_BLOCK = 8 << 20
@@ -111,7 +111,7 @@ def _resolver(opts: Any) -> Any:
 def _work(args: tuple) -> Tally:
     path, start, end, first_line, opts, part = args
     resolver = _resolver(opts)
-    with open(path, "rb", buffering=1 << 20) as fh, alarm_handler(opts.timeout):
+    with open(path, "rb", buffering=1 << 20) as fh, armed(opts.timeout):
         if end - start <= 2 * MAX_SLICE:  # the usual slice: read it whole, split in C
             fh.seek(start)
             lines: Any = fh.read(end - start).split(b"\n")

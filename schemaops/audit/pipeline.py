@@ -20,8 +20,8 @@ from schemaops.audit.options import AuditOptions
 from schemaops.audit.parallel import can_split, run_parallel
 from schemaops.audit.resolver import SchemaResolver
 from schemaops.audit.stats import Tally
-from schemaops.audit.watchdog import alarm_handler
 from schemaops.errors import InputError
+from schemaops.watchdog import armed
 
 __all__ = ["NO_SCHEMA", "AuditOptions", "AuditResult", "audit_lines", "run_audit"]
 
@@ -71,7 +71,7 @@ def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
         tally = run_parallel(path, opts, jobs, resolver)
     else:
         jobs = 1
-        with alarm_handler(opts.timeout), open_lines(path) as lines:
+        with armed(opts.timeout), open_lines(path) as lines:
             if opts.records:
                 with _open_out(opts.records) as rec_out:
                     tally = audit_lines(lines, opts, resolver, 1, rec_out)

@@ -1,5 +1,6 @@
 """Validate a parsed output against its schema: one compiled checker per schema
-(``resolver.py`` maps schema names to checkers, ``watchdog.py`` bounds one record's time).
+(``resolver.py`` maps schema names to checkers; ``schemaops.watchdog`` bounds one record's
+time).
 
 Why this shape: ``jsonschema.validate`` re-checks the schema and rebuilds a validator on
 every call (milliseconds). Here each schema is compiled once (cached by name), valid outputs
@@ -8,7 +9,7 @@ take the fast path (``fastcheck``), and only failures run ``iter_errors`` so tha
 
 A ``pattern`` that backtracks catastrophically cannot be interrupted from inside ``re``
 except by a signal, so validation of schemas that use regexes runs under the watchdog
-(``watchdog.py``). A record whose validation times out is a ``schema_violation:pattern``
+(``schemaops.watchdog``). A record whose validation times out is a ``schema_violation:pattern``
 (it could not be verified), and the pipeline lists it.
 """
 
@@ -21,12 +22,20 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
 
-from schemaops.audit.classify import MAX_DEPTH, OUTCOME_OK, PARSE, VIOLATION, Outcome
+from schemaops.audit.classify import (
+    MAX_DEPTH,
+    OUTCOME_OK,
+    PARSE,
+    TIMEOUT_PREFIX,
+    VIOLATION,
+    Outcome,
+)
 from schemaops.audit.fastcheck import _ID_KEYWORDS, _mentions, compile_fast, inline_refs
-from schemaops.audit.watchdog import TIMEOUT_PREFIX, ValidationTimeout, _Watch
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
 from schemaops.strings import pointer, truncate
+from schemaops.watchdog import WatchdogTimeout, watched
+from schemaops.watchdog import timeout as watchdog_timeout
 
 MESSAGE_LIMIT = 300
 #: A schema's first outputs are checked by jsonschema alone; its fast check is generated and
@@ -63,8 +72,9 @@ class SchemaChecker:
         self._fast_args = (schema, cls, fmt)
         self._fast: Any = _PENDING
         self._seen = 0
-        # Only schemas with regexes can hang (the watchdog's timeout is set by alarm_handler).
+        # Only schemas with regexes can hang (the watchdog's timeout is set by ``armed``).
         self.guarded = _mentions(schema, ("pattern", "patternProperties")) and timeout > 0
+        self._watch = watched(self.guarded)  # reused: no allocation per record
         self.timeouts = 0
 
     @property
@@ -85,30 +95,27 @@ class SchemaChecker:
         Only schemas with regexes are watched: without one, validation is linear in the size
         of the output and a slow record is just a big one.
         """
-        w = _Watch
-        w.seq += 1
-        w.active = self.guarded
         try:
-            fast = self._fast
-            if fast is _PENDING:
-                self._seen += 1
-                fast = self.fast if self._seen > FAST_AFTER else None
-            if fast is not None and fast(value):
-                return OUTCOME_OK
-            return self._slow(value)
-        except ValidationTimeout:
+            with self._watch:
+                fast = self._fast
+                if fast is _PENDING:
+                    self._seen += 1
+                    fast = self.fast if self._seen > FAST_AFTER else None
+                if fast is not None and fast(value):
+                    return OUTCOME_OK
+                return self._slow(value)
+        except WatchdogTimeout:
             self.timeouts += 1
             return Outcome(
                 f"{VIOLATION}:pattern",
                 None,
                 "",
-                f"{TIMEOUT_PREFIX} {w.timeout:g}s (a pattern backtracking catastrophically?);"
-                " counted as a failure because the output could not be verified",
+                f"{TIMEOUT_PREFIX} {watchdog_timeout():g}s (a pattern backtracking"
+                " catastrophically?); counted as a failure because the output could not be"
+                " verified",
             )
         except RecursionError:
             return _too_deep()
-        finally:
-            w.active = False
 
     def _slow(self, value: Any) -> Outcome:
         try:
@@ -128,15 +135,12 @@ class SchemaChecker:
     def all_errors(self, value: Any) -> Counter:
         """Keyword -> count of every top-level violation (for ``--all-errors``)."""
         counts: Counter = Counter()
-        _Watch.seq += 1
-        _Watch.active = self.guarded
         try:
-            for err in self.validator.iter_errors(value):
-                counts[err.validator if err.validator is not None else "false"] += 1
-        except (RecursionError, ValidationTimeout):
+            with self._watch:
+                for err in self.validator.iter_errors(value):
+                    counts[err.validator if err.validator is not None else "false"] += 1
+        except (RecursionError, WatchdogTimeout):
             pass
-        finally:
-            _Watch.active = False
         return counts
 
 

@@ -17,6 +17,7 @@ from jsonschema.exceptions import best_match
 from schemaops.registry.drafts import short
 from schemaops.registry.jsontext import MAX_DEPTH, parse
 from schemaops.strings import pointer
+from schemaops.watchdog import WatchdogTimeout, armed, watched
 
 
 def sidecar_path(schema_path: Path) -> Path:
@@ -56,24 +57,20 @@ def check_examples(
     """Problems for each valid example that fails and each invalid one that passes.
 
     A ``pattern`` can backtrack catastrophically on an example, and ``re`` cannot be
-    stopped from inside: the check runs under audit's watchdog (``alarm_handler``, the same
-    SIGALRM bound ``audit --timeout`` uses; main thread only, ``timeout`` <= 0 = no bound).
+    stopped from inside: the check runs under ``schemaops.watchdog`` (the same SIGALRM bound
+    ``audit --timeout`` uses; main thread only, ``timeout`` <= 0 = no bound).
     An example whose check runs past ``timeout`` seconds is ``example_unproven`` (a
     problem: nothing is known about it), and the schema's remaining examples are not run,
     so one schema costs at most about ``timeout`` seconds.
     """
-    # imported here: the registry sits below audit, and importing the audit package pulls
-    # in its whole pipeline; the watchdog module itself has no dependencies
-    from schemaops.audit.watchdog import ValidationTimeout, alarm_handler
-
     problems: list[tuple[str, str, str]] = []
     cases = [("valid", i, x) for i, x in enumerate(valid)]
     cases += [("invalid", i, x) for i, x in enumerate(invalid)]
-    with alarm_handler(timeout):
+    with armed(timeout):
         for n, (which, i, instance) in enumerate(cases):
             try:
                 problems.extend(_watched(validator, which, i, instance))
-            except ValidationTimeout:
+            except WatchdogTimeout:
                 rest = len(cases) - n - 1
                 problems.append(
                     (
@@ -93,15 +90,9 @@ def check_examples(
 
 
 def _watched(validator: Any, which: str, i: int, instance: Any) -> list[tuple[str, str, str]]:
-    """One example's check, marked as watched for the audit watchdog while it runs."""
-    from schemaops.audit.watchdog import _Watch
-
-    _Watch.seq += 1
-    _Watch.active = True
-    try:
+    """One example's check, marked as watched for the watchdog while it runs."""
+    with watched():
         return _check_one(validator, which, i, instance)
-    finally:
-        _Watch.active = False
 
 
 def _check_one(validator: Any, which: str, i: int, instance: Any) -> list[tuple[str, str, str]]:
