@@ -111,3 +111,13 @@ def test_check_engine_cli_json(tmp_path: Path) -> None:
     assert doc["backend"] == "sglang 0.5.23 (xgrammar)"
     routes = {c["schema"]: c["result"]["engine_route"]["served_by"] for c in doc["cases"]}
     assert routes == {"mixed": "xgrammar", "plain": "xgrammar", "unique": None}
+
+
+def test_check_engine_text_names_pinned_and_measured_versions(tmp_path: Path) -> None:
+    args = ["check", "--registry", str(_registry(tmp_path)), "--engine", "vllm", "-q"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())  # rich wraps long lines
+    assert "vllm 0.32.0 pins xgrammar 0.2.8, llguidance 1.7.6" in text
+    assert "enforcement measured with xgrammar" in text
+    assert "latch: vLLM 0.32 builds ONE grammar backend per engine" in text

@@ -545,3 +545,16 @@ def run_engine_check(
         "latch": LATCH_NOTE if latch else None,
     }
     return CheckReport(label, tokenizer, str(registry), float(compile_budget_ms), out, settings)
+
+
+def versions_line(settings: dict[str, Any]) -> str:
+    """One line for the text report: what the engine pins vs what the walk measured with."""
+    pins = ", ".join(f"{k} {v}" for k, v in (settings.get("engine_pins") or {}).items())
+    measured = ", ".join(f"{k} {v}" for k, v in (settings.get("measured_with") or {}).items())
+    line = (
+        f"{settings.get('engine')} {settings.get('engine_release')} pins {pins}; "
+        f"enforcement measured with {measured}"
+    )
+    if settings.get("latch"):
+        line += f"\nlatch: {settings['latch']}"
+    return line

@@ -49,6 +49,10 @@ def print_check(report: CheckReport, console: Console | None = None) -> None:
         f"tokenization tried, {counts['accepted_retokenized']} produced only by another "
         "tokenization"
     )
+    if report.settings.get("engine"):  # check --engine: the versions behind the walk
+        from schemaops.check.engine import versions_line
+
+        con.print(escape(versions_line(report.settings)))
 
 
 def measured_on(backend: str, settings: dict[str, Any]) -> str:
