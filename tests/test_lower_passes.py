@@ -330,3 +330,34 @@ def test_required_but_unlisted_properties_are_listed_exactly() -> None:
     for seed in ({"a": 1, "b": "x"}, {"a": 1, "b": 2, "c": "y"}):
         for x in [seed, *mutations(seed)]:
             assert orig.is_valid(x) == served.is_valid(x), x
+
+
+def test_oneof_becomes_anyof_exactly_when_branches_are_disjoint() -> None:
+    caps = XGRAMMAR | {"oneOf": "refused"}
+    disjoint = {
+        "oneOf": [
+            {"type": "object", "properties": {"t": {"const": "a"}}, "required": ["t"]},
+            {"type": "object", "properties": {"t": {"const": "b"}}, "required": ["t"]},
+        ]
+    }
+    lw = _lower(disjoint, caps, "llguidance")
+    assert "anyOf" in lw.served and "oneOf" not in lw.served and lw.exact
+    overlapping = {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 0}]}
+    lw = _lower(overlapping, caps, "llguidance")
+    assert "anyOf" in lw.served and [r.keyword for r in lw.residual] == ["oneOf"]
+    res = check_residual(overlapping, lw.residual, 3)  # both branches match: oneOf fails
+    assert res.flagged and not res.uncovered
+
+
+def test_refine_learns_keywords_from_compile_errors() -> None:
+    from schemaops.lower.passes import refine
+
+    caps = refine(XGRAMMAR, "oneOf constraints are not supported. Enable 'coerce_one_of'")
+    assert caps is not None and caps["oneOf"] == "refused"
+    caps = refine({}, 'Unimplemented keys: ["dependencies"]')
+    assert caps == {"keyword.dependencies": "refused"}
+    schema = {"type": "object", "dependencies": {"a": ["b"]}}
+    lw = _lower(schema, caps, "llguidance")
+    assert lw.served == {"type": "object"}
+    assert [r.keyword for r in lw.residual] == ["dependencies"]
+    assert refine(caps, "some other error") is None

@@ -29,7 +29,9 @@ the residual names where it came from. Per node, after its children are lowered:
    wildcard would match the closing quote, a JSON-string wildcard, reported as narrower).
    Where the backend keeps only one of a string's pattern and its length (outlines), the
    length moves to the residual.
-8. Any remaining keyword whose probe says the backend ignores or refuses it (``uniqueItems``,
+8. ``oneOf`` the backend refuses: ``anyOf`` (exact when the branches are disjoint, else
+   exclusivity is a residual rule).
+9. Any remaining keyword whose probe says the backend ignores or refuses it (``uniqueItems``,
    ``contains``, ``minProperties``, ``not``, number bounds, ...): removed from the served
    schema and moved to the residual with the reason.
 
@@ -43,11 +45,12 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from schemaops.compare.instances import validator
-from schemaops.lower.merge import ANNOTATIONS, NotExact, merge
+from schemaops.lower.merge import ANNOTATIONS, NotExact, _eq, merge
 from schemaops.lower.patterns import JSON_ANY_NARROWS, anchored_search, format_pattern, is_anchored
 from schemaops.lower.probes import ENFORCED
 from schemaops.lower.residual import ResidualRule, pointer
@@ -239,6 +242,7 @@ class _Lowerer:
         self.format(out, parts)
         self.pattern(out, parts)
         self.length_with_pattern(out, parts)
+        self.one_of(out, parts)
         self.drops(out, parts)
         return out
 
@@ -456,7 +460,10 @@ class _Lowerer:
             return ti if not self.enforced(ti) else tn
         if kw == "format":
             return f"format.{out.get('format')}"
-        return _PROBE_OF.get(kw)
+        if kw in _PROBE_OF:
+            return _PROBE_OF[kw]
+        # a keyword the backend named in a compile error (see ``refine``)
+        return f"keyword.{kw}" if f"keyword.{kw}" in self.caps else None
 
     def integer_range(self, out: dict, parts: list) -> None:
         if out.get("type") != "integer" or "enum" in out or "const" in out:
@@ -547,6 +554,29 @@ class _Lowerer:
                 if kw in out:
                     self.move(out, parts, kw, self.why(probe, f"{kw} next to a {key}"))
 
+    def one_of(self, out: dict, parts: list) -> None:
+        """``oneOf`` the backend refuses: ``anyOf`` of the same branches. Exact when the
+        branches are pairwise disjoint (distinct types, or distinct constants of a property
+        every branch requires); otherwise exclusivity becomes a residual rule."""
+        branches = out.get("oneOf")
+        if not isinstance(branches, list) or self.enforced("oneOf"):
+            return
+        rebuilt = {("anyOf" if k == "oneOf" else k): v for k, v in out.items()}
+        if "anyOf" in out:
+            return  # both: leave it to the drops pass
+        out.clear()
+        out.update(rebuilt)
+        if _disjoint(branches):
+            self.note(parts, "oneOf -> anyOf", True, "the branches are pairwise disjoint")
+            return
+        ptr = pointer([*parts, "oneOf"])
+        reason = (
+            f"{self.why('oneOf', 'oneOf')}: served as anyOf; that exactly one branch matches "
+            "is the application's to check"
+        )
+        self.residual.append(ResidualRule(ptr, "oneOf", "exactly one branch", reason))
+        self.rewrites.append(Rewrite(ptr, "residual", False, reason))
+
     def drops(self, out: dict, parts: list) -> None:
         for kw in list(out):
             probe = self._probe(out, kw)
@@ -555,6 +585,51 @@ class _Lowerer:
             if kw == "format":
                 continue  # handled by the format pass
             self.move(out, parts, kw, self.why(probe, kw))
+
+
+_TYPES = ("null", "boolean", "object", "array", "number", "string")
+
+
+def _type_set(schema: Any) -> set[str] | None:
+    if not isinstance(schema, dict) or "type" not in schema:
+        return None
+    t = schema["type"]
+    names = {t} if isinstance(t, str) else set(t) if isinstance(t, list) else None
+    if names is None:
+        return None
+    return {"number" if n == "integer" else n for n in names}
+
+
+def _constants(schema: Any) -> dict[str, list[Any]]:
+    """Property -> allowed constants, for properties the schema requires with const/enum."""
+    if not isinstance(schema, dict):
+        return {}
+    req = schema.get("required") or []
+    out = {}
+    for k, sub in (schema.get("properties") or {}).items():
+        if k in req and isinstance(sub, dict):
+            if "const" in sub:
+                out[k] = [sub["const"]]
+            elif isinstance(sub.get("enum"), list):
+                out[k] = list(sub["enum"])
+    return out
+
+
+def _disjoint(branches: list[Any]) -> bool:
+    """Whether no instance can match two of ``branches`` (a sufficient test)."""
+    for i, a in enumerate(branches):
+        for b in branches[i + 1 :]:
+            ta, tb = _type_set(a), _type_set(b)
+            if ta is not None and tb is not None and not (ta & tb):
+                continue
+            ca, cb = _constants(a), _constants(b)
+            shared = [k for k in ca if k in cb]
+            if any(not any(_eq(x, y) for x in ca[k] for y in cb[k]) for k in shared) and (
+                ta == {"object"} or tb == {"object"}
+            ):
+                continue
+            return False
+    return True
 
 
 def _search(pattern: str, key: str) -> bool:
@@ -592,6 +667,30 @@ def _int_bounds(out: dict) -> tuple[int | None, int | None]:
             b = math.floor(v) if k == "maximum" else math.ceil(v) - 1
             hi = b if hi is None else min(hi, b)
     return lo, hi
+
+
+_NAMED = (
+    re.compile(r"Unimplemented keys: \[([^\]]*)\]"),
+    re.compile(r"(\w+) constraints are not supported"),
+    re.compile(r"keyword ['\"]?(\w+)['\"]? is not supported"),
+)
+
+
+def refine(caps: dict[str, str], error: str) -> dict[str, str] | None:
+    """``caps`` plus the keywords a compile error names as unsupported (``refused``), or None
+    when the error names none that are not already marked. This is how a keyword no probe
+    covers (llguidance's ``oneOf`` over overlapping branches, ``dependencies``) is learnt
+    from the library itself."""
+    found: list[str] = []
+    for pat in _NAMED:
+        for m in pat.finditer(error or ""):
+            found += [p.strip().strip("\"'") for p in m.group(1).split(",") if p.strip()]
+    new = dict(caps)
+    for kw in found:
+        key = _PROBE_OF.get(kw, f"keyword.{kw}")
+        if new.get(key) != "refused":
+            new[key] = "refused"
+    return new if new != caps else None
 
 
 def lower_schema(original: Any, caps: dict[str, str], backend: str) -> Lowered:

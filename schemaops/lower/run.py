@@ -26,7 +26,7 @@ from typing import Any
 
 from schemaops.compare.instances import validator
 from schemaops.errors import InputError
-from schemaops.lower.passes import Lowered, lower_schema
+from schemaops.lower.passes import Lowered, lower_schema, refine
 from schemaops.lower.probes import probe_backend
 from schemaops.lower.prove import Differential, differential
 from schemaops.lower.residual import check_residual
@@ -205,7 +205,7 @@ def lower_registry(
     ``generate`` is the number of instances generated per schema and side for the
     differential check (0 skips it).
     """
-    from schemaops.compare.run import measure_items, parse_backends
+    from schemaops.compare.run import Item, measure_items, parse_backends
     from schemaops.registry import RegistryError, load_registry
 
     names = parse_backends(backend)
@@ -227,29 +227,38 @@ def lower_registry(
     if progress:
         progress(f"probing {b} keywords")
     caps = probe_backend(b, tokenizer)
-    cases: list[LowerCase] = []
-    for s in schemas:
-        lw = lower_schema(s.bundled(), caps, b)
-        case = LowerCase(s.name, lw, s.hash)
-        _split_examples(case, list(s.valid), list(s.invalid))
-        case.doc = served_document(s, lw)
-        cases.append(case)
-    from schemaops.compare.run import Item
 
-    items = [
-        Item(
-            c.name,
-            c.wire,
-            c.valid,
-            c.invalid_walked,
-        )
-        for c in cases
-    ]
+    def make(s: Any, caps_: dict[str, str]) -> LowerCase:
+        case = LowerCase(s.name, lower_schema(s.bundled(), caps_, b), s.hash)
+        _split_examples(case, list(s.valid), list(s.invalid))
+        case.doc = served_document(s, case.lowered)
+        return case
+
+    def measure(cs: list[LowerCase]) -> dict[str, dict[str, Any]]:
+        items = [Item(c.name, c.wire, c.valid, c.invalid_walked) for c in cs]
+        return {
+            str(r["schema"]): r for r in measure_items(items, [b], tokenizer, timeout_s=timeout_s)
+        }
+
+    cases = [make(s, caps) for s in schemas]
     if progress:
-        progress(f"compiling and walking {len(items)} served schema(s) on {b}")
-    results = {
-        str(r["schema"]): r for r in measure_items(items, [b], tokenizer, timeout_s=timeout_s)
-    }
+        progress(f"compiling and walking {len(cases)} served schema(s) on {b}")
+    results = measure(cases)
+    # a compile error that names keywords the probes do not cover: lower once more without them
+    retry: dict[int, LowerCase] = {}
+    for i, (s, c) in enumerate(zip(schemas, cases, strict=True)):
+        r = results.get(c.name) or {}
+        if r.get("status") in ("unsupported", "error"):
+            refined = refine(caps, str(r.get("error") or ""))
+            if refined is not None:
+                retry[i] = make(s, refined)
+    if retry:
+        if progress:
+            progress(f"lowering {len(retry)} schema(s) again without the keywords {b} named")
+        again = measure(list(retry.values()))
+        for i, c in retry.items():
+            cases[i] = c
+            results[c.name] = again.get(c.name, {"status": "error", "error": "no result"})
     for c in cases:
         _judge_result(c, results.get(c.name, {"status": "error", "error": "no result"}))
         if generate:
