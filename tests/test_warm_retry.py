@@ -6,39 +6,39 @@ import random
 
 import pytest
 
-from schemaops.warm.retry import Outcome, RetryPolicy, classify_status
+from schemaops.warm.retry import AttemptOutcome, RetryPolicy, classify_status
 
 
 @pytest.mark.parametrize(
     ("status", "outcome"),
     [
-        (200, Outcome.OK),
-        (400, Outcome.VERDICT),
-        (404, Outcome.REJECTED),
-        (422, Outcome.REJECTED),
-        (429, Outcome.TRANSIENT),
-        (500, Outcome.TRANSIENT),
-        (502, Outcome.TRANSIENT),
-        (503, Outcome.TRANSIENT),
+        (200, AttemptOutcome.OK),
+        (400, AttemptOutcome.VERDICT),
+        (404, AttemptOutcome.REJECTED),
+        (422, AttemptOutcome.REJECTED),
+        (429, AttemptOutcome.TRANSIENT),
+        (500, AttemptOutcome.TRANSIENT),
+        (502, AttemptOutcome.TRANSIENT),
+        (503, AttemptOutcome.TRANSIENT),
     ],
 )
-def test_classify_status(status: int, outcome: Outcome) -> None:
+def test_classify_status(status: int, outcome: AttemptOutcome) -> None:
     assert classify_status(status) is outcome
 
 
 def test_400_and_timeout_are_never_retried() -> None:
     p = RetryPolicy(retries=10)
-    assert not p.should_retry(Outcome.VERDICT, 0)
-    assert not p.should_retry(Outcome.TIMEOUT, 0)
-    assert not p.should_retry(Outcome.REJECTED, 0)
-    assert not p.should_retry(Outcome.OK, 0)
+    assert not p.should_retry(AttemptOutcome.VERDICT, 0)
+    assert not p.should_retry(AttemptOutcome.TIMEOUT, 0)
+    assert not p.should_retry(AttemptOutcome.REJECTED, 0)
+    assert not p.should_retry(AttemptOutcome.OK, 0)
 
 
 def test_connection_and_5xx_retried_up_to_the_bound() -> None:
     p = RetryPolicy(retries=3)
-    for outcome in (Outcome.CONNECTION, Outcome.TRANSIENT):
+    for outcome in (AttemptOutcome.CONNECTION, AttemptOutcome.TRANSIENT):
         assert [p.should_retry(outcome, n) for n in range(5)] == [True, True, True, False, False]
-    assert not RetryPolicy(retries=0).should_retry(Outcome.CONNECTION, 0)
+    assert not RetryPolicy(retries=0).should_retry(AttemptOutcome.CONNECTION, 0)
 
 
 def test_backoff_grows_exponentially_with_bounded_jitter() -> None:

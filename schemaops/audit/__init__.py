@@ -4,13 +4,13 @@ The one library entry point is ``run_audit(path, AuditOptions(...)) -> AuditResu
 ``AuditResult.to_json()`` is the ``--json`` document every report renders.
 """
 
-from schemaops.audit.classify import Outcome, classify_parse_failure, parse_output
+from schemaops.audit.classify import Classification, classify_parse_failure, parse_output
 from schemaops.audit.pipeline import AuditOptions, AuditResult, run_audit
 
 __all__ = [
     "AuditOptions",
     "AuditResult",
-    "Outcome",
+    "Classification",
     "classify_parse_failure",
     "parse_output",
     "run_audit",

@@ -88,7 +88,7 @@ _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Classification:
     """The classification of one output. ``category`` is ``ok``, ``json_parse_failure`` or
     ``schema_violation:<keyword>``; ``path`` is a JSON pointer ("" is the document root)."""
 
@@ -98,7 +98,7 @@ class Outcome:
     message: str | None = None
 
 
-OUTCOME_OK = Outcome(OK)
+OUTCOME_OK = Classification(OK)
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
@@ -120,7 +120,7 @@ def strict_loads(text: str) -> Any:
     return _DECODER.decode(text)
 
 
-def parse_output(text: str) -> tuple[Any, Outcome | None]:
+def parse_output(text: str) -> tuple[Any, Classification | None]:
     """Parse a model output. Returns ``(value, None)`` or ``(None, failure outcome)``."""
     try:
         value = _orjson_loads(text)
@@ -130,7 +130,9 @@ def parse_output(text: str) -> tuple[Any, Outcome | None]:
         try:
             value = strict_loads(text)
         except RecursionError:
-            return None, Outcome(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}")
+            return None, Classification(
+                PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}"
+            )
         except Exception:
             return None, _classify_watched(text)
     if (
@@ -139,11 +141,13 @@ def parse_output(text: str) -> tuple[Any, Outcome | None]:
         and text.count("[") + text.count("{") > MAX_DEPTH
         and _depth_exceeds(value, MAX_DEPTH)
     ):
-        return None, Outcome(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}")
+        return None, Classification(
+            PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}"
+        )
     return value, None
 
 
-def _classify_watched(text: str) -> Outcome:
+def _classify_watched(text: str) -> Classification:
     """``classify_parse_failure`` under the watchdog: naming the subtype of a huge output can
     take seconds (up to 32 prose-prefix parses), and ``--timeout`` bounds every record. Cut
     off, the output is still a ``json_parse_failure`` (the strict parse failed); its subtype
@@ -152,7 +156,7 @@ def _classify_watched(text: str) -> Outcome:
         with watched():
             return classify_parse_failure(text)
     except WatchdogTimeout:
-        return Outcome(
+        return Classification(
             PARSE,
             "unclassified",
             None,
@@ -168,7 +172,7 @@ def _raw_decode(s: str, pos: int) -> tuple[Any, int] | Exception:
         return exc
 
 
-def classify_parse_failure(text: str) -> Outcome:
+def classify_parse_failure(text: str) -> Classification:
     """Name why ``text`` is not one JSON value. Only called on failures, so it may be slow.
 
     Order matters: an empty output first; fences (the whole answer wrapped in ```) before the
@@ -177,19 +181,19 @@ def classify_parse_failure(text: str) -> Outcome:
     """
     s = text.strip()
     if not s:
-        return Outcome(PARSE, "empty", None, "output is empty or whitespace")
+        return Classification(PARSE, "empty", None, "output is empty or whitespace")
     fence = _FENCE.search(s)
     if fence is not None:
         inner = s[fence.end() :].lstrip()
         got = _raw_decode(inner, 0)
         if s.startswith("```") or not isinstance(got, Exception):
-            return Outcome(PARSE, "code_fence", None, "JSON wrapped in ``` code fences")
+            return Classification(PARSE, "code_fence", None, "JSON wrapped in ``` code fences")
     got = _raw_decode(s, 0)
     if not isinstance(got, Exception):
         end = got[1]
         if _cut_inside_token(s, end):  # "1." / "-1e": the number was cut, not followed
-            return Outcome(PARSE, "truncated", None, "input ends inside a number")
-        return Outcome(
+            return Classification(PARSE, "truncated", None, "input ends inside a number")
+        return Classification(
             PARSE,
             "trailing_text",
             None,
@@ -197,29 +201,31 @@ def classify_parse_failure(text: str) -> Outcome:
         )
     err = got
     if isinstance(err, NonStandardLiteral):
-        return Outcome(PARSE, "non_standard_literal", None, str(err))
+        return Classification(PARSE, "non_standard_literal", None, str(err))
     if isinstance(err, RecursionError):
-        return Outcome(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}")
+        return Classification(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}")
     pos = getattr(err, "pos", None)
     msg = getattr(err, "msg", str(err))
     if pos and msg.startswith("Invalid \\uXXXX") and _CUT_ESCAPE.match(s, pos - 1):
-        return Outcome(PARSE, "truncated", None, f"input ends inside a \\u escape ({msg})")
+        return Classification(PARSE, "truncated", None, f"input ends inside a \\u escape ({msg})")
     if pos is not None and _cut_inside_token(s, pos):
-        return Outcome(PARSE, "truncated", None, f"input ends inside a literal or number ({msg})")
+        return Classification(
+            PARSE, "truncated", None, f"input ends inside a literal or number ({msg})"
+        )
     if pos == 0 and _starts_with_prose(s):
         found = _prose_prefix(s)
         if found is not None:
             return found
     if pos is not None and msg == "Expecting value" and _NONSTD.match(s, pos):
         lit = _NONSTD.match(s, pos).group(0)  # type: ignore[union-attr]
-        return Outcome(
+        return Classification(
             PARSE, "non_standard_literal", None, f"{lit} at char {pos} is not JSON (RFC 8259)"
         )
     if pos is not None and (msg.startswith("Unterminated string") or pos >= len(s)):
-        return Outcome(PARSE, "truncated", None, f"input ends inside a value ({msg})")
+        return Classification(PARSE, "truncated", None, f"input ends inside a value ({msg})")
     if isinstance(err, ValueError) and not isinstance(err, json.JSONDecodeError):
-        return Outcome(PARSE, "limit_exceeded", None, str(err)[:200])
-    return Outcome(PARSE, "invalid_syntax", None, f"{msg} at char {pos}")
+        return Classification(PARSE, "limit_exceeded", None, str(err)[:200])
+    return Classification(PARSE, "invalid_syntax", None, f"{msg} at char {pos}")
 
 
 def _cut_inside_token(s: str, pos: int) -> bool:
@@ -251,7 +257,7 @@ def _starts_with_prose(s: str) -> bool:
     return word.end() < len(s) or not any(lit.startswith(w) for lit in _JSON_WORDS)
 
 
-def _prose_prefix(s: str) -> Outcome | None:
+def _prose_prefix(s: str) -> Classification | None:
     """``prose_prefix`` when a JSON value starts after some text (or ``truncated`` when one
     starts and is cut); None when no opener within the first tries starts a value."""
     tries = 0
@@ -261,7 +267,7 @@ def _prose_prefix(s: str) -> Outcome | None:
             break
         got = _raw_decode(s, m.start())
         if not isinstance(got, Exception):
-            return Outcome(
+            return Classification(
                 PARSE,
                 "prose_prefix",
                 None,
@@ -271,7 +277,9 @@ def _prose_prefix(s: str) -> Outcome | None:
         if sub_pos is not None and (
             getattr(got, "msg", "").startswith("Unterminated string") or sub_pos >= len(s)
         ):
-            return Outcome(PARSE, "truncated", None, "text before a JSON value that ends early")
+            return Classification(
+                PARSE, "truncated", None, "text before a JSON value that ends early"
+            )
     return None
 
 

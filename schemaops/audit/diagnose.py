@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from schemaops.audit.classify import PARSE, Outcome
+from schemaops.audit.classify import PARSE, Classification
 
 WS_RUN = 64
 _WS_RUN_RE = re.compile(rf"\s{{{WS_RUN},}}")
@@ -111,7 +111,7 @@ def _looks_json(text: str) -> bool:
     return s[:1] in ("{", "[") or "```json" in s or bool(re.search(r"[{\[]\s*\"", s))
 
 
-def diagnose(rec: Any, text: str, outcome: Outcome) -> list[str]:
+def diagnose(rec: Any, text: str, outcome: Classification) -> list[str]:
     """The diagnoses of one failed output (often none)."""
     found: list[str] = []
     fr = finish_reason(rec)

@@ -9,8 +9,6 @@ number; it is not a model output.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import orjson
@@ -43,14 +41,6 @@ class Output(NamedTuple):
 
 class RecordError(Exception):
     """A line that is not a usable record (counted as an input error)."""
-
-
-@contextmanager
-def open_lines(path: str) -> Iterator[Iterator[bytes]]:
-    """Yield an iterator over the raw lines of ``path`` (``-`` = stdin; gzip detected), each
-    at most ``MAX_LINE_BYTES`` (``schemaops.jsonl``: the reader ``warm --from-log`` uses too)."""
-    with jsonl.open_lines(path, MAX_LINE_BYTES) as lines:
-        yield lines
 
 
 def parse_record(raw: bytes) -> Any:

@@ -21,7 +21,7 @@ from schemaops.audit.classify import (
     OUTCOME_OK,
     TIMEOUT_PREFIX,
     VIOLATION,
-    Outcome,
+    Classification,
     duplicate_keys,
     parse_output,
 )
@@ -169,7 +169,7 @@ def _failure(
     line: int,
     rec: dict,
     name: str,
-    outcome: Outcome,
+    outcome: Classification,
     text: str,
     checker: Any,
     value: Any,
@@ -200,7 +200,7 @@ def _write_record(
     rec: dict,
     index: int | None,
     schema: str,
-    outcome: Outcome,
+    outcome: Classification,
     batch: bool = False,
     dups: list[str] | None = None,
 ) -> None:

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from schemaops.audit.extract import open_lines
+from schemaops.audit.extract import MAX_LINE_BYTES
 from schemaops.audit.lines import NO_SCHEMA, audit_lines
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.parallel import can_split, run_parallel
 from schemaops.audit.resolver import SchemaResolver
 from schemaops.audit.stats import Tally
 from schemaops.errors import InputError
+from schemaops.jsonl import open_lines
 from schemaops.watchdog import armed
 
 __all__ = ["NO_SCHEMA", "AuditOptions", "AuditResult", "audit_lines", "run_audit"]
@@ -71,7 +72,7 @@ def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
         tally = run_parallel(path, opts, jobs, resolver)
     else:
         jobs = 1
-        with armed(opts.timeout), open_lines(path) as lines:
+        with armed(opts.timeout), open_lines(path, MAX_LINE_BYTES) as lines:
             if opts.records:
                 with _open_out(opts.records) as rec_out:
                     tally = audit_lines(lines, opts, resolver, 1, rec_out)

@@ -28,7 +28,7 @@ from schemaops.audit.classify import (
     PARSE,
     TIMEOUT_PREFIX,
     VIOLATION,
-    Outcome,
+    Classification,
 )
 from schemaops.audit.fastcheck import _ID_KEYWORDS, _mentions, compile_fast, inline_refs
 from schemaops.errors import InputError
@@ -46,7 +46,7 @@ _PENDING: Any = object()
 
 
 class SchemaChecker:
-    """A schema compiled once: ``check(value) -> Outcome`` and ``all_errors(value)``."""
+    """A schema compiled once: ``check(value) -> Classification`` and ``all_errors(value)``."""
 
     def __init__(
         self,
@@ -89,7 +89,7 @@ class SchemaChecker:
         """Whether the compiled fast check is in use now (never compiles it)."""
         return self._fast is not _PENDING and self._fast is not None
 
-    def check(self, value: Any) -> Outcome:
+    def check(self, value: Any) -> Classification:
         """Classify a parsed value: ``ok`` or ``schema_violation:<keyword>``.
 
         Only schemas with regexes are watched: without one, validation is linear in the size
@@ -106,7 +106,7 @@ class SchemaChecker:
                 return self._slow(value)
         except WatchdogTimeout:
             self.timeouts += 1
-            return Outcome(
+            return Classification(
                 f"{VIOLATION}:pattern",
                 None,
                 "",
@@ -117,7 +117,7 @@ class SchemaChecker:
         except RecursionError:
             return _too_deep()
 
-    def _slow(self, value: Any) -> Outcome:
+    def _slow(self, value: Any) -> Classification:
         try:
             err = best_match(self.validator.iter_errors(value))
         except RecursionError:
@@ -125,7 +125,7 @@ class SchemaChecker:
         if err is None:
             return OUTCOME_OK
         keyword = err.validator if err.validator is not None else "false"
-        return Outcome(
+        return Classification(
             f"{VIOLATION}:{keyword}",
             None,
             pointer(err.absolute_path),
@@ -144,5 +144,7 @@ class SchemaChecker:
         return counts
 
 
-def _too_deep() -> Outcome:
-    return Outcome(PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH} (validation)")
+def _too_deep() -> Classification:
+    return Classification(
+        PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH} (validation)"
+    )

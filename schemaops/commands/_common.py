@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from enum import Enum
 from typing import Any, TypeVar
 
 import typer
@@ -12,6 +13,14 @@ import typer
 from schemaops.errors import SchemaopsError
 
 T = TypeVar("T")
+
+
+class ApiChoice(str, Enum):
+    """The engine API path a schema is sent on (``Schema.wire``): SGLang's native
+    ``/generate`` or the OpenAI-compatible chat endpoint. ``warm`` and ``registry`` use it."""
+
+    native = "native"
+    openai = "openai"
 
 
 def emit_json(doc: Any) -> None:

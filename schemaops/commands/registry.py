@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from enum import Enum
 from pathlib import Path
 
 import typer
@@ -18,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from schemaops.commands._common import call, emit_json, fail
+from schemaops.commands._common import ApiChoice, call, emit_json, fail
 from schemaops.registry import Schema, format_problem, load_registry
 from schemaops.registry.diff import diff_paths
 from schemaops.registry.drafts import draft_label
@@ -46,13 +45,6 @@ TIMEOUT_OPT = typer.Option(
     help="Seconds one schema's sidecar example check may take (a pattern can backtrack "
     "forever); past it the example is reported unproven. 0 = no bound.",
 )
-
-
-class ApiChoice(str, Enum):
-    """The engine API path a wire string is for (``Schema.wire``)."""
-
-    native = "native"
-    openai = "openai"
 
 
 def _out() -> Console:

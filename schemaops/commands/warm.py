@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from schemaops.commands._common import call, emit_json
+from schemaops.commands._common import ApiChoice, call, emit_json
 from schemaops.registry.loader import DEFAULT_REGISTRY
 
 WARM_HELP = "\n\n".join(
@@ -39,11 +39,6 @@ WARM_HELP = "\n\n".join(
         "any probe 'miss' or 'suspect'), 2 usage error.",
     ]
 )
-
-
-class ApiChoice(str, Enum):
-    native = "native"
-    openai = "openai"
 
 
 class ToolsChoice(str, Enum):

@@ -38,7 +38,7 @@ from schemaops.probe.paths import (
 )
 from schemaops.warm.answer import clean
 from schemaops.warm.client import Attempt, ServerClient, ServerUnavailable
-from schemaops.warm.retry import Outcome, RetryPolicy
+from schemaops.warm.retry import AttemptOutcome, RetryPolicy
 from schemaops.warm.urls import check_server_url, scrub_all
 
 VERDICTS = ("enforced", "unconstrained", "rejected", "error", "unproven")
@@ -107,7 +107,7 @@ def check(settings: ProbeSettings) -> list[str] | None:
 
 def _shot(spec: PathSpec, can: cn.Canary, att: Attempt) -> Shot:
     base = {"status": att.status, "elapsed_ms": att.elapsed_ms}
-    if att.outcome is Outcome.OK:
+    if att.outcome is AttemptOutcome.OK:
         reading = read(spec, att.body)
         if isinstance(reading, str):
             return Shot("error", reading, **base)
@@ -126,12 +126,12 @@ def _shot(spec: PathSpec, can: cn.Canary, att: Attempt) -> Shot:
             return Shot("inconclusive", why, finish_reason=reading.finish, notes=notes, **base)
         judgement, why = cn.judge(can, reading.text, reading.truncated)
         return Shot(judgement, why, finish_reason=reading.finish, notes=notes, **base)
-    if att.outcome in (Outcome.VERDICT, Outcome.REJECTED):
+    if att.outcome in (AttemptOutcome.VERDICT, AttemptOutcome.REJECTED):
         return Shot("rejected", att.error or f"HTTP {att.status}", **base)
     return Shot(
         "error",
         att.error or att.outcome.value,
-        connection=att.outcome is Outcome.CONNECTION,
+        connection=att.outcome is AttemptOutcome.CONNECTION,
         **base,
     )
 
@@ -258,8 +258,8 @@ async def _probe_registry(
         res = await client.request("POST", spec.endpoint, body)
         row: dict[str, Any] = {"schema": schema.name, "path": spec.name}
         att = res.last
-        reading = read(spec, att.body) if att.outcome is Outcome.OK else None
-        if att.outcome in (Outcome.VERDICT, Outcome.REJECTED):
+        reading = read(spec, att.body) if att.outcome is AttemptOutcome.OK else None
+        if att.outcome in (AttemptOutcome.VERDICT, AttemptOutcome.REJECTED):
             row.update(verdict="rejected", category=None, message=att.error)
         elif reading is None or isinstance(reading, str):
             row.update(verdict="error", category=None, message=att.error or reading)

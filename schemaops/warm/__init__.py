@@ -24,11 +24,11 @@ from schemaops.warm import report
 from schemaops.warm.engine import ServerRun, WarmOptions, warm, warm_async
 from schemaops.warm.fromlog import plan_from_log
 from schemaops.warm.plan import WarmItem, build_request, plan_from_registry
-from schemaops.warm.retry import Outcome, RetryPolicy
+from schemaops.warm.retry import AttemptOutcome, RetryPolicy
 from schemaops.warm.run import WarmSettings, run_warm
 
 __all__ = [
-    "Outcome",
+    "AttemptOutcome",
     "RetryPolicy",
     "ServerRun",
     "WarmItem",

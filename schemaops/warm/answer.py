@@ -45,7 +45,7 @@ def _aborted(reason: Any) -> str | None:
     return None
 
 
-def problem(path: str, body: Any) -> str | None:
+def why_not_answer(path: str, body: Any) -> str | None:
     """Why ``body`` is not the answer of a completed request to ``path`` (``None``: it is).
 
     Paths other than the two warm paths (readiness, ``/server_info``) are not checked here.

@@ -3,7 +3,7 @@
 Modelled on httpx's own clarity: one object per server, a few verbs (``post``,
 ``get_json``, ``wait_ready``), and every network outcome turned into a value (``Attempt``)
 instead of an exception, so the warm engine can decide what each outcome means
-(``retry.Outcome``) and report it truthfully.
+(``retry.AttemptOutcome``) and report it truthfully.
 
 A broken server must not hold a warm run hostage: every exchange has a whole-request
 deadline (connect, send, headers and body together, not per read, so a server dripping a
@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from schemaops.warm.answer import clean
-from schemaops.warm.retry import Outcome, RetryPolicy, classify_status
+from schemaops.warm.retry import AttemptOutcome, RetryPolicy, classify_status
 from schemaops.warm.urls import redact, scrub
 
 # Connection-level failures: the server is down, restarting or dropped the connection.
@@ -83,7 +83,7 @@ class Attempt:
     (``InFlight``); equal to ``elapsed_ms`` when nothing else of ours was in flight.
     """
 
-    outcome: Outcome
+    outcome: AttemptOutcome
     status: int | None
     elapsed_ms: float
     error: str | None = None
@@ -104,7 +104,7 @@ class Result:
     history: list[str] = field(default_factory=list)
 
     @property
-    def outcome(self) -> Outcome:
+    def outcome(self) -> AttemptOutcome:
         return self.last.outcome
 
 
@@ -212,15 +212,17 @@ class ServerClient:
                     raw = await _read_capped(resp, MAX_BODY_BYTES)
         except (_TooLarge, TimeoutError, httpx.HTTPError) as exc:
             outcome, error = self._failure(exc, status, deadline_s, timeout)
-            shown = status if outcome is Outcome.MALFORMED else None
+            shown = status if outcome is AttemptOutcome.MALFORMED else None
             return Attempt(outcome, shown, _ms(t0), error, share_ms=self._share(entered, t0))
         share = self._share(entered, t0)
         data = _parse(raw)
         outcome = classify_status(resp.status_code)
-        if outcome is Outcome.OK:
+        if outcome is AttemptOutcome.OK:
             why = check(data) if check else None
             if why:
-                return Attempt(Outcome.MALFORMED, resp.status_code, _ms(t0), why, data, share)
+                return Attempt(
+                    AttemptOutcome.MALFORMED, resp.status_code, _ms(t0), why, data, share
+                )
             return Attempt(outcome, resp.status_code, _ms(t0), None, data, share)
         msg = self._scrub(error_text(resp.status_code, data))
         return Attempt(
@@ -229,23 +231,26 @@ class ServerClient:
 
     def _failure(
         self, exc: Exception, status: int | None, deadline_s: float, timeout: httpx.Timeout
-    ) -> tuple[Outcome, str]:
+    ) -> tuple[AttemptOutcome, str]:
         """The outcome and message of an exchange that raised (counting connection losses)."""
         if isinstance(exc, _TooLarge):
-            return Outcome.MALFORMED, (
+            return AttemptOutcome.MALFORMED, (
                 f"HTTP {status} with an answer over {MAX_BODY_BYTES // 2**20} MiB: "
                 "not a server's answer to a 1-token request; stopped reading"
             )
         if isinstance(exc, httpx.ConnectTimeout):
             self.down_events += 1
-            return Outcome.CONNECTION, f"ConnectTimeout: no connection within {timeout.connect:g} s"
+            return (
+                AttemptOutcome.CONNECTION,
+                f"ConnectTimeout: no connection within {timeout.connect:g} s",
+            )
         if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
-            return Outcome.TIMEOUT, f"no complete answer within {deadline_s:g} s (--timeout)"
+            return AttemptOutcome.TIMEOUT, f"no complete answer within {deadline_s:g} s (--timeout)"
         text = self._scrub(clean(f"{type(exc).__name__}: {exc or 'connection failed'}"))
         if isinstance(exc, _CONNECTION_ERRORS):
             self.down_events += 1
-            return Outcome.CONNECTION, text
-        return Outcome.MALFORMED, text  # undecodable body, invalid header...: no retry helps
+            return AttemptOutcome.CONNECTION, text
+        return AttemptOutcome.MALFORMED, text  # undecodable body, invalid header...: no retry helps
 
     async def request(
         self,
@@ -259,11 +264,13 @@ class ServerClient:
     ) -> Result:
         """Send with retries on connection errors and 5xx/429; never on 400 or a timeout.
 
-        ``check`` judges a 2xx body (``answer.problem``): a body it rejects is ``MALFORMED``.
+        ``check`` judges a 2xx body (``answer.why_not_answer``): a body it rejects is ``MALFORMED``.
         """
         deadline = self.timeout_s if timeout_s is None else timeout_s
         if self.gave_up:
-            return Result(Attempt(Outcome.CONNECTION, None, 0.0, self.gave_up), 0, [self.gave_up])
+            return Result(
+                Attempt(AttemptOutcome.CONNECTION, None, 0.0, self.gave_up), 0, [self.gave_up]
+            )
         history: list[str] = []
         retries = 0
         while True:
@@ -271,20 +278,20 @@ class ServerClient:
             if att.error:
                 history.append(att.error)
             if not self.policy.should_retry(att.outcome, retries):
-                if att.outcome is Outcome.CONNECTION:
+                if att.outcome is AttemptOutcome.CONNECTION:
                     self.gave_up = (
                         f"server unreachable: {att.error} (gave up after {retries + 1} attempt(s))"
                     )
                 return Result(att, retries + 1, history)
             retries += 1
             await asyncio.sleep(self.policy.delay(retries, self.rng))
-            if att.outcome is Outcome.CONNECTION and self.recover_s > 0:
+            if att.outcome is AttemptOutcome.CONNECTION and self.recover_s > 0:
                 try:
                     await self.recover()
                 except ServerUnavailable as exc:
                     self.gave_up = f"server unreachable: {exc}"
                     return Result(
-                        Attempt(Outcome.CONNECTION, None, att.elapsed_ms, self.gave_up),
+                        Attempt(AttemptOutcome.CONNECTION, None, att.elapsed_ms, self.gave_up),
                         retries,
                         history,
                     )
@@ -304,7 +311,7 @@ class ServerClient:
         The deadline is ``timeout_s`` or ``--timeout``, whichever is shorter.
         """
         res = await self.request("GET", path, timeout_s=min(timeout_s, self.timeout_s))
-        if res.outcome is not Outcome.OK or isinstance(res.last.body, str):
+        if res.outcome is not AttemptOutcome.OK or isinstance(res.last.body, str):
             return None
         return res.last.body
 
@@ -327,7 +334,7 @@ class ServerClient:
         n = 0
         while True:
             att = await self.probe_health()
-            if att.outcome is Outcome.OK:
+            if att.outcome is AttemptOutcome.OK:
                 return
             if not self.policy.should_retry(att.outcome, n):
                 break
@@ -349,7 +356,7 @@ class ServerClient:
         last = "no answer"
         while True:
             att = await self.probe_health()
-            if att.outcome is Outcome.OK:
+            if att.outcome is AttemptOutcome.OK:
                 return time.monotonic() - t0
             last = att.error or f"HTTP {att.status}"
             waited = time.monotonic() - t0
@@ -363,7 +370,7 @@ class ServerClient:
         """After a connection error, wait (once for all waiting requests) for ``/health``."""
         async with self._recover_lock:
             att = await self.probe_health()
-            if att.outcome is not Outcome.OK:
+            if att.outcome is not AttemptOutcome.OK:
                 await self.wait_ready(self.recover_s)
 
 

@@ -10,7 +10,7 @@ Nothing is reported ``warmed`` that the server does not hold at the end: a conne
 error or a changed ``startup_time`` (``/server_info``) means the server may have restarted
 and lost its cache, so every schema on it is warmed again (and probed again) before the
 report is made, up to ``max_rounds`` times. Nor is a 2xx whose body is not the answer of
-a completed request (``answer.problem``): that is ``failed``, with what came back.
+a completed request (``answer.why_not_answer``): that is ``failed``, with what came back.
 
 What a server says about itself is checked before it is used: ``dp_size`` must be a whole
 number in 1..``MAX_DP`` (each replica costs one request per schema, so a wrong or hostile
@@ -29,11 +29,11 @@ from typing import Any, Literal
 
 import httpx
 
-from schemaops.warm.answer import clean, problem
+from schemaops.warm.answer import clean, why_not_answer
 from schemaops.warm.client import Result, ServerClient, ServerUnavailable
 from schemaops.warm.plan import Api, WarmItem, baseline_request, build_request
 from schemaops.warm.prove import ProofPolicy, baseline, verdict
-from schemaops.warm.retry import Outcome, RetryPolicy
+from schemaops.warm.retry import AttemptOutcome, RetryPolicy
 from schemaops.warm.urls import redact
 
 DpRouting = Literal["auto", "rank", "round-robin"]
@@ -46,13 +46,13 @@ MAX_DP = 256
 INFO_TIMEOUT_S = 30.0
 
 STATUS_BY_OUTCOME = {
-    Outcome.OK: "warmed",
-    Outcome.VERDICT: "invalid",
-    Outcome.TIMEOUT: "timeout",
-    Outcome.REJECTED: "failed",
-    Outcome.TRANSIENT: "failed",
-    Outcome.CONNECTION: "failed",
-    Outcome.MALFORMED: "failed",
+    AttemptOutcome.OK: "warmed",
+    AttemptOutcome.VERDICT: "invalid",
+    AttemptOutcome.TIMEOUT: "timeout",
+    AttemptOutcome.REJECTED: "failed",
+    AttemptOutcome.TRANSIENT: "failed",
+    AttemptOutcome.CONNECTION: "failed",
+    AttemptOutcome.MALFORMED: "failed",
 }
 
 
@@ -128,13 +128,13 @@ def _explain(res: Result) -> str:
     last = res.last.error or f"HTTP {res.last.status}"
     if res.attempts == 0:
         return f"not sent: {last}"
-    if res.outcome is Outcome.TIMEOUT:
+    if res.outcome is AttemptOutcome.TIMEOUT:
         return (
             f"{last}. The server may still be compiling: SGLang drops the result of a request "
             "whose client left, and a server-side compile timeout caches the schema as invalid. "
             "Raise --timeout rather than retrying"
         )
-    if res.outcome in (Outcome.CONNECTION, Outcome.TRANSIENT):
+    if res.outcome in (AttemptOutcome.CONNECTION, AttemptOutcome.TRANSIENT):
         return f"{last} (after {res.attempts} attempt(s))"
     return last
 
@@ -222,8 +222,10 @@ async def _measure_baseline(
         for i in range(opts.baseline_samples):
             rank = None if run.dp_routing != "rank" else i % run.dp_size
             path, body, headers = baseline_request(api, model=run.model, dp_rank=rank)
-            res = await client.post(path, body, headers, check=lambda b, p=path: problem(p, b))
-            if res.outcome is Outcome.OK:
+            res = await client.post(
+                path, body, headers, check=lambda b, p=path: why_not_answer(p, b)
+            )
+            if res.outcome is AttemptOutcome.OK:
                 samples.append(res.last.elapsed_ms)
         run.base_ms[api] = baseline(samples) if samples else None
 
@@ -232,7 +234,7 @@ async def _send(client: ServerClient, run: ServerRun, item: WarmItem, rank: int 
     path, body, headers = build_request(
         item, model=run.model, dp_rank=rank if run.dp_routing == "rank" else None
     )
-    return await client.post(path, body, headers, check=lambda b: problem(path, b))
+    return await client.post(path, body, headers, check=lambda b: why_not_answer(path, b))
 
 
 async def _warm_pass(
@@ -287,7 +289,7 @@ async def _probe_pass(
                 continue
             res = await _send(client, run, item, slots[i])
             progress("advance", 1)
-            if res.outcome is not Outcome.OK:
+            if res.outcome is not AttemptOutcome.OK:
                 cell.record(res)  # the cache lost it, or the server is gone: the truth is now this
                 continue
             cell.probe_ms = res.last.elapsed_ms

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 
-class Outcome(str, Enum):
+class AttemptOutcome(str, Enum):
     """How one HTTP attempt ended, as far as retrying is concerned."""
 
     OK = "ok"
@@ -36,18 +36,18 @@ class Outcome(str, Enum):
     MALFORMED = "malformed"  # 2xx whose body is no answer (or an endless one): no retry helps
 
 
-RETRYABLE = frozenset({Outcome.TRANSIENT, Outcome.CONNECTION})
+RETRYABLE = frozenset({AttemptOutcome.TRANSIENT, AttemptOutcome.CONNECTION})
 
 
-def classify_status(status: int) -> Outcome:
+def classify_status(status: int) -> AttemptOutcome:
     """Map an HTTP status code to an outcome (connection errors and timeouts never get here)."""
     if 200 <= status < 300:
-        return Outcome.OK
+        return AttemptOutcome.OK
     if status == 400:
-        return Outcome.VERDICT
+        return AttemptOutcome.VERDICT
     if status == 429 or status >= 500:
-        return Outcome.TRANSIENT
-    return Outcome.REJECTED
+        return AttemptOutcome.TRANSIENT
+    return AttemptOutcome.REJECTED
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class RetryPolicy:
         if self.base_s < 0 or self.cap_s < 0:
             raise ValueError("backoff times must be >= 0")
 
-    def should_retry(self, outcome: Outcome, retries_done: int) -> bool:
+    def should_retry(self, outcome: AttemptOutcome, retries_done: int) -> bool:
         """Whether to try again after ``outcome`` when ``retries_done`` retries were made."""
         return outcome in RETRYABLE and retries_done < self.retries
 
