@@ -4,10 +4,11 @@
   ``tools.auto`` is ``unproven`` (no tool-call parser: auto is free text, which auto allows);
 - the same server asked with vLLM's legacy ``guided_json`` field, which SGLang ignores:
   ``unconstrained`` (200, free text), exit 1 because the path is in ``--paths``;
-- a server with ``--reasoning-parser qwen3``: the random model never ends its reasoning, so
-  every chat answer stays in ``reasoning_content`` (content empty) until max_tokens; the
-  grammar applies only after the reasoning, so the verdict is ``unproven`` with that reason
-  (``/generate`` has no reasoning parser: still ``enforced``). Stopped right after;
+- a server with SGLang's free whitespace and ``--reasoning-parser qwen3``: the random model
+  never ends its reasoning, so every chat answer stays in ``reasoning_content`` (content
+  empty) until max_tokens, and pads JSON with whitespace until the budget: both
+  ``unproven`` with the reason; its own answers audited as ``whitespace_runaway`` and
+  ``truncated_at_max_tokens``. Stopped right after;
 - a server launched with ``--grammar-backend none``: SGLang 0.5.23 answers every grammar
   request with HTTP 400 (``rejected``, with its message), exit 1. Stopped right after.
 """
@@ -19,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from schemaops.devserver import DevServer
@@ -107,20 +109,67 @@ def test_grammar_backend_none_is_not_enforced_and_exits_1(sglang_factory) -> Non
     assert set(GRAMMAR_PATHS) <= set(doc["failed"])
 
 
-def test_a_reasoning_parser_keeps_the_answer_in_reasoning_content(sglang_factory) -> None:
-    (server,) = sglang_factory(extra_args=["--reasoning-parser", "qwen3"], fresh=True)
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def test_free_whitespace_and_a_reasoning_parser(sglang_factory, tmp_path: Path) -> None:
+    """One extra server, SGLang's own free JSON whitespace and ``--reasoning-parser qwen3``:
+
+    - probe: the reasoning answer never leaves ``reasoning_content`` (unproven, that reason);
+      free whitespace runs JSON answers to the budget (unproven); a regex is still enforced;
+    - audit of the server's own /generate answers (budgets 128 and 6): every one is a
+      ``truncated_at_max_tokens``, and the whitespace padding is a ``whitespace_runaway``.
+    """
+    (server,) = sglang_factory(
+        disable_any_whitespace=False, extra_args=["--reasoning-parser", "qwen3"], fresh=True
+    )
     try:
         doc, code = run_probe(
             ProbeSettings(
                 server=server.url,
-                paths=["generate.json_schema", "response_format.json_schema"],
+                paths=["generate.regex", "generate.json_schema", "response_format.json_schema"],
                 canaries=1,
             )
         )
+        with httpx.Client(base_url=server.url, timeout=300) as client:
+            answers = [
+                client.post(
+                    "/generate",
+                    json={
+                        "text": "Hi",
+                        "sampling_params": {
+                            "json_schema": json.dumps(NAME),
+                            "max_new_tokens": budget,
+                            "temperature": 1.0,
+                        },
+                    },
+                ).json()
+                for budget in (128,) * 6 + (6,) * 2
+            ]
     finally:
-        server.stop()
+        server.stop()  # ~5 GB: not kept past this test
     verdicts = {p["path"]: p for p in doc["paths"]}
-    assert verdicts["generate.json_schema"]["verdict"] == "enforced"
+    assert verdicts["generate.regex"]["verdict"] == "enforced"
+    free = verdicts["generate.json_schema"]
+    assert free["verdict"] == "unproven" and "token budget" in free["reason"], free
     chat = verdicts["response_format.json_schema"]
     assert chat["verdict"] == "unproven" and "reasoning_content" in chat["reason"], chat
-    assert code == 1 and doc["failed"] == ["response_format.json_schema"]
+    assert code == 1 and doc["failed"] == ["generate.json_schema", "response_format.json_schema"]
+
+    data, schema = tmp_path / "answers.jsonl", tmp_path / "name.json"
+    data.write_text("".join(json.dumps(a) + "\n" for a in answers))
+    schema.write_text(json.dumps(NAME))
+    r = subprocess.run(
+        [sys.executable, "-m", "schemaops", "audit", str(data), "--schema", str(schema)]
+        + ["--json", "--no-cache"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    audit = json.loads(r.stdout)
+    counts = {k: v["count"] for k, v in audit["diagnoses"].items()}
+    assert audit["parse_failures"] == {"truncated": 8}, audit["parse_failures"]
+    assert counts["truncated_at_max_tokens"] == 8
+    assert counts.get("whitespace_runaway", 0) >= 1, counts
+    assert "disable-any-whitespace" in audit["diagnoses"]["whitespace_runaway"]["fix"]
