@@ -2,13 +2,10 @@
 
 Options are parsed here; the work is done by ``schemaops.registry`` functions. ``registry
 drift`` is defined in ``commands/drift.py`` and added to ``registry_app`` by ``cli.py``.
-Optional plug-ins may still be listed in ``EXTENSIONS`` (none are today): each module gives a
-``register(registry_app)``, and one that fails to load is reported by a stand-in command.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
 
@@ -28,8 +25,6 @@ from schemaops.registry.loader import (
     inspect_registry,
 )
 from schemaops.strings import sha256_hex
-
-EXTENSIONS: tuple[str, ...] = ()
 
 registry_app = typer.Typer(
     name="registry",
@@ -280,33 +275,6 @@ def hash_cmd(
     _out().print(table)
 
 
-def _broken_extension(mod_name: str, exc: BaseException) -> None:
-    """Stand in for an extension that failed to load: its command says why (exit 2).
-
-    Skipping it silently made ``registry drift`` vanish from the CLI with no reason given;
-    failing at import would break every other command too.
-    """
-    command = mod_name.rsplit(".", 1)[-1].removeprefix("registry_")
-    message = f"error: registry {command} is unavailable: {mod_name} failed to load: {exc!r}"
-
-    @registry_app.command(
-        command,
-        help=f"Unavailable: {mod_name} failed to load.",
-        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-    )
-    def unavailable() -> None:
-        raise fail(message, 2)
-
-
 def register(app: typer.Typer) -> None:
-    """Add ``registry`` and its subcommands (including listed extensions) to the root app.
-
-    An extension that fails to import (or to register) gets a stand-in command that
-    reports the error, instead of being skipped without a word.
-    """
-    for mod_name in EXTENSIONS:
-        try:
-            importlib.import_module(mod_name).register(registry_app)
-        except Exception as exc:
-            _broken_extension(mod_name, exc)
+    """Add ``registry`` and its subcommands to the root app."""
     app.add_typer(registry_app, name="registry")
