@@ -1,4 +1,4 @@
-"""Pure report/recommend/HTML logic over hand-built result dicts (the DESIGN.md shape).
+"""Pure report/recommend/HTML logic over hand-built result dicts (docs/contracts/compare.md).
 
 These need no backend: they pin the aggregation rules and the recommendation order. The
 end-to-end tests with real libraries are in test_compare_e2e.py.

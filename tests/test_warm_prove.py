@@ -6,7 +6,7 @@ from schemaops.warm.prove import ProofPolicy, baseline, verdict, worst
 
 
 def test_compile_heavy_schema_then_fast_probe_is_a_hit() -> None:
-    # DESIGN.md: ~600 ms cold, ~11 ms warm on the CPU dev server.
+    # A compile-heavy schema: cold far above the baseline, the probe near it (docs/findings.md).
     assert verdict(cold_ms=600, probe_ms=12, base_ms=10) == "hit"
 
 

@@ -1,4 +1,4 @@
-"""Text -> parse -> validate -> one category, per DESIGN.md.
+"""Text -> parse -> validate -> one category (the categories: docs/contracts/audit.md).
 
 Parsing is strict RFC 8259: ``NaN``/``Infinity`` are rejected (Python's ``json`` accepts them
 by default). ``orjson`` is only an accelerator: when it refuses a text, or might have read a

@@ -1,4 +1,4 @@
-"""statistics -> the ``--json`` document (DESIGN.md contract) and the CI gates.
+"""statistics -> the ``--json`` document (docs/contracts/audit.md) and the CI gates.
 
 Every report (terminal, markdown, html) renders this one document, so they cannot disagree.
 """
@@ -91,8 +91,9 @@ def to_json(result: Any) -> dict:
         }
     if opts.all_errors:
         doc["all_errors"] = dict(t.all_errors.most_common())
-    if t.diagnoses:  # only when found: plain JSONL audits as before
-        doc["diagnoses"] = diagnoses_summary(t.diagnoses)
+    diagnoses = diagnoses_summary(t)
+    if diagnoses:  # only when found: plain JSONL audits as before
+        doc["diagnoses"] = diagnoses
     episodes = episode_summary(t, p)
     if episodes is not None:
         episodes["steps_by_compound"] = {str(s): p**s for s in opts.steps} if p is not None else {}

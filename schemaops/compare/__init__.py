@@ -1,6 +1,7 @@
 """Backend comparison: compile time, per-token cost and enforcement per schema and backend.
 
-Public API (``measure``/``measure_many`` return DESIGN.md's result dicts; see ``measure``)::
+Public API (``measure``/``measure_many`` return one result dict per schema and backend, as
+docs/contracts/compare.md describes; see ``measure``)::
 
     from schemaops.compare import measure, measure_many, STATUSES, keyword_matrix
 """

@@ -1,9 +1,9 @@
 """The compare report: per-result dicts in, per-backend summaries and a JSON document out.
 
 The measurement layer (``schemaops.compare.measure``) returns one plain dict per schema and
-backend (shape in DESIGN.md). Everything here is pure: it only reads those dicts, so the
-summaries, the recommendation and the HTML can be tested and re-rendered from a saved
-``--json`` document without any backend installed.
+backend (its fields: docs/contracts/compare.md). Everything here is pure: it only reads
+those dicts, so the summaries, the recommendation and the HTML can be tested and
+re-rendered from a saved ``--json`` document without any backend installed.
 
 Aggregation choices (why):
 
@@ -208,7 +208,7 @@ class CompareReport:
         return list(seen)
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` document: ``results`` first (the DESIGN.md contract), then summaries."""
+        """The ``--json`` document (docs/contracts/compare.md): ``results``, then summaries."""
         return {
             "results": self.results,
             "summary": self.summary(),

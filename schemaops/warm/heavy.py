@@ -1,8 +1,9 @@
 """Compile-heavy schemas: what makes warmth visible on a small server.
 
-A schema with dozens of properties, each with its own ``pattern``, costs xgrammar hundreds
-of milliseconds to compile (DESIGN.md: ~600 ms cold against ~11 ms warm on the CPU dev
-server), while a cached request costs a few milliseconds. Each schema here is distinct
+A schema with dozens of properties, each with its own ``pattern``, costs xgrammar tens to
+hundreds of milliseconds to compile, while a cached request costs a few (docs/findings.md,
+"The compile spike": first request p50 91 ms against 22 ms cached on the CPU dev server,
+measured with ``python bench/warm.py``). Each schema here is distinct
 (its index and the property's are literal in every pattern): xgrammar reuses work for
 identical sub-patterns across schemas, so repeated patterns would make later schemas cheap
 and hide the compile this is meant to show. Used by the

@@ -1,8 +1,8 @@
 """The warm report: one JSON document (``--json``), a terminal table, and the exit code.
 
-One row per schema and server (the DESIGN.md contract: ``status``, ``cold_ms``,
-``probe_ms``, ``error``). On a server with DP replicas the row aggregates its replicas
-(worst status and proof, slowest latencies) and lists them under ``replicas``.
+One row per schema and server (``status``, ``cold_ms``, ``probe_ms``, ``error``; every field
+is documented in docs/contracts/warm.md). On a server with DP replicas the row aggregates its
+replicas (worst status and proof, slowest latencies) and lists them under ``replicas``.
 
 Everything printed is safe: server URLs carry no credentials (``urls.redact``; the document
 is also scrubbed of them as a last line of defence), every string is encodable (lone
