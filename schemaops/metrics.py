@@ -47,6 +47,13 @@ def _stamp(reg: CollectorRegistry, command: str) -> None:
     g.set(time.time())
 
 
+def _one_hot(gauge: Gauge, labels: list[str], values: tuple[str, ...], current: Any) -> None:
+    """One series per possible value under ``labels``: 1 for ``current``, 0 for the others."""
+    for v in values:
+        gauge.labels(*labels, v).set(1 if current == v else 0)
+
+
+# Gauge declarations below look alike (prometheus_client's shape); each is its own series.
 def _s(ms: Any) -> float | None:
     return None if ms is None else float(ms) / 1000.0
 
@@ -71,8 +78,7 @@ def probe_metrics(doc: dict[str, Any]) -> CollectorRegistry:
         registry=reg,
     )
     for p in doc.get("paths", []):
-        for v in PROBE_VERDICTS:
-            verdict.labels(server, engine, p["path"], v).set(1 if p["verdict"] == v else 0)
+        _one_hot(verdict, [server, engine, p["path"]], PROBE_VERDICTS, p["verdict"])
         enforced.labels(server, engine, p["path"]).set(1 if p["verdict"] == "enforced" else 0)
     rows = doc.get("registry") or []
     if rows:
@@ -83,8 +89,7 @@ def probe_metrics(doc: dict[str, Any]) -> CollectorRegistry:
             registry=reg,
         )
         for r in rows:
-            for v in PROBE_VERDICTS:
-                rv.labels(server, r["schema"], v).set(1 if r["verdict"] == v else 0)
+            _one_hot(rv, [server, r["schema"]], PROBE_VERDICTS, r["verdict"])
     _stamp(reg, "probe")
     return reg
 
@@ -120,10 +125,7 @@ def warm_metrics(doc: dict[str, Any]) -> CollectorRegistry:
         counts.labels(st).set(sum(1 for r in doc.get("results", []) if r.get("status") == st))
     for r in doc.get("results", []):
         server, schema = str(r.get("server") or ""), str(r.get("schema") or "")
-        for st in WARM_STATUSES:
-            status.labels(server, schema, str(r.get("api") or ""), st).set(
-                1 if r.get("status") == st else 0
-            )
+        _one_hot(status, [server, schema, str(r.get("api") or "")], WARM_STATUSES, r.get("status"))
         ranks = r.get("replicas") or [{"replica": 0, **r}]
         for rep in ranks:
             rank = str(rep.get("replica", 0))
