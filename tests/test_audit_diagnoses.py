@@ -117,3 +117,41 @@ def test_control_char_scan() -> None:
     assert control_char_in_string('{"a": "x\ny"}')
     assert not control_char_in_string('{\n  "a": "x\\ny"\n}')
     assert control_char_in_string('{"a": "\\"\t"}')  # a tab after an escaped quote
+
+
+def _poison_log() -> list[dict]:
+    """Two schemas interleaved: ``a`` fine throughout (1 failure in 10), ``b`` fine until
+    record 150, then every output fails (a grammar cached as invalid returns no JSON). With
+    --jobs 2 and 3 the run of failures crosses chunk boundaries."""
+    recs = []
+    for i in range(400):
+        a_ok = i % 10 != 3
+        recs.append({"schema": "a", "text": '{"name": "x"}' if a_ok else "oops"})
+        b_ok = i < 150 and i % 10 != 7
+        recs.append({"schema": "b", "text": '{"name": "y"}' if b_ok else ""})
+    return recs
+
+
+@pytest.mark.parametrize("jobs", ["1", "2", "3"])
+def test_a_schema_failing_from_some_record_on_is_poisoned(tmp_path: Path, jobs: str) -> None:
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    for name in ("a", "b"):
+        (reg / f"{name}.json").write_text(json.dumps(SCHEMA))
+    data = tmp_path / "log.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _poison_log()))
+    r = subprocess.run(
+        [sys.executable, "-m", "schemaops", "audit", str(data), "--registry", str(reg)]
+        + ["--json", "--no-cache", "--jobs", jobs],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stderr
+    poisoned = json.loads(r.stdout)["diagnoses"]["poisoned"]
+    assert poisoned["count"] == 1 and "flush_cache" in poisoned["fix"]
+    # b's failures from record 150 on: line 2*150+2 = 302; its ok outputs before: 150 - 15
+    assert poisoned["schemas"] == [
+        {"schema": "b", "since_line": 302, "failures": 250, "ok_before": 135}
+    ]

@@ -136,6 +136,83 @@ def diagnose(rec: Any, text: str, outcome: Classification) -> list[str]:
     return found
 
 
-def summary(counts: Counter) -> dict[str, dict[str, Any]]:
-    """``{diagnosis: {"count", "fix"}}``, most frequent first."""
-    return {k: {"count": n, "fix": FIXES[k]} for k, n in counts.most_common()}
+def summary(tally: Any) -> dict[str, dict[str, Any]]:
+    """``{diagnosis: {"count", "fix"}}``, most frequent first, then ``poisoned`` (a count of
+    schemas, with ``schemas``: each one's first failing line, failures, ok outputs before)."""
+    out: dict[str, dict[str, Any]] = {
+        k: {"count": n, "fix": FIXES[k]} for k, n in tally.diagnoses.most_common()
+    }
+    found = poisoned(tally.fail_runs, tally.by_schema)
+    if found:
+        out["poisoned"] = {"count": len(found), "fix": FIXES["poisoned"], "schemas": found}
+    return out
+
+
+# --- poisoned schemas: every output fails from some record on ---------------------------
+#
+# A schema whose compile failed or timed out is cached as invalid by SGLang: from then on
+# every request with it fails. In the output log that is a run of failures reaching the end
+# of the input for that schema. Tracked on the failure path only: ``note_run`` per failed
+# output with the number of ok outputs of that schema so far (a change means an ok output
+# came in between), ``close_runs`` at the end of a chunk drops runs an ok output ended, and
+# ``merge_runs`` joins chunks of ``--jobs`` in file order. A run is [first line, failures,
+# ok outputs of the schema before it].
+
+POISON_MIN = 5  # failures in a row at the end, at least
+POISON_CHANCE = 1e-3  # ... and a tail that long is this unlikely at the schema's earlier rate
+
+FIXES["poisoned"] = (
+    "every output of the schema fails from the given line on, as when SGLang caches a schema "
+    "as invalid after a failed or timed-out compile (kept until /flush_cache or a restart): "
+    "flush or restart, then `schemaops warm` the schema so no request waits on its compile"
+)
+
+
+def note_run(runs: dict[str, list[int]], schema: str, line: int, ok_so_far: int) -> None:
+    """Count one failed output of ``schema`` at ``line`` (``ok_so_far``: its ok outputs yet)."""
+    run = runs.get(schema)
+    if run is None or run[2] != ok_so_far:
+        runs[schema] = [line, 1, ok_so_far]
+    else:
+        run[1] += 1
+
+
+def close_runs(runs: dict[str, list[int]], ok_counts: dict[str, int]) -> None:
+    """Drop the runs an ok output ended (the chunk's final ok counts differ)."""
+    for schema in [s for s, run in runs.items() if ok_counts.get(s, 0) != run[2]]:
+        del runs[schema]
+
+
+def merge_runs(
+    mine: dict[str, list[int]],
+    theirs: dict[str, list[int]],
+    my_by_schema: dict[str, Counter],
+    their_by_schema: dict[str, Counter],
+) -> None:
+    """Join a later chunk's closed runs into an earlier chunk's (before by_schema merges)."""
+    for schema in set(mine) | set(their_by_schema):
+        their = their_by_schema.get(schema) or Counter()
+        run = theirs.get(schema)
+        if run is None:
+            if sum(their.values()) and schema in mine:
+                del mine[schema]  # the later chunk has outputs of it and ends with an ok one
+            continue
+        my_ok = (my_by_schema.get(schema) or Counter()).get("ok", 0)
+        if their.get("ok", 0) == 0 and schema in mine:
+            mine[schema][1] += run[1]  # all the later chunk's outputs continue the run
+        else:
+            mine[schema] = [run[0], run[1], run[2] + my_ok]
+
+
+def poisoned(runs: dict[str, list[int]], by_schema: dict[str, Counter]) -> list[dict[str, Any]]:
+    """Schemas whose outputs all fail from some line on, unlikely at their earlier rate."""
+    out = []
+    for schema, (line, n, ok_before) in sorted(runs.items()):
+        total = sum((by_schema.get(schema) or Counter()).values())
+        before = total - n
+        rate = (before - ok_before) / before if before else 1.0
+        if n >= POISON_MIN and (ok_before == 0 or rate**n < POISON_CHANCE):
+            out.append(
+                {"schema": schema, "since_line": line, "failures": n, "ok_before": ok_before}
+            )
+    return out

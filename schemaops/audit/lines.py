@@ -25,7 +25,7 @@ from schemaops.audit.classify import (
     duplicate_keys,
     parse_output,
 )
-from schemaops.audit.diagnose import diagnose
+from schemaops.audit.diagnose import close_runs, diagnose, note_run
 from schemaops.audit.extract import RecordError, find_outputs, parse_record, record_id
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.resolver import SchemaResolver
@@ -117,6 +117,7 @@ def audit_lines(
             else:
                 n_fail += 1
                 _failure(tally, lineno, rec, name, outcome, out.text, checker, value, opts)
+                note_run(tally.fail_runs, name, lineno, ok_counts.get(name, 0))
             # Episode and step counters, written out twice on purpose: a shared helper would
             # cost a call per line on the hot path (see the docstring).
             if ep_field is not None:
@@ -147,6 +148,7 @@ def audit_lines(
     tally.outputs += n_ok  # failures were counted by add_failure
     for name, n in ok_counts.items():
         tally.by_schema.setdefault(name, Counter())[OK] += n
+    close_runs(tally.fail_runs, ok_counts)
     for name, c in checkers.items():  # reported from here: --jobs workers compile their own
         tally.fast_path[name] = c.fast_path
     if fixed is not None:

@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemaops.audit.diagnose import merge_runs
+
 Z95 = 1.959963984540054
 EXAMPLES_PER_CATEGORY = 3
 INPUT_ERROR_LINES = 100
@@ -81,6 +83,8 @@ class Tally:
     fast_path: dict[str, bool] = field(default_factory=dict)
     #: diagnosis -> failed outputs it was found in (``diagnose.py``; failures only)
     diagnoses: Counter = field(default_factory=Counter)
+    #: schema -> its run of failures at the end of the input (``diagnose.note_run``)
+    fail_runs: dict[str, list[int]] = field(default_factory=dict)
 
     def add_input_error(self, line: int, message: str) -> None:
         self.input_errors += 1
@@ -147,6 +151,7 @@ class Tally:
                 self.input_error_lines.append({**e, "line": e["line"] + line_offset})
         self.categories.update(other.categories)
         self.parse_failures.update(other.parse_failures)
+        merge_runs(self.fail_runs, other.fail_runs, self.by_schema, other.by_schema)
         for name, c in other.by_schema.items():
             self.by_schema.setdefault(name, Counter()).update(c)
         self.paths.update(other.paths)
