@@ -12,13 +12,14 @@ HELP = "\n\n".join(
     [
         "Is the constraint really applied? Send canaries on every structured-output path of a "
         "server (SGLang /generate json_schema/regex/ebnf; chat response_format json_schema and "
-        "json_object; tools with tool_choice required, named, auto, auto+strict; vLLM "
+        "json_object; tools with tool_choice required, named and auto, each with and without "
+        "strict; vLLM "
         "structured_outputs json/regex/choice and legacy guided_json) and give each path a "
         "verdict: enforced, unconstrained (200 but the output breaks the canary), rejected "
         "(4xx, with the server's message), error, or unproven (no evidence, with the reason).",
         "A canary's answer is random 16-character tokens (an enum, a const, a one-string "
         "pattern) sampled at temperature 1.0: an unconstrained model hits one with probability "
-        "below 1e-28, so a false 'enforced' is below 2e-86 per JSON canary; a constrained "
+        "below 1e-28, so a false 'enforced' is below 4e-86 per JSON canary; a constrained "
         "server cannot break one (a cut-off answer is unproven, never unconstrained).",
         "Exit 0 ok; 1 a path in --paths not enforced (without --paths: a path unconstrained, "
         "or no path enforced at all, or a --registry schema unconstrained/rejected/error); 2 "

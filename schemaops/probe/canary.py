@@ -41,7 +41,7 @@ TOKEN_LEN = 16
 ENUM_SIZE = 4
 # One canary's bound on a false "enforced" when its tokens are not shown to the model.
 P_TOKEN = float(len(ALPHABET)) ** -TOKEN_LEN  # one given token: 2.1e-29
-P_FALSE_ENFORCED_JSON = ENUM_SIZE * P_TOKEN**3  # enum hit and const and pattern: ~1.8e-86
+P_FALSE_ENFORCED_JSON = ENUM_SIZE * P_TOKEN**3  # enum hit and const and pattern: ~3.7e-86
 P_FALSE_ENFORCED_TEXT = ENUM_SIZE * P_TOKEN**2  # regex/ebnf: one of the enum, then a const
 P_FALSE_ENFORCED_CHOICE = ENUM_SIZE * P_TOKEN  # a choice list: one of ENUM_SIZE tokens
 P_FALSE_UNCONSTRAINED = 0.0
