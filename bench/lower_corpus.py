@@ -156,33 +156,39 @@ def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, A
         plan.append(("measured", row, (lw, uncovered)))
     t0 = time.perf_counter()
     results = {r["schema"]: r for r in measure_many(items, [backend], timeout_s=timeout)}
-    # a compile error naming keywords the probes do not cover: lower once more (as lower does)
-    again = []
-    for i, (kind, row, _extra) in enumerate(plan):
-        r = results.get("s:" + row["name"]) if kind == "measured" else None
-        if r is None or r.get("status") not in ("unsupported", "error"):
-            continue
-        refined = refine(caps, str(r.get("error") or ""))
-        if refined is None:
-            continue
-        try:
-            lw = lower_schema(row["schema"], refined, backend)
-            served_check = validator(lw.served)
-            walked = [x for x in row["invalid"] if not served_check.is_valid(x)]
-            left = [x for x in row["invalid"] if served_check.is_valid(x)]
-        except (Exception, RecursionError):
-            continue
-        uncovered = sum(1 for x in left if check_residual(row["schema"], lw.residual, x).uncovered)
-        plan[i] = (kind, row, (lw, uncovered))
-        again.append(
-            {
-                "name": "s:" + row["name"],
-                "schema": lw.served,
-                "valid": row["valid"],
-                "invalid": walked,
-            }
-        )
-    if again:
+    # a compile error naming keywords the probes do not cover: lower again, as lower does
+    row_caps: dict[str, dict[str, str]] = {}
+    for _round in range(3):
+        again = []
+        for i, (kind, row, _extra) in enumerate(plan):
+            r = results.get("s:" + row["name"]) if kind == "measured" else None
+            if r is None or r.get("status") not in ("unsupported", "error"):
+                continue
+            refined = refine(row_caps.get(row["name"], caps), str(r.get("error") or ""))
+            if refined is None:
+                continue
+            row_caps[row["name"]] = refined
+            try:
+                lw = lower_schema(row["schema"], refined, backend)
+                served_check = validator(lw.served)
+                walked = [x for x in row["invalid"] if not served_check.is_valid(x)]
+                left = [x for x in row["invalid"] if served_check.is_valid(x)]
+            except (Exception, RecursionError):
+                continue
+            uncovered = sum(
+                1 for x in left if check_residual(row["schema"], lw.residual, x).uncovered
+            )
+            plan[i] = (kind, row, (lw, uncovered))
+            again.append(
+                {
+                    "name": "s:" + row["name"],
+                    "schema": lw.served,
+                    "valid": row["valid"],
+                    "invalid": walked,
+                }
+            )
+        if not again:
+            break
         results.update({r["schema"]: r for r in measure_many(again, [backend], timeout_s=timeout)})
     wall = time.perf_counter() - t0
     details = []

@@ -34,6 +34,8 @@ XGRAMMAR = {p.key: "enforced" for p in PROBES} | {
     "not": "ignored",
     "$ref.siblings": "ignored",
     "pattern.with_length": "ignored",
+    "anyOf.siblings": "ignored",
+    "object.required_unlisted": "ignored",
 }
 OUTLINES = (
     dict(XGRAMMAR)
@@ -361,3 +363,24 @@ def test_refine_learns_keywords_from_compile_errors() -> None:
     assert lw.served == {"type": "object"}
     assert [r.keyword for r in lw.residual] == ["dependencies"]
     assert refine(caps, "some other error") is None
+
+
+def test_keywords_beside_a_union_are_distributed_into_its_branches() -> None:
+    # GeoJSON-like: required at the parent, properties in the oneOf branches (xgrammar drops
+    # the parent's required beside a union)
+    point = {"properties": {"type": {"enum": ["Point"]}, "coordinates": {"type": "array"}}}
+    line = {"properties": {"type": {"enum": ["Line"]}, "coordinates": {"type": "array"}}}
+    schema = {
+        "title": "geometry",
+        "type": "object",
+        "required": ["type", "coordinates"],
+        "oneOf": [point, line],
+    }
+    lw = _lower(schema, XGRAMMAR, "xgrammar")
+    assert lw.exact and set(lw.served) == {"title", "oneOf"}
+    for branch in lw.served["oneOf"]:
+        assert branch["required"] == ["type", "coordinates"] and branch["type"] == "object"
+    orig, served = validator(schema), validator(lw.served)
+    for seed in ({"type": "Point", "coordinates": [1]}, {"type": "Line"}, {"coordinates": []}):
+        for x in [seed, *mutations(seed)]:
+            assert orig.is_valid(x) == served.is_valid(x), x

@@ -31,6 +31,8 @@ the residual names where it came from. Per node, after its children are lowered:
    length moves to the residual.
 8. ``oneOf`` the backend refuses: ``anyOf`` (exact when the branches are disjoint, else
    exclusivity is a residual rule).
+   Keywords next to an ``anyOf``/``oneOf`` the backend ignores there are merged into every
+   branch (exact).
 9. Any remaining keyword whose probe says the backend ignores or refuses it (``uniqueItems``,
    ``contains``, ``minProperties``, ``not``, number bounds, ...): removed from the served
    schema and moved to the residual with the reason.
@@ -243,6 +245,7 @@ class _Lowerer:
         self.pattern(out, parts)
         self.length_with_pattern(out, parts)
         self.one_of(out, parts)
+        self.distribute(out, parts)
         self.drops(out, parts)
         return out
 
@@ -576,6 +579,31 @@ class _Lowerer:
         )
         self.residual.append(ResidualRule(ptr, "oneOf", "exactly one branch", reason))
         self.rewrites.append(Rewrite(ptr, "residual", False, reason))
+
+    def distribute(self, out: dict, parts: list) -> None:
+        """Keywords next to an ``anyOf``/``oneOf`` the backend ignores there (xgrammar drops a
+        ``required`` beside a union): merged into every branch, which is exact
+        (A and (B1 or B2) = (A and B1) or (A and B2); likewise for exactly-one-of). All
+        branches or none: if one does not merge exactly, the node is left as it is."""
+        if self.enforced("anyOf.siblings"):
+            return
+        key = "anyOf" if isinstance(out.get("anyOf"), list) else "oneOf"
+        branches = out.get(key)
+        if not isinstance(branches, list) or ("anyOf" in out and "oneOf" in out):
+            return
+        siblings = {k: v for k, v in out.items() if k != key and k not in ANNOTATIONS}
+        if not siblings or "$defs" in siblings or "definitions" in siblings:
+            return
+        try:
+            merged = [merge(siblings, b) for b in branches]
+        except NotExact as exc:
+            self.note(parts, f"keep {key} siblings", False, f"not distributed: {exc}")
+            return
+        keep = {k: v for k, v in out.items() if k in ANNOTATIONS}
+        out.clear()
+        out.update(keep)
+        out[key] = [m if m is not False else {"not": {}} for m in merged]
+        self.note(parts, f"distribute into {key}", True, f"{', '.join(siblings)} into each branch")
 
     def drops(self, out: dict, parts: list) -> None:
         for kw in list(out):

@@ -236,6 +236,20 @@ PROBES: tuple[Probe, ...] = (
         [{"b": 1}, {"a": 1, "b": "x"}],
         [{}, {"a": 1}],
     ),
+    # keywords next to an anyOf (the union's branches list the properties)
+    Probe(
+        "anyOf.siblings",
+        {
+            "type": "object",
+            "required": ["a"],
+            "anyOf": [
+                {"properties": {"a": {"type": "integer"}}},
+                {"properties": {"a": {"type": "string"}}},
+            ],
+        },
+        [{"a": 1}, {"a": "x"}],
+        [{}, {"a": None}],
+    ),
     Probe(
         "allOf",
         {

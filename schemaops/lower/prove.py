@@ -25,6 +25,7 @@ from typing import Any
 from schemaops.compare.instances import validator
 from schemaops.lower.passes import Lowered
 from schemaops.lower.residual import check_residual
+from schemaops.strings import truncate
 
 
 @dataclass
@@ -58,7 +59,7 @@ class Differential:
 
 def _short(x: Any) -> str:
     s = json.dumps(x, ensure_ascii=False, default=str)
-    return s if len(s) <= 160 else s[:159] + "…"
+    return truncate(s, 160, "…")
 
 
 def mutations(value: Any, limit: int = 40) -> Iterator[Any]:

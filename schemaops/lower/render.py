@@ -7,11 +7,12 @@ import json
 from typing import Any, TextIO
 
 from schemaops.lower.run import LowerReport
+from schemaops.strings import truncate
 
 
 def _short(x: Any, n: int = 100) -> str:
     s = x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)
-    return s if len(s) <= n else s[: n - 1] + "…"
+    return truncate(s, n, "…")
 
 
 def print_lower(report: LowerReport, file: TextIO | None = None) -> None:

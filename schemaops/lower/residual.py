@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from schemaops.compare.instances import validator
+from schemaops.strings import pointer, pointer_token
 
 
 @dataclass
@@ -72,18 +73,6 @@ class ResidualCheck:
         return not self.flagged and not self.uncovered
 
 
-def _escape(part: Any) -> str:
-    return str(part).replace("~", "~0").replace("/", "~1")
-
-
-def pointer(parts: Any) -> str:
-    return "".join("/" + _escape(p) for p in parts)
-
-
-def _unescape(part: str) -> str:
-    return part.replace("~1", "/").replace("~0", "~")
-
-
 def _node(root: Any, parts: list[str]) -> Any:
     node = root
     for p in parts:
@@ -114,7 +103,7 @@ def schema_location(root: Any, path: Any) -> str:
             ref = node.get("$ref") if isinstance(node, dict) else None
             if has or not (isinstance(ref, str) and ref.startswith("#")):
                 break
-            parts = [_unescape(p) for p in ref[1:].split("/") if p]
+            parts = [pointer_token(p) for p in ref[1:].split("/") if p]
             node = _node(root, parts)
         parts.append(key)
         node = _node(node, [key]) if node is not None else None

@@ -244,15 +244,20 @@ def lower_registry(
     if progress:
         progress(f"compiling and walking {len(cases)} served schema(s) on {b}")
     results = measure(cases)
-    # a compile error that names keywords the probes do not cover: lower once more without them
-    retry: dict[int, LowerCase] = {}
-    for i, (s, c) in enumerate(zip(schemas, cases, strict=True)):
-        r = results.get(c.name) or {}
-        if r.get("status") in ("unsupported", "error"):
-            refined = refine(caps, str(r.get("error") or ""))
-            if refined is not None:
-                retry[i] = make(s, refined)
-    if retry:
+    # a compile error that names keywords the probes do not cover: lower again without
+    # them (a few rounds: a schema may hide one unsupported keyword behind another)
+    case_caps = [caps] * len(cases)
+    for _round in range(3):
+        retry: dict[int, LowerCase] = {}
+        for i, (s, c) in enumerate(zip(schemas, cases, strict=True)):
+            r = results.get(c.name) or {}
+            if r.get("status") in ("unsupported", "error"):
+                refined = refine(case_caps[i], str(r.get("error") or ""))
+                if refined is not None:
+                    case_caps[i] = refined
+                    retry[i] = make(s, refined)
+        if not retry:
+            break
         if progress:
             progress(f"lowering {len(retry)} schema(s) again without the keywords {b} named")
         again = measure(list(retry.values()))
