@@ -51,7 +51,10 @@ class _Storm(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:  # noqa: N802
-        self._send(200, {}) if self.path == "/health" else self._send(404, {"detail": "Not Found"})
+        if self.path in ("/health", "/server_info"):  # /server_info: it stands in for SGLang
+            self._send(200, {"version": "0.5.23"} if self.path == "/server_info" else {})
+        else:
+            self._send(404, {"detail": "Not Found"})
 
     def do_POST(self) -> None:  # noqa: N802
         self.rfile.read(int(self.headers.get("Content-Length", 0)))

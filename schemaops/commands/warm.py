@@ -16,7 +16,16 @@ from schemaops.registry.loader import DEFAULT_REGISTRY
 
 WARM_HELP = "\n\n".join(
     [
-        "Warm SGLang's grammar cache: compile every schema on every server before traffic does.",
+        "Warm SGLang's or vLLM's grammar cache: compile every schema on every server before "
+        "traffic does.",
+        "The engine is detected (SGLang answers /server_info; vLLM says owned_by vllm in "
+        "/v1/models) or given with --engine; a server that is neither, or not the engine "
+        "given, is a usage error. vLLM gets --api openai (response_format) unless --api is "
+        "given, one request per schema per DP rank (X-data-parallel-rank; ranks from the "
+        "engine labels of /metrics, or --dp), and before anything is sent the schemas its "
+        "'auto' backend would route away from xgrammar are listed with what an engine latched "
+        "on xgrammar does with them (vLLM 0.32 fixes one backend per engine at the first "
+        "structured request; warm sends an xgrammar schema first, alone, to choose it).",
         "For each schema and server one 1-token request carries the schema's exact wire string "
         "(the cache key is the exact text); then a probe proves the entry is there "
         "(cold_ms vs probe_ms).",
@@ -29,7 +38,8 @@ WARM_HELP = "\n\n".join(
         "retried, reported as 'invalid' with the server's message. Connection errors, 5xx and "
         "429 are retried (--retries, exponential backoff with jitter).",
         "Every cache: each --server is warmed; DP replicas (dp_size from /server_info, or --dp) "
-        "are each addressed with routed_dp_rank. Behind a router, warming the router warms one "
+        "are each addressed with routed_dp_rank (vLLM: the X-data-parallel-rank header). "
+        "Behind a router, warming the router warms one "
         "worker only: pass every worker's URL instead.",
         "A 2xx counts only when its body is a completed answer (/generate: text and meta_info; "
         "chat: choices); anything else is 'failed' with what came back. --timeout bounds each "
@@ -45,6 +55,18 @@ class ToolsChoice(str, Enum):
     off = "off"
     named = "named"
     required = "required"
+
+
+class EngineOpt(str, Enum):
+    auto = "auto"
+    sglang = "sglang"
+    vllm = "vllm"
+
+
+class SchemaFieldOpt(str, Enum):
+    response_format = "response_format"
+    structured_outputs = "structured_outputs"
+    structured_outputs_string = "structured_outputs_string"
 
 
 class DpRoutingChoice(str, Enum):
@@ -65,10 +87,27 @@ def warm_cmd(
         help="Warm the schema strings seen in this request log (JSONL of /generate or "
         "OpenAI bodies), bytes kept.",
     ),
-    api: ApiChoice = typer.Option(
-        ApiChoice.native,
+    api: ApiChoice | None = typer.Option(
+        None,
         "--api",
-        help="native (/generate json_schema) or openai (/v1/chat/completions).",
+        help="native (/generate json_schema) or openai (/v1/chat/completions). Default: "
+        "native on SGLang, openai on vLLM.",
+    ),
+    engine: EngineOpt = typer.Option(
+        EngineOpt.auto, "--engine", help="auto (detect), sglang or vllm."
+    ),
+    schema_field: SchemaFieldOpt = typer.Option(
+        SchemaFieldOpt.response_format,
+        "--schema-field",
+        help="vLLM, --api openai: response_format, structured_outputs (schema as an object: "
+        "the same key as response_format) or structured_outputs_string (the registry's compact "
+        "text, keyed by its exact bytes: its own cache entry).",
+    ),
+    vllm_backend: str = typer.Option(
+        "auto",
+        "--vllm-backend",
+        help="The backend the vLLM server runs (auto, xgrammar, guidance, outlines), for the "
+        "pre-check only (vLLM does not report it).",
     ),
     tools: ToolsChoice = typer.Option(
         ToolsChoice.off,
@@ -119,7 +158,7 @@ def warm_cmd(
         "--dp",
         min=1,
         max=256,
-        help="DP replicas per server when /server_info cannot tell (at most 256).",
+        help="DP replicas per server when /server_info (vLLM: /metrics) cannot tell (at most 256).",
     ),
     dp_routing: DpRoutingChoice = typer.Option(
         DpRoutingChoice.auto,
@@ -154,7 +193,7 @@ def warm_cmd(
 
     options = WarmOptions(
         servers=server,
-        api=api.value,  # type: ignore[arg-type]
+        api=(api or ApiChoice.native).value,  # type: ignore[arg-type]
         concurrency=concurrency,
         timeout_s=timeout,
         policy=RetryPolicy(retries=retries, base_s=backoff),
@@ -163,6 +202,7 @@ def warm_cmd(
         dp_routing=dp_routing.value,  # type: ignore[arg-type]
         probe=probe,
         model=model,
+        engine=engine.value,  # type: ignore[arg-type]
     )
     settings = WarmSettings(
         options=options,
@@ -172,6 +212,9 @@ def warm_cmd(
         tools_file=tools_file,
         parallel_tool_calls=parallel_tool_calls,
         require_proof=require_proof,
+        api_auto=api is None,
+        schema_field=schema_field.value,  # type: ignore[arg-type]
+        vllm_backend=vllm_backend,
     )
     doc, code = call(
         run_warm, settings, show_progress=progress, notify=lambda m: typer.echo(m, err=True)

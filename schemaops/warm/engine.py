@@ -31,6 +31,7 @@ import httpx
 
 from schemaops.warm.answer import clean, why_not_answer
 from schemaops.warm.client import Result, ServerClient, ServerUnavailable
+from schemaops.warm.detect import EngineChoice, identify, metrics_start, metrics_text
 from schemaops.warm.plan import Api, WarmItem, baseline_request, build_request
 from schemaops.warm.prove import ProofPolicy, baseline, verdict
 from schemaops.warm.retry import AttemptOutcome, RetryPolicy
@@ -73,6 +74,7 @@ class WarmOptions:
     proof: ProofPolicy = field(default_factory=ProofPolicy)
     max_rounds: int = 3
     baseline_samples: int = 3
+    engine: EngineChoice = "auto"
 
 
 @dataclass
@@ -113,6 +115,7 @@ class ServerRun:
     url: str
     ready: bool = False
     error: str | None = None
+    engine: str | None = None
     dp_size: int = 1
     dp_routing: str = "none"
     version: str | None = None
@@ -178,32 +181,39 @@ def _model_of(models: Any) -> str | None:
     return model if isinstance(model, str) and model else None
 
 
-async def _server_info(client: ServerClient) -> dict[str, Any]:
-    info = await client.get_json("/server_info", timeout_s=INFO_TIMEOUT_S)
-    return info if isinstance(info, dict) else {}
-
-
 async def _discover(
-    client: ServerClient, run: ServerRun, opts: WarmOptions, need_model: bool
+    client: ServerClient, run: ServerRun, opts: WarmOptions, need_model: bool, need_native: bool
 ) -> None:
-    """Readiness, then ``/server_info`` (dp_size, version, backend) and the model name."""
+    """Readiness, the engine (``detect.identify``: SGLang's ``/server_info``, or vLLM's
+    ``/version`` and the ``engine`` labels of ``/metrics``), DP ranks and the model name."""
     if opts.wait_ready_s > 0:
         await client.wait_ready(opts.wait_ready_s)
     else:
         await client.check_ready()
-    info = await _server_info(client)
-    run.version = _text(info.get("version"))
+    ident = await identify(client, opts.engine)
+    info = ident.info
+    run.engine = ident.engine
+    run.version = _text(ident.version)
     run.grammar_backend = _text(info.get("grammar_backend"))
-    run.dp_size = opts.dp if opts.dp else dp_size_of(info.get("dp_size"), client.shown_url)
+    found = ident.dp_ranks if ident.engine == "vllm" else info.get("dp_size")
+    run.dp_size = opts.dp if opts.dp else dp_size_of(found, client.shown_url)
     run.ready = True
     if run.dp_size > 1:
         run.dp_routing = "round-robin" if opts.dp_routing == "round-robin" else "rank"
+    if ident.engine == "vllm" and need_native:
+        raise DiscoveryError(
+            f"{client.shown_url} is vLLM, which has no SGLang /generate: warm it with --api "
+            "openai (response_format, or --schema-field structured_outputs[_string])"
+        )
     run.model = opts.model
     if need_model and not run.model:  # vLLM checks the name; SGLang accepts any
         run.model = _model_of(await client.get_json("/v1/models", timeout_s=INFO_TIMEOUT_S))
 
 
-async def _startup_time(client: ServerClient) -> Any:
+async def _startup_time(client: ServerClient, engine: str | None = None) -> Any:
+    """SGLang's ``startup_time``; vLLM's ``process_start_time_seconds`` (``/metrics``)."""
+    if engine == "vllm":
+        return metrics_start(await metrics_text(client))
     info = await client.get_json("/server_info", timeout_s=INFO_TIMEOUT_S)
     return info.get("startup_time") if isinstance(info, dict) else None
 
@@ -309,7 +319,7 @@ async def _run_server(
     )
     apis = sorted({it.api for it in items})
     try:
-        await _discover(client, run, opts, "openai" in apis)
+        await _discover(client, run, opts, "openai" in apis, "native" in apis)
     except (ServerUnavailable, DiscoveryError) as exc:
         run.error = str(exc)
         for it in items:
@@ -321,15 +331,22 @@ async def _run_server(
     extra = len(items) * (len(slots) - 1) * (2 if opts.probe else 1)
     progress("total", extra)
     await _measure_baseline(client, run, opts, apis)
-    started = await _startup_time(client)
+    started = await _startup_time(client, run.engine)
     todo = {it.identity: list(range(len(slots))) for it in items}
     for rnd in range(1, opts.max_rounds + 1):
         run.rounds = rnd
         downs = client.down_events
-        await _warm_pass(client, run, items, todo, opts, progress)
+        if run.engine == "vllm" and rnd == 1 and len(items) > 1:
+            # The latch (warm.latch): the first item alone on every rank, then the rest.
+            first = {items[0].identity: todo[items[0].identity]}
+            await _warm_pass(client, run, items[:1], first, opts, progress)
+            rest = {k: v for k, v in todo.items() if k != items[0].identity}
+            await _warm_pass(client, run, items[1:], rest, opts, progress)
+        else:
+            await _warm_pass(client, run, items, todo, opts, progress)
         if opts.probe:
             await _probe_pass(client, run, items, opts, progress)
-        now = await _startup_time(client)
+        now = await _startup_time(client, run.engine)
         proven = started is not None and now is not None and now != started
         if not (proven or client.down_events > downs):
             break

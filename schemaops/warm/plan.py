@@ -31,6 +31,13 @@ from schemaops.strings import sha256_hex
 
 Api = Literal["native", "openai"]
 ToolsMode = Literal["off", "named", "required"]
+# Where an OpenAI chat request carries the schema. vLLM 0.32 keys a schema given as an object
+# (response_format, or structured_outputs.json as an object) by json.dumps of the object as
+# received, and a schema given as a string (structured_outputs.json) by its exact bytes
+# (vllm/v1/structured_output/request.py get_structured_output_key). SGLang has
+# response_format only.
+SchemaField = Literal["response_format", "structured_outputs", "structured_outputs_string"]
+SCHEMA_FIELDS = ("response_format", "structured_outputs", "structured_outputs_string")
 
 PROMPT = "Hi"
 NATIVE_PATH = "/generate"
@@ -99,6 +106,24 @@ def response_format_item(name: str, schema: Any, **kw: Any) -> WarmItem:
     )
 
 
+def structured_outputs_item(
+    name: str, schema: Any, as_string: str | None = None, **kw: Any
+) -> WarmItem:
+    """A vLLM item: ``structured_outputs.json`` with the schema as an object (key
+    ``json.dumps(schema)``, the same entry as ``response_format``) or, with ``as_string``,
+    as that exact string (the key is those bytes: another entry unless they are equal)."""
+    value: Any = as_string if as_string is not None else schema
+    key = as_string if as_string is not None else json.dumps(schema)
+    return WarmItem(
+        name=name,
+        api="openai",
+        key_type="json",
+        fragment={"structured_outputs": {"json": value}},
+        key=key,
+        **kw,
+    )
+
+
 def tool_definition(name: str, schema: Any, description: str = "") -> dict[str, Any]:
     """The OpenAI tool definition an agent sends for a registry schema used as arguments."""
     fn: dict[str, Any] = {"name": name}
@@ -146,8 +171,14 @@ def plan_from_registry(
     tools_mode: ToolsMode = "off",
     tools: list[dict[str, Any]] | None = None,
     parallel_tool_calls: bool | None = None,
+    schema_field: SchemaField = "response_format",
 ) -> list[WarmItem]:
     """The items for every registry schema on one API path.
+
+    ``schema_field`` (``openai`` only): ``response_format`` (default), ``structured_outputs``
+    (the bundled schema as an object) or ``structured_outputs_string`` (the registry's
+    canonical compact ``wire("native")`` text, what ``JSON.stringify`` and most non-Python
+    clients send: vLLM keys it by those bytes, apart from the object's key).
 
     ``native`` uses ``Schema.wire("native")``; ``openai`` sends ``Schema.bundled()`` so the
     server's ``json.dumps`` reproduces ``wire("openai")``. With ``tools_mode`` other than
@@ -165,6 +196,13 @@ def plan_from_registry(
         return dedupe(tool_items(defs, tools_mode, parallel_tool_calls))
     if api == "native":
         items = [native_item(s.name, "json", s.wire("native")) for s in registry]
+    elif schema_field == "structured_outputs":
+        items = [structured_outputs_item(s.name, s.bundled()) for s in registry]
+    elif schema_field == "structured_outputs_string":
+        items = [
+            structured_outputs_item(s.name, s.bundled(), as_string=s.wire("native"))
+            for s in registry
+        ]
     else:
         # the key is json.dumps(bundled) == wire("openai") (tests/test_warm_fromlog.py checks it)
         items = [response_format_item(s.name, s.bundled()) for s in registry]

@@ -100,6 +100,7 @@ def document(
             "server": r.url,
             "ready": r.ready,
             "error": r.error,
+            "engine": r.engine,
             "version": r.version,
             "grammar_backend": r.grammar_backend,
             "dp_size": r.dp_size,
@@ -158,6 +159,10 @@ def exit_code(doc: dict[str, Any], require_proof: bool = False) -> int:
     return 0
 
 
+_ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
+_NOT_REPORTED = {"vllm": "not reported by vLLM"}
+
+
 def _fmt(ms: float | None) -> str:
     return "-" if ms is None else (f"{ms:.0f}" if ms >= 100 else f"{ms:.1f}")
 
@@ -182,8 +187,9 @@ def render(doc: dict[str, Any], console: Console | None = None) -> None:
                 else ""
             )
             console.print(
-                f"[bold]{escape(s['server'])}[/]: SGLang {escape(s['version'] or '?')}, backend "
-                f"{escape(s['grammar_backend'] or '?')}{dp}, "
+                f"[bold]{escape(s['server'])}[/]: {_ENGINE_NAMES.get(s.get('engine'), 'SGLang')} "
+                f"{escape(s['version'] or '?')}, backend "
+                f"{escape(s['grammar_backend'] or _NOT_REPORTED.get(s.get('engine'), '?'))}{dp}, "
                 f"baseline {_fmt(s['baseline_ms'])} ms{rs}"
             )
     t = Table(show_lines=False, header_style="bold")

@@ -7,17 +7,24 @@ Settings that cannot work raise ``InputError`` (exit 2) before any request is se
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from schemaops.errors import InputError
+from schemaops.warm import latch
+from schemaops.warm.client import ServerClient, ServerUnavailable
+from schemaops.warm.detect import identify
 from schemaops.warm.engine import MAX_DP, WarmOptions, warm
-from schemaops.warm.plan import ToolsMode, WarmItem, plan_from_registry
+from schemaops.warm.plan import SchemaField, ToolsMode, WarmItem, plan_from_registry
 from schemaops.warm.progress import progress_bar
 from schemaops.warm.report import document, exit_code
+from schemaops.warm.retry import AttemptOutcome, RetryPolicy
 from schemaops.warm.urls import check_server_url
 
 Notify = Callable[[str], None]
@@ -34,6 +41,12 @@ class WarmSettings:
     tools_file: Path | None = None
     parallel_tool_calls: bool | None = None
     require_proof: bool = False
+    # True when --api was not given: vLLM then gets response_format (it has no /generate).
+    api_auto: bool = False
+    schema_field: SchemaField = "response_format"
+    # The backend the vLLM server was started with (--structured-outputs-config), for the
+    # latch pre-check only: vLLM does not report it.
+    vllm_backend: str = "auto"
 
 
 def check(settings: WarmSettings) -> None:
@@ -49,6 +62,51 @@ def check(settings: WarmSettings) -> None:
         raise InputError(f"--dp must be 1..{MAX_DP} (one request per schema and replica)")
     if settings.require_proof and not opts.probe:
         raise InputError("--require-proof needs the probes: drop --no-probe")
+    if opts.engine not in ("auto", "sglang", "vllm"):
+        raise InputError(f"unknown engine {opts.engine!r}: expected auto, sglang or vllm")
+    if settings.vllm_backend not in ("auto", "xgrammar", "guidance", "outlines"):
+        raise InputError(
+            f"unknown vLLM backend {settings.vllm_backend!r}: expected auto, xgrammar, "
+            "guidance or outlines"
+        )
+    if settings.schema_field != "response_format":
+        if opts.engine == "sglang":
+            raise InputError("--schema-field structured_outputs* is vLLM's (SGLang: none)")
+        if settings.tools != "off":
+            raise InputError("--schema-field and --tools are two different request shapes")
+
+
+async def _detect(opts: WarmOptions) -> str | None:
+    """The engine of the first server (``None`` when it does not answer; the run reports
+    that); ``EngineMismatch`` (exit 2) when it is neither SGLang nor vLLM, before any
+    schema is sent."""
+    async with httpx.AsyncClient(trust_env=False) as http:
+        client = ServerClient(
+            opts.servers[0], http, timeout_s=min(opts.timeout_s, 30.0), policy=RetryPolicy(0)
+        )
+        try:
+            if opts.wait_ready_s > 0:
+                await client.wait_ready(opts.wait_ready_s)
+            elif (await client.probe_health()).outcome is not AttemptOutcome.OK:
+                return None
+        except ServerUnavailable:
+            return None
+        return (await identify(client, opts.engine)).engine
+
+
+def resolve_engine(settings: WarmSettings) -> str | None:
+    """``--engine``, or what the first server is; vLLM gets ``--api openai`` unless the
+    user chose one (vLLM has no SGLang ``/generate``)."""
+    opts = settings.options
+    engine = opts.engine if opts.engine != "auto" else asyncio.run(_detect(opts))
+    if engine == "vllm" and settings.api_auto:
+        opts.api = "openai"
+    if settings.schema_field != "response_format":
+        if engine == "sglang":
+            raise InputError("--schema-field structured_outputs* is vLLM's; SGLang answers here")
+        if opts.api != "openai":
+            raise InputError("--schema-field structured_outputs* needs --api openai")
+    return engine
 
 
 def load_tools(path: Path | None) -> list[dict[str, Any]] | None:
@@ -92,6 +150,7 @@ def plan(settings: WarmSettings, notify: Notify) -> list[WarmItem]:
         settings.tools,
         load_tools(settings.tools_file),
         settings.parallel_tool_calls,
+        settings.schema_field,
     )
     if not items:
         raise InputError(f"registry {settings.registry} has no schemas")
@@ -104,8 +163,19 @@ def run_warm(
     """Check, plan, warm (with a progress bar on a terminal's stderr when asked) and report:
     the ``--json`` document and the exit code."""
     check(settings)
+    engine = resolve_engine(settings)
     items = plan(settings, notify)
+    pre: list[dict[str, Any]] = []
+    if engine == "vllm":
+        # Before anything is sent: what the backend (auto: the latch) does with each schema.
+        pre = latch.precheck(items, settings.vllm_backend)
+        for entry in pre:
+            notify(latch.line(entry))
+        items = latch.order(items, settings.vllm_backend)
     with progress_bar(show_progress) as progress:
         runs, wall = warm(items, settings.options, progress)
     doc = document(items, runs, settings.options, wall)
+    doc["engine"] = engine
+    if engine == "vllm":
+        doc["vllm_precheck"] = {"backend": settings.vllm_backend, "schemas": pre}
     return doc, exit_code(doc, settings.require_proof)
