@@ -77,7 +77,11 @@ def precheck(items: list[WarmItem], backend: str = "auto") -> list[dict[str, Any
                 "rejected": r.rejected,
                 "reason": r.reason,
             }
-            if backend == "auto":
+            if backend == "auto" and r.rejected:
+                # auto's routing and the chosen backend's validation run in the API server
+                # for each request, before any engine sees it: the latch does not matter.
+                entry["latched"] = f"HTTP 400 whatever the latch ({r.reason})"
+            elif backend == "auto":
                 entry["latched"] = _latched(schema)
             else:
                 entry["latched"] = (

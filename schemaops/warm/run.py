@@ -56,7 +56,7 @@ def check(settings: WarmSettings) -> None:
         why = check_server_url(url)
         if why:
             raise InputError(why)
-    if settings.tools != "off" and opts.api != "openai":
+    if settings.tools != "off" and opts.api != "openai" and not settings.api_auto:
         raise InputError("--tools needs --api openai (tool calling is an OpenAI API path)")
     if opts.dp is not None and not 1 <= opts.dp <= MAX_DP:
         raise InputError(f"--dp must be 1..{MAX_DP} (one request per schema and replica)")
@@ -101,6 +101,12 @@ def resolve_engine(settings: WarmSettings) -> str | None:
     engine = opts.engine if opts.engine != "auto" else asyncio.run(_detect(opts))
     if engine == "vllm" and settings.api_auto:
         opts.api = "openai"
+    elif engine == "vllm" and opts.api == "native":
+        raise InputError(
+            "--api native is SGLang's /generate; vLLM has none: drop --api (vLLM gets openai)"
+        )
+    if settings.tools != "off" and opts.api != "openai":
+        raise InputError("--tools needs --api openai (tool calling is an OpenAI API path)")
     if settings.schema_field != "response_format":
         if engine == "sglang":
             raise InputError("--schema-field structured_outputs* is vLLM's; SGLang answers here")
