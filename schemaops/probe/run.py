@@ -42,7 +42,7 @@ from schemaops.warm.retry import AttemptOutcome, RetryPolicy
 from schemaops.warm.urls import check_server_url, scrub_all
 
 VERDICTS = ("enforced", "unconstrained", "rejected", "error", "unproven")
-REGISTRY_GATE = frozenset({"unconstrained", "rejected", "error"})
+REGISTRY_GATE = frozenset({"unconstrained", "leaky", "rejected", "error"})
 
 
 @dataclass
@@ -225,16 +225,22 @@ async def _probe_path(
     return doc
 
 
+def registry_path(engine: Engine) -> PathSpec:
+    """The path ``--registry`` requests go by: ``/generate`` on SGLang, else response_format."""
+    return BY_NAME["generate.json_schema" if engine == "sglang" else "response_format.json_schema"]
+
+
 async def _probe_registry(
-    client: ServerClient, engine: Engine, s: ProbeSettings, model: str | None
+    client: ServerClient, engine: Engine, s: ProbeSettings, model: str | None, path_verdict: str
 ) -> list[dict[str, Any]]:
     """One real request per registry schema on the engine's JSON path, its output audited."""
     from schemaops.audit.classify import parse_output
+    from schemaops.audit.diagnose import FIXES, diagnose
     from schemaops.audit.validate import SchemaChecker
     from schemaops.registry import load_registry
 
     registry = load_registry(s.registry)  # type: ignore[arg-type]
-    spec = BY_NAME["generate.json_schema" if engine == "sglang" else "response_format.json_schema"]
+    spec = registry_path(engine)
     rows = []
     for schema in registry:
         if spec.endpoint == NATIVE:
@@ -268,9 +274,11 @@ async def _probe_registry(
         else:
             value, failure = parse_output(reading.text or "")
             out = failure or SchemaChecker(schema.name, schema.bundled(), checked=True).check(value)
-            ok = out.category == "ok"
-            cut = failure is not None and reading.truncated
-            verdict = "enforced" if ok else ("unproven" if cut else "unconstrained")
+            cut = out.subtype == "truncated" and reading.truncated
+            # the canaries said whether this path applies a grammar: if it does, an output that
+            # still fails the schema is a gap of the backend (leaky), not a missing grammar
+            bad = "leaky" if path_verdict == "enforced" else "unconstrained"
+            verdict = "enforced" if out.category == "ok" else ("unproven" if cut else bad)
             row.update(
                 verdict=verdict,
                 category=out.category,
@@ -278,6 +286,9 @@ async def _probe_registry(
                 message=out.message,
                 finish_reason=reading.finish,
             )
+            if verdict != "enforced":
+                found = diagnose(att.body, reading.text or "", out)
+                row["diagnoses"] = {d: FIXES[d] for d in found}
         rows.append(row)
     return rows
 
@@ -295,6 +306,8 @@ async def probe_async(s: ProbeSettings, gate: list[str] | None) -> dict[str, Any
             return doc
         doc.update(engine=found["engine"], model=found["model"], server_facts=found["facts"])
         specs = [BY_NAME[n] for n in gate] if gate else default_paths(found["engine"])
+        if s.registry is not None and registry_path(found["engine"]) not in specs:
+            specs.append(registry_path(found["engine"]))  # its verdict reads the registry rows
         tokens, sem = cn.Tokens(), asyncio.Semaphore(s.concurrency)
         rows = await asyncio.gather(
             *(_probe_path(client, sp, s, found["model"], tokens, sem) for sp in specs)
@@ -305,7 +318,11 @@ async def probe_async(s: ProbeSettings, gate: list[str] | None) -> dict[str, Any
             r.pop("_connection_only", None)
         doc["paths"] = rows
         if s.registry is not None and "error" not in doc:
-            doc["registry"] = await _probe_registry(client, found["engine"], s, found["model"])
+            spec = registry_path(found["engine"])
+            verdict = next(r["verdict"] for r in rows if r["path"] == spec.name)
+            doc["registry"] = await _probe_registry(
+                client, found["engine"], s, found["model"], verdict
+            )
         return scrub_all(doc, [s.server])
 
 
@@ -314,7 +331,7 @@ def summarise(doc: dict[str, Any], gate: list[str] | None) -> None:
     doc["counts"] = dict(Counter(p["verdict"] for p in doc["paths"]))
     not_enforced = [p["path"] for p in doc["paths"] if p["verdict"] != "enforced"]
     if gate:
-        failed = not_enforced
+        failed = [p for p in not_enforced if p in gate]  # --registry may add its own path
         rule = "each path in --paths enforced"
     else:
         # Without --paths the user has not said which paths matter: a loud refusal (a tool

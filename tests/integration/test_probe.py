@@ -85,12 +85,17 @@ def test_an_ignored_request_field_is_unconstrained_and_gates(sglang_server: DevS
     doc = json.loads(r.stdout)
     verdicts = {p["path"]: p["verdict"] for p in doc["paths"]}
     assert verdicts == {"generate.json_schema": "enforced", "guided_json": "unconstrained"}
-    assert doc["failed"] == ["guided_json"]
-    # --registry: one real request per shipped schema, its output audited
+    assert doc["failed"][0] == "guided_json"
+    # --registry: one real request per shipped schema, its output audited. The random model
+    # at temperature 1 meets xgrammar's real gaps now and then (a raw control character in
+    # a string with minLength/maxLength, a date-time with day 31 in November): 'leaky' with
+    # the diagnosis, never 'unconstrained' (the path's canaries were enforced).
     rows = {r["schema"]: r for r in doc["registry"]}
     assert "get_order" in rows and len(rows) >= 5
-    assert all(r["verdict"] in ("enforced", "unproven") for r in rows.values()), rows
+    assert all(r["verdict"] in ("enforced", "unproven", "leaky") for r in rows.values()), rows
     assert sum(r["verdict"] == "enforced" for r in rows.values()) >= len(rows) // 2
+    leaky = [f"registry:{n}" for n, r in rows.items() if r["verdict"] == "leaky"]
+    assert doc["failed"] == ["guided_json", *leaky]
 
 
 def test_grammar_backend_none_is_not_enforced_and_exits_1(sglang_factory) -> None:
