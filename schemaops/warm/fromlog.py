@@ -2,7 +2,8 @@
 
 Each line is one request body: an SGLang ``/generate`` body (``sampling_params`` with
 ``json_schema`` / ``regex`` / ``ebnf`` / ``structural_tag``, or a list of them for a batch)
-or an OpenAI chat body (``response_format``, ``tools`` + ``tool_choice``). A line may also
+or an OpenAI chat body (``response_format``, ``tools`` + ``tool_choice``, vLLM's
+``structured_outputs``). A line may also
 wrap the body as ``{"body": ...}`` / ``{"request": ...}`` (an object or its JSON text).
 
 Bytes are kept exactly: a ``/generate`` schema string is taken as is (it *is* the key), and
@@ -242,6 +243,11 @@ def _from_openai(line: int, body: dict[str, Any]) -> list[Found]:
     if isinstance(rf, dict) and rf.get("type") == "json_object":
         key = '{"type": "object"}'
         return [Found(line, "openai", "json", key, key, {"response_format": rf}, "json_object")]
+    so = body.get("structured_outputs")
+    if so is not None and rf is None:
+        found = _from_structured_outputs(line, _obj(so, "structured_outputs"))
+        if found:
+            return [found]
     tools, choice = body.get("tools"), body.get("tool_choice")
     if tools is not None and not isinstance(tools, list):
         raise ValueError(f"tools is not a JSON array (got {type(tools).__name__})")
@@ -261,6 +267,30 @@ def _from_openai(line: int, body: dict[str, Any]) -> list[Found]:
         text = json.dumps(params[0]) if len(params) == 1 and isinstance(params[0], dict) else None
         return [Found(line, "openai", "json", key, text, frag, printable(str(name)))]
     return []
+
+
+def _from_structured_outputs(line: int, so: dict[str, Any]) -> Found | None:
+    """vLLM's ``structured_outputs``: ``json`` as an object is keyed by ``json.dumps`` of it,
+    as a string by its exact bytes; ``regex`` by itself (vLLM 0.32
+    ``get_structured_output_key``). The legacy ``guided_*`` fields are not read: vLLM >= 0.12
+    ignores them (the request runs unconstrained), so there is nothing to warm."""
+    value = so.get("json")
+    if isinstance(value, dict):
+        if _deeper_than(value, MAX_DEPTH):
+            raise ValueError(f"structured_outputs.json is nested deeper than {MAX_DEPTH} levels")
+        key = json.dumps(value)
+        frag = {"structured_outputs": {"json": value}}
+        return Found(line, "openai", "json", key, key, frag, _title(value))
+    if isinstance(value, str):
+        schema = _loads_or_say(value, "structured_outputs.json")
+        frag = {"structured_outputs": {"json": value}}
+        return Found(line, "openai", "json", value, value, frag, _title(schema))
+    if value is not None:
+        raise ValueError(f"structured_outputs.json is a {type(value).__name__}, not a schema")
+    regex = so.get("regex")
+    if isinstance(regex, str):
+        return Found(line, "openai", "regex", regex, None, {"structured_outputs": so}, "regex")
+    return None
 
 
 def _title(schema: Any) -> str:
