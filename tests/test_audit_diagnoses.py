@@ -10,6 +10,7 @@ produced.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -155,3 +156,20 @@ def test_a_schema_failing_from_some_record_on_is_poisoned(tmp_path: Path, jobs: 
     assert poisoned["schemas"] == [
         {"schema": "b", "since_line": 302, "failures": 250, "ok_before": 135}
     ]
+
+
+def test_terminal_report_names_each_diagnosis_and_its_fix(tmp_path: Path) -> None:
+    data, schema = tmp_path / "out.jsonl", tmp_path / "s.json"
+    data.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    schema.write_text(json.dumps(SCHEMA))
+    r = subprocess.run(
+        [sys.executable, "-m", "schemaops", "audit", str(data), "--schema", str(schema)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "300"},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "whitespace_runaway: 1 output(s); fix: SGLang: --constrained-json-disable" in r.stdout
+    assert "json_in_reasoning_content: 1 output(s)" in r.stdout

@@ -216,3 +216,19 @@ def poisoned(runs: dict[str, list[int]], by_schema: dict[str, Counter]) -> list[
                 {"schema": schema, "since_line": line, "failures": n, "ok_before": ok_before}
             )
     return out
+
+
+def terminal_lines(doc: dict[str, Any]) -> list[str]:
+    """Rich-markup lines for the terminal report: each diagnosis, its count and its fix."""
+    from rich.markup import escape
+
+    lines = []
+    for name, d in (doc.get("diagnoses") or {}).items():
+        what = f"{d['count']} schema(s)" if name == "poisoned" else f"{d['count']} output(s)"
+        lines.append(f"[yellow]{escape(name)}[/yellow]: {what}; fix: {escape(d['fix'])}")
+        for s in d.get("schemas", [])[:10]:
+            lines.append(
+                f"  {escape(str(s['schema']))}: every output fails from line {s['since_line']} "
+                f"on ({s['failures']} failures, {s['ok_before']} ok before)"
+            )
+    return lines

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from schemaops.audit import diagnose
 from schemaops.audit.report_text import fmt_ci, fmt_p, headline, visible
 
 
@@ -113,6 +114,8 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
             f" JSON parsers do: the last value wins, and that is what was validated) at line(s)"
             f" {dup['lines'][:10]}"
         )
+    for line in diagnose.terminal_lines(doc):
+        con.print(line)
     for g in doc["gates"]:
         mark = "[green]PASS[/green]" if g["passed"] else "[red]FAIL[/red]"
         con.print(f"gate {g['gate']}: {mark} {g['reason']}")
