@@ -38,6 +38,18 @@ ANNOTATIONS = frozenset(
     {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly"}
     | {"writeOnly", "$schema", "$id", "$anchor", "contentMediaType", "contentEncoding"}
 )
+#: keywords that take part in validation; anything else (``example``, ``x-...``, vendor
+#: keys) is an annotation for merging: the first side's value is kept
+VOCABULARY = frozenset(
+    {"type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum"}
+    | {"exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems"}
+    | {"uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties"}
+    | {"required", "dependentRequired", "properties", "patternProperties"}
+    | {"additionalProperties", "propertyNames", "items", "prefixItems", "additionalItems"}
+    | {"contains", "unevaluatedItems", "unevaluatedProperties", "allOf", "anyOf", "oneOf"}
+    | {"not", "if", "then", "else", "dependentSchemas", "dependencies", "$ref"}
+    | {"$dynamicRef", "$recursiveRef", "format", "$defs", "definitions", "contentSchema"}
+)
 _LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties")
 _UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")
 _NO_MERGE_OBJECT = ("patternProperties", "unevaluatedProperties")
@@ -138,7 +150,7 @@ def merge(a: Any, b: Any) -> Any:
             out[key] = b[key]
             continue
         va, vb = a[key], b[key]
-        if key in ANNOTATIONS or _same(va, vb):
+        if key in ANNOTATIONS or key not in VOCABULARY or _same(va, vb):
             out[key] = va
         elif key == "type":
             out[key] = _type_meet(va, vb)

@@ -52,7 +52,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from schemaops.compare.instances import validator
-from schemaops.lower.merge import ANNOTATIONS, NotExact, _eq, merge
+from schemaops.lower.merge import ANNOTATIONS, VOCABULARY, NotExact, _eq, merge
 from schemaops.lower.patterns import JSON_ANY_NARROWS, anchored_search, format_pattern, is_anchored
 from schemaops.lower.probes import ENFORCED
 from schemaops.lower.residual import ResidualRule, pointer
@@ -75,6 +75,8 @@ _SINGLE = (
     "unevaluatedProperties",
 )
 _LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+#: keywords that move into union branches (validation, not annotations or $defs)
+_SIBLINGS = VOCABULARY - {"$defs", "definitions"}
 _NUMERIC = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _PROBE_OF = {
     "minLength": "string.minLength",
@@ -330,7 +332,7 @@ class _Lowerer:
             self.residual.append(ResidualRule(ptr, "if", value, reason, covers))
             self.rewrites.append(Rewrite(ptr, "residual", False, reason))
             return
-        keep = {k: v for k, v in base.items() if k in ANNOTATIONS}
+        keep = {k: v for k, v in base.items() if k not in _SIBLINGS}
         out.clear()
         out.update(keep)
         out["anyOf"] = branches
@@ -379,7 +381,7 @@ class _Lowerer:
                 continue  # this branch can never apply
             if not values:
                 raise NotExact(f"'{k} absent' cannot be expressed without not")
-            core = {k: v for k, v in base.items() if k not in ANNOTATIONS}
+            core = {k: v for k, v in base.items() if k in _SIBLINGS}
             out.append(merge(merge(core, branch), disc))
         if not out:
             raise NotExact("no branch can apply")
@@ -591,15 +593,15 @@ class _Lowerer:
         branches = out.get(key)
         if not isinstance(branches, list) or ("anyOf" in out and "oneOf" in out):
             return
-        siblings = {k: v for k, v in out.items() if k != key and k not in ANNOTATIONS}
-        if not siblings or "$defs" in siblings or "definitions" in siblings:
+        siblings = {k: v for k, v in out.items() if k != key and k in _SIBLINGS}
+        if not siblings:
             return
         try:
             merged = [merge(siblings, b) for b in branches]
         except NotExact as exc:
             self.note(parts, f"keep {key} siblings", False, f"not distributed: {exc}")
             return
-        keep = {k: v for k, v in out.items() if k in ANNOTATIONS}
+        keep = {k: v for k, v in out.items() if k != key and k not in _SIBLINGS}
         out.clear()
         out.update(keep)
         out[key] = [m if m is not False else {"not": {}} for m in merged]
