@@ -55,3 +55,18 @@ def test_bad_structured_outputs_are_input_errors(tmp_path: Path) -> None:
     sc = scan(log)
     assert [e["line"] for e in sc.input_errors] == [1, 2]
     assert "not JSON" in sc.input_errors[0]["reason"]
+
+
+def test_drift_counts_vllm_object_and_string_as_two_entries(tmp_path: Path) -> None:
+    from schemaops.warm.drift import run_drift
+
+    schema = next(iter(load_registry(REPO / "schemas"))).bundled()
+    log = _log(
+        tmp_path,
+        [
+            _chat(structured_outputs={"json": schema}),
+            _chat(structured_outputs={"json": json.dumps(schema, separators=(",", ":"))}),
+        ],
+    )
+    doc = run_drift(log, REPO / "schemas")
+    assert doc["drifting"] == 1 and doc["cache_entries"] == 2 and doc["extra_compiles"] == 1

@@ -175,3 +175,32 @@ def test_a_server_that_is_neither_engine_is_exit_2(static_server: str, engine: s
     assert res.returncode == 2, (res.stdout, res.stderr)
     assert ("neither SGLang" if engine == "auto" else "does not answer like vLLM") in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_registry_export_gives_each_paths_key_as_warm_sends_it() -> None:
+    from schemaops.strings import sha256_hex
+
+    res = subprocess.run(
+        [sys.executable, "-m", "schemaops", "registry", "export", "get_order", "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    keys = json.loads(res.stdout)["key_sha256_by_path"]
+    reg = load_registry(REPO / "schemas")
+    plans = {
+        "response_format": plan_from_registry(reg, "openai"),
+        "vllm:structured_outputs.json object": plan_from_registry(
+            reg, "openai", schema_field="structured_outputs"
+        ),
+        "vllm:structured_outputs.json string (native wire sent)": plan_from_registry(
+            reg, "openai", schema_field="structured_outputs_string"
+        ),
+        "sglang:/generate json_schema": plan_from_registry(reg, "native"),
+    }
+    assert set(keys) == set(plans)
+    for path, items in plans.items():
+        (item,) = [it for it in items if it.name == "get_order"]
+        assert keys[path] == sha256_hex(item.key), path

@@ -187,6 +187,8 @@ def export_cmd(
 
     No trailing newline is added: the bytes on stdout (or in --output) are the cache key.
     """
+    from schemaops.warm.plan import key_paths
+
     s = call(call(load_registry, registry, timeout).get, name)
     wire = s.wire(api.value)
     data = wire.encode("utf-8")
@@ -203,6 +205,9 @@ def export_cmd(
                 "bytes": len(data),
                 "sha256": sha256_hex(wire),
                 "wire": wire,
+                "key_sha256_by_path": {  # warm.plan.key_paths: SGLang's and vLLM's keys
+                    k: sha256_hex(v) for k, v in key_paths(s.wire("native"), s.bundled()).items()
+                },
             }
         )
     elif output is None:

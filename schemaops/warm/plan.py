@@ -124,6 +124,24 @@ def structured_outputs_item(
     )
 
 
+def key_paths(native_wire: str, bundled: Any) -> dict[str, str]:
+    """The cache key each request path derives from one registry schema (its exact string).
+
+    SGLang ``/generate`` keys the ``json_schema`` string as sent (the registry's native wire);
+    ``response_format`` (SGLang and vLLM) and vLLM's ``structured_outputs.json`` as an object
+    key ``json.dumps`` of the object; ``structured_outputs.json`` as a string is keyed by the
+    bytes sent, shown here for the registry's native wire (what ``warm --schema-field
+    structured_outputs_string`` sends).
+    """
+    dumped = json.dumps(bundled)
+    return {
+        "sglang:/generate json_schema": native_wire,
+        "response_format": dumped,
+        "vllm:structured_outputs.json object": dumped,
+        "vllm:structured_outputs.json string (native wire sent)": native_wire,
+    }
+
+
 def tool_definition(name: str, schema: Any, description: str = "") -> dict[str, Any]:
     """The OpenAI tool definition an agent sends for a registry schema used as arguments."""
     fn: dict[str, Any] = {"name": name}
