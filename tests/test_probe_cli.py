@@ -66,6 +66,7 @@ class _Faulty(BaseHTTPRequestHandler):
     """TEST DOUBLE: healthy-looking SGLang discovery, then a fault on every generation."""
 
     mode = "500"
+    backend = "xgrammar"
 
     def log_message(self, *args: object) -> None:
         pass
@@ -80,7 +81,7 @@ class _Faulty(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         if self.path == "/server_info":
-            self._json(200, {"version": "0.5.23", "grammar_backend": "xgrammar"})
+            self._json(200, {"version": "0.5.23", "grammar_backend": self.backend})
         elif self.path == "/v1/models":
             self._json(200, {"data": [{"id": "m", "owned_by": "sglang"}]})
         else:
@@ -103,6 +104,7 @@ def faulty() -> Iterator[type[_Faulty]]:
     srv.shutdown()
     srv.server_close()
     _Faulty.mode = "500"
+    _Faulty.backend = "xgrammar"
 
 
 def test_a_500_is_error_with_the_servers_message_and_exit_1(faulty: type[_Faulty]) -> None:
@@ -128,3 +130,9 @@ def test_a_timeout_is_bounded_and_explained(faulty: type[_Faulty]) -> None:
     assert r.returncode == 1, r.stderr
     (path,) = json.loads(r.stdout)["paths"]
     assert path["verdict"] == "error" and "within 1 s" in path["reason"]
+
+
+def test_hostile_server_facts_are_printed_escaped(faulty: type[_Faulty]) -> None:
+    faulty.backend = "\x1b[2J\x1b]0;pwned\x07xgrammar"
+    r = _cli("--server", faulty.url, "--paths", "generate.json_schema")  # type: ignore[attr-defined]
+    assert "\x1b" not in r.stdout and "\\x1b" in r.stdout, r.stdout

@@ -170,8 +170,11 @@ async def _discover(client: ServerClient, model: str | None) -> dict[str, Any]:
             "constrained_json_disable_any_whitespace",
             "dp_size",
         ):
-            if k in info:
-                facts[k] = info[k]
+            if k in info:  # server text: made printable and short, like warm's facts
+                v = info[k]
+                facts[k] = (
+                    v if isinstance(v, (bool, int, float)) or v is None else clean(str(v), 200)
+                )
     models = await client.get_json("/v1/models", timeout_s=15.0)
     data = models.get("data") if isinstance(models, dict) else None
     first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
@@ -179,7 +182,7 @@ async def _discover(client: ServerClient, model: str | None) -> dict[str, Any]:
         engine = "vllm"
         version = await client.get_json("/version", timeout_s=15.0)
         if isinstance(version, dict) and "version" in version:
-            facts["version"] = version["version"]
+            facts["version"] = clean(str(version["version"]), 200)
     chosen = model or (first.get("id") if isinstance(first.get("id"), str) else None)
     return {"engine": engine, "model": chosen, "facts": facts}
 
