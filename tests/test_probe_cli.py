@@ -134,5 +134,9 @@ def test_a_timeout_is_bounded_and_explained(faulty: type[_Faulty]) -> None:
 
 def test_hostile_server_facts_are_printed_escaped(faulty: type[_Faulty]) -> None:
     faulty.backend = "\x1b[2J\x1b]0;pwned\x07xgrammar"
-    r = _cli("--server", faulty.url, "--paths", "generate.json_schema")  # type: ignore[attr-defined]
-    assert "\x1b" not in r.stdout and "\\x1b" in r.stdout, r.stdout
+    url = faulty.url  # type: ignore[attr-defined]
+    r = _cli("--server", url, "--paths", "generate.json_schema")
+    assert "\x1b" not in r.stdout, r.stdout
+    r = _cli("--server", url, "--paths", "generate.json_schema", "--json")
+    shown = json.loads(r.stdout)["server_facts"]["grammar_backend"]
+    assert "\x1b" not in shown and "\x07" not in shown and "\\x1b" in shown
