@@ -52,13 +52,19 @@ def _latched(schema: Any) -> str:
     """What an engine latched on xgrammar does with a schema ``auto`` routes elsewhere."""
     from schemaops.check.engine import _xgrammar_compile_error
 
+    first = ""
+    if route_vllm(schema).served_by == "outlines":
+        first = (
+            "; sent first to a fresh engine it would latch the engine on outlines instead, and "
+            "then schemas auto routes to xgrammar fail (HTTP 500)"
+        )
     err = _xgrammar_compile_error(schema)
     if err:
-        return f"an engine latched on xgrammar fails it: xgrammar cannot compile it ({err})"
+        return f"an engine latched on xgrammar fails it: xgrammar cannot compile it ({err}){first}"
     why = vllm_xgrammar_unsupported(schema)
     return (
         "an engine latched on xgrammar compiles it with xgrammar anyway, with HTTP 200: "
-        f"{why or 'what xgrammar does not support'} is NOT enforced"
+        f"{why or 'what xgrammar does not support'} is NOT enforced{first}"
     )
 
 
