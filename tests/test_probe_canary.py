@@ -12,7 +12,7 @@ import pytest
 
 from schemaops.probe import canary as cn
 from schemaops.probe.paths import BY_NAME, read
-from schemaops.probe.run import Shot, verdict_of
+from schemaops.probe.run import Shot, path_verdict
 
 
 def test_tokens_are_distinct_random_16_chars() -> None:
@@ -117,11 +117,11 @@ def test_verdict_aggregation() -> None:
     spec = BY_NAME["generate.json_schema"]
     ok, cut = Shot("satisfied", "ok"), Shot("inconclusive", "cut")
     bad, no = Shot("broken", "prose"), Shot("rejected", "HTTP 400: no")
-    assert verdict_of([ok, cut, ok], spec)[0] == "enforced"
-    assert verdict_of([ok, bad, ok], spec)[0] == "unconstrained"
-    assert verdict_of([no], spec) == ("rejected", "HTTP 400: no")
-    assert verdict_of([cut, cut], spec)[0] == "unproven"
-    assert verdict_of([Shot("error", "timeout")], spec)[0] == "error"
+    assert path_verdict([ok, cut, ok], spec)[0] == "enforced"
+    assert path_verdict([ok, bad, ok], spec)[0] == "unconstrained"
+    assert path_verdict([no], spec) == ("rejected", "HTTP 400: no")
+    assert path_verdict([cut, cut], spec)[0] == "unproven"
+    assert path_verdict([Shot("error", "timeout")], spec)[0] == "error"
 
 
 def test_gate_rules() -> None:

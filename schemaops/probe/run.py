@@ -136,7 +136,7 @@ def _shot(spec: PathSpec, can: cn.Canary, att: Attempt) -> Shot:
     )
 
 
-def verdict_of(shots: list[Shot], spec: PathSpec) -> tuple[str, str]:
+def path_verdict(shots: list[Shot], spec: PathSpec) -> tuple[str, str]:
     """One verdict for a path from its canaries' answers, and the reason."""
     by = {j: [s for s in shots if s.judgement == j] for j in {s.judgement for s in shots}}
     n = len(shots)
@@ -205,7 +205,7 @@ async def _probe_path(
         shots.append(shot)
         if shot.judgement in ("rejected", "error"):
             break  # the same refusal again proves nothing more and costs a timeout each
-    verdict, reason = verdict_of(shots, spec)
+    verdict, reason = path_verdict(shots, spec)
     bound = cn.make(spec.kind, cn.Tokens()).bound() if spec.tools is None else None
     doc = {
         "path": spec.name,
@@ -375,4 +375,4 @@ def run_probe(settings: ProbeSettings) -> tuple[dict[str, Any], int]:
     return doc, exit_code(doc)
 
 
-__all__ = ["CHAT", "NATIVE", "VERDICTS", "ProbeSettings", "exit_code", "run_probe", "verdict_of"]
+__all__ = ["CHAT", "NATIVE", "VERDICTS", "ProbeSettings", "exit_code", "run_probe", "path_verdict"]
