@@ -107,11 +107,15 @@ def faulty() -> Iterator[type[_Faulty]]:
     _Faulty.backend = "xgrammar"
 
 
-def test_a_500_is_error_with_the_servers_message_and_exit_1(faulty: type[_Faulty]) -> None:
+def test_a_500_everywhere_is_error_with_the_servers_message_and_exit_2(
+    faulty: type[_Faulty],
+) -> None:
     r = _cli("--server", faulty.url, "--paths", "generate.json_schema", "--json")  # type: ignore[attr-defined]
-    assert r.returncode == 1, r.stderr
-    (path,) = json.loads(r.stdout)["paths"]
+    assert r.returncode == 2, r.stderr  # nothing could be probed
+    doc = json.loads(r.stdout)
+    (path,) = doc["paths"]
     assert path["verdict"] == "error" and "internal boom" in path["reason"]
+    assert "no path could be probed" in doc["error"] and "internal boom" in r.stderr
 
 
 def test_a_timeout_is_bounded_and_explained(faulty: type[_Faulty]) -> None:
@@ -127,7 +131,7 @@ def test_a_timeout_is_bounded_and_explained(faulty: type[_Faulty]) -> None:
         "--json",
     )
     assert time.monotonic() - t0 < 30
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 2, r.stderr
     (path,) = json.loads(r.stdout)["paths"]
     assert path["verdict"] == "error" and "within 1 s" in path["reason"]
 

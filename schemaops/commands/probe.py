@@ -22,8 +22,9 @@ HELP = "\n\n".join(
         "below 1e-28, so a false 'enforced' is below 4e-86 per JSON canary; a constrained "
         "server cannot break one (a cut-off answer is unproven, never unconstrained).",
         "Exit 0 ok; 1 a path in --paths not enforced (without --paths: a path unconstrained, "
-        "or no path enforced at all, or a --registry schema unconstrained/rejected/error); 2 "
-        "nothing could be probed (dead server, bad URL) or a usage error.",
+        "or no path enforced at all, or a --registry schema unconstrained/leaky/rejected/error); "
+        "2 nothing could be probed (dead server, bad URL, every path an error: 5xx, timeouts) "
+        "or a usage error.",
     ]
 )
 

@@ -72,7 +72,6 @@ class Shot:
     finish_reason: str | None = None
     elapsed_ms: float | None = None
     notes: list[str] = field(default_factory=list)
-    connection: bool = False
 
     def doc(self) -> dict[str, Any]:
         return {
@@ -128,12 +127,7 @@ def _shot(spec: PathSpec, can: cn.Canary, att: Attempt) -> Shot:
         return Shot(judgement, why, finish_reason=reading.finish, notes=notes, **base)
     if att.outcome in (AttemptOutcome.VERDICT, AttemptOutcome.REJECTED):
         return Shot("rejected", att.error or f"HTTP {att.status}", **base)
-    return Shot(
-        "error",
-        att.error or att.outcome.value,
-        connection=att.outcome is AttemptOutcome.CONNECTION,
-        **base,
-    )
+    return Shot("error", att.error or att.outcome.value, **base)
 
 
 def path_verdict(shots: list[Shot], spec: PathSpec) -> tuple[str, str]:
@@ -224,7 +218,6 @@ async def _probe_path(
             else "the chat template shows the tool's parameters to the model, so a model that "
             "copies them could pass unconstrained"
         )
-    doc["_connection_only"] = all(x.connection for x in shots)
     return doc
 
 
@@ -315,10 +308,9 @@ async def probe_async(s: ProbeSettings, gate: list[str] | None) -> dict[str, Any
         rows = await asyncio.gather(
             *(_probe_path(client, sp, s, found["model"], tokens, sem) for sp in specs)
         )
-        if all(r.pop("_connection_only") for r in rows) and rows:
+        if rows and all(r["verdict"] == "error" for r in rows):
+            # no answer anywhere (connection lost, 5xx, timeouts): nothing was probed
             doc["error"] = f"{client.shown_url}: no path could be probed ({rows[0]['reason']})"
-        for r in rows:
-            r.pop("_connection_only", None)
         doc["paths"] = rows
         if s.registry is not None and "error" not in doc:
             spec = registry_path(found["engine"])
