@@ -1,7 +1,8 @@
 """Direct first-request measurements, independent of the warm engine.
 
 Tests and ``bench/warm.py`` use these to check the engine's claims from outside: a plain
-1-token request with a given key string, timed, and ``/flush_cache`` with its retry.
+1-token request with a given key string (SGLang ``/generate``) or schema (a chat completion,
+SGLang or vLLM), timed, and SGLang's ``/flush_cache`` with its retry (vLLM has none).
 """
 
 from __future__ import annotations
@@ -24,6 +25,23 @@ def first_request_ms(
         body["routed_dp_rank"] = rank
     t0 = time.perf_counter()
     r = httpx.post(url.rstrip("/") + "/generate", json=body, timeout=timeout)
+    return r.status_code, (time.perf_counter() - t0) * 1000
+
+
+def first_chat_ms(
+    url: str, schema: Any, *, model: str = "default", timeout: float = 600
+) -> tuple[int, float]:
+    """One 1-token chat completion with ``schema`` as ``response_format`` (vLLM keys it by
+    ``json.dumps`` of the object, as warm sends it): ``(status, milliseconds)``."""
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": "Hi"}],
+        "max_tokens": 1,
+        "temperature": 0.0,
+        "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": schema}},
+    }
+    t0 = time.perf_counter()
+    r = httpx.post(url.rstrip("/") + "/v1/chat/completions", json=body, timeout=timeout)
     return r.status_code, (time.perf_counter() - t0) * 1000
 
 
