@@ -1,4 +1,4 @@
-"""Grammar-cache warm-up for SGLang (and OpenAI-compatible) servers.
+"""Grammar-cache warm-up for SGLang and vLLM servers.
 
 Library API (the CLI ``schemaops warm`` is a thin layer over it)::
 
@@ -17,7 +17,9 @@ Modules: ``plan`` (what to send), ``client`` (one server, retries, deadlines, bo
 ``answer`` (what a completed answer looks like; printable server text), ``urls`` (checked
 and redacted server URLs), ``retry`` (policy), ``engine`` (the run), ``prove`` (latency
 verdicts), ``report`` (JSON, table, exit code), ``progress`` (the bar), ``run`` (the command
-as one call), ``fromlog`` (request logs), ``drift`` (byte variants of one schema).
+as one call), ``fromlog`` (request logs), ``drift`` (byte variants of one schema),
+``detect`` (which engine answers: SGLang or vLLM), ``latch`` (vLLM's ``auto`` latch: the
+pre-check and the order).
 """
 
 from schemaops.warm import report

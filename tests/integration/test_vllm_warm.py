@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from schemaops.registry import load_registry
 from schemaops.warm import WarmOptions, report, warm
+from schemaops.warm.detect import metrics_start
 from schemaops.warm.heavy import heavy_schema
 from schemaops.warm.plan import structured_outputs_item
 from schemaops.warm.run import WarmSettings, run_warm
@@ -58,6 +61,15 @@ def test_warm_then_probe_every_shipped_schema(vllm_url: str) -> None:
     assert {k: r["status"] for k, r in got.items()} == EXPECTED
     for r in got.values():  # every one probed after warming, and never compiled again
         assert r["probe_ms"] is not None and r["proof"] != "miss", r
+
+
+def test_restart_evidence_is_the_api_process_start_time(vllm_url: str) -> None:
+    """vLLM has no /server_info startup_time; warm's restart check reads /metrics'
+    process_start_time_seconds, which must be there and stable while the server lives."""
+    with httpx.Client(base_url=vllm_url, timeout=30) as c:
+        starts = [metrics_start(c.get("/metrics").text) for _ in range(2)]
+    assert starts[0] is not None and starts[0] == starts[1]
+    assert time.time() - 86400 < starts[0] <= time.time()
 
 
 def test_tools_get_vllms_own_refusal_without_a_tool_parser(vllm_url: str) -> None:
