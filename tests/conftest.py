@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,21 @@ SHARED = REPO.parent / "shared"
 CORPORA = SHARED / "corpora"
 JSB = CORPORA / "jsonschemabench"
 JSTS = CORPORA / "json-schema-test-suite"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_xdg_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep the audit's on-disk validator cache (``$XDG_CACHE_HOME/schemaops/audit``) out of
+    the user's cache: tests that call the audit with default options would otherwise write
+    there, and a stale user entry could leak into a test. The dev-server environments stay
+    in ``~/.cache/schemaops/devserver`` (they do not read ``XDG_CACHE_HOME``)."""
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
 
 
 @pytest.fixture(scope="session")
