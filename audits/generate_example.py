@@ -2,7 +2,8 @@
 
 Deterministic (seeded): 5,000 tool calls of a support agent over the shipped registry
 (``schemas/``), in SGLang ``/generate`` response shape, as 250 episodes of 20 steps. The
-failure mix reproduces a real prompt-only JSON deployment (the seed case):
+failure mix reproduces a real prompt-only JSON deployment (the case study
+in docs/findings.md, source not identified):
 
     ok 4,813 | json_parse_failure 87 | schema_violation:enum 61 | required 28 | type 11
 

@@ -12,8 +12,9 @@ and the ratios. Targets: >= 50x naive, >= 0.5x parse-only (one process). Audit, 
 and ``--jobs`` runs are interleaved for ``--rounds`` rounds and the best of each is kept.
 Peak RSS is measured in fresh subprocesses auditing files of each size (``VmHWM``).
 
-Input: the simulated example records (``audits/generate_example.py``, the seed-case failure
-mix over the shipped registry), 5,000 generated and repeated with fresh ids and episodes.
+Input: the simulated example records (``audits/generate_example.py``: the failure mix of the
+prompt-only deployment in docs/findings.md over the shipped registry), 5,000 generated and
+repeated with fresh ids and episodes.
 The audit caches nothing by text, so repetition does not flatter it.
 """
 
@@ -121,7 +122,7 @@ def main() -> int:
         path = Path(tmp) / "outputs.jsonl"
         make_file(path, args.lines, base)
         size_mb = path.stat().st_size / 2**20
-        print(f"input: {args.lines:,} records, {size_mb:.1f} MiB (simulated, seed-case mix)")
+        print(f"input: {args.lines:,} records, {size_mb:.1f} MiB (simulated, prompt-only mix)")
         bench_parse_only(path)  # warm the page cache for every contender
         # Interleaved rounds, best of each: on a shared machine the load changes from second
         # to second, and the ratio should compare like with like.

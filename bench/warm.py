@@ -1,10 +1,11 @@
 """Benchmark: does `schemaops warm` make first requests as fast as cached ones, and how fast
-is it compared with the seed's sequential curl loop? Real SGLang dev server, real xgrammar.
+is it compared with a sequential curl loop (the warm-up of the SGLang case study in
+docs/findings.md)? Real SGLang dev server, real xgrammar.
 
 (a) First request per schema: on a cold server (after /flush_cache), after `schemaops warm`,
     and cached (the request right after). Target: after warm, the median first request
     within 1.2x of the cached median, and the worst within 1.5x of the cached worst.
-(b) Warm wall time: the seed's loop (one real `curl` process per schema, sequential, no
+(b) Warm wall time: the curl loop (one real `curl` process per schema, sequential, no
     checks) against `schemaops warm` at concurrency 1, 2, 4, 8 over the same schemas
     (/flush_cache before each run). Reported: the engine's wall time (warm + probes, and
     --no-probe) and the CLI process's wall time, and the ratio curl/warm for each.
@@ -185,7 +186,7 @@ def part_c(url: str, reg_dir: Path, n: int = 5) -> dict[str, Any]:
 
 
 def curl_loop(url: str, texts: list[str], tmp: Path) -> float:
-    """The seed's tool: a sequential shell-style loop, one curl process per schema."""
+    """The baseline warm-up: a sequential shell-style loop, one curl process per schema."""
     bodies = []
     for i, t in enumerate(texts):
         p = tmp / f"body_{i}.json"

@@ -5,7 +5,8 @@ one the test's schema uses. The compiled fast path must agree with jsonschema ev
 
 Principled exclusions:
 - ``optional/`` (not required by the spec) and tests that need remote refs
-  (``http://localhost:1234``: the suite's remote server) are skipped, as the brief says.
+  (``http://localhost:1234``: the suite's remote server) are skipped: the audit never
+  fetches a remote ``$ref`` (schemaops/registry/refs.py).
 - The suite's required tests are written for the 2020-12 default where ``format`` is an
   annotation, so they run with format assertion off (``--no-format``); format assertion
   itself is tested in test_audit_classify.py.

@@ -1,4 +1,9 @@
-"""The seed's case 4 end to end on a real SGLang server: constrained vs not, cold vs cached.
+"""An SGLang structured-output case study reproduced on a real server: tool calls constrained
+vs prompt only, and the first-request TTFT spike (cold vs cached grammar compile).
+
+The case study (published, source not identified: see docs/findings.md) compared prompt-only
+and constrained tool calls ("case 4") and reported first requests after a deploy raising P99
+TTFT; this script measures both on the server it is given.
 
 1. N tool-call prompts over the shipped registry, each sent twice to ``/generate``: prompt only,
    and with ``sampling_params.json_schema`` = ``Schema.wire("native")`` (the exact string an
@@ -10,7 +15,7 @@
    pattern), each made unique to this run: the first request (cold: the grammar compiles)
    against the second (cached), ``max_new_tokens: 1``, one at a time. Prints p50/p99 of both.
 
-Usage: ``python bench/seed_case4.py [--server URL] [--n 40] [--out out/seed_case4]``.
+Usage: ``python bench/ttft_case_study.py [--server URL] [--n 40] [--out out/ttft_case_study]``.
 Exit 1 when the constrained run has any parse failure or violation.
 
 Measured (2026-11, dev server, xgrammar 0.2.7, 40 prompts over all 9 shipped schemas,
@@ -224,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--heavy", type=int, default=20, help="compile-heavy schemas")
     ap.add_argument("--props", type=int, default=50, help="properties per heavy schema")
-    ap.add_argument("--out", type=Path, default=REPO / "out" / "seed_case4")
+    ap.add_argument("--out", type=Path, default=REPO / "out" / "ttft_case_study")
     args = ap.parse_args(argv)
 
     servers = []
