@@ -2,8 +2,8 @@
 
 A bare-library gate answers "does xgrammar enforce this schema?"; a deploy needs "what does
 SGLang 0.5.23 / vLLM 0.32.0 do with it?". The rules below were read in those releases' code
-and each one was checked against the real dev servers (tests/integration/test_check_engine.py
-and the README's vLLM section):
+and each one was checked against the real dev servers (tests/integration/: test_vllm_auto_routes,
+test_vllm_check_engine, test_check_engine_servers; for users: docs/contracts/compare.md):
 
 vLLM 0.32.0, ``structured_outputs_config.backend`` (``vllm/sampling_params.py``,
 ``v1/structured_output/backend_{xgrammar,guidance}.py``):
