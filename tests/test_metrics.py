@@ -157,3 +157,22 @@ def test_grafana_dashboard_reads_only_series_schemaops_writes() -> None:
     }
     assert used and used <= written, used - written
     assert len({p["id"] for p in dash["panels"]}) == len(dash["panels"])
+
+
+def test_every_registry_row_verdict_has_its_one_hot_series(tmp_path: Path) -> None:
+    # probe --registry rows can be 'leaky' (canaries enforced, the output still invalid): the
+    # one-hot must carry it, or a leaky schema exports all zeros and a dashboard misses it
+    verdicts = ("enforced", "leaky", "unconstrained", "unproven", "rejected", "error")
+    doc = {
+        "server": "http://h:1",
+        "engine": "sglang",
+        "paths": [{"path": "generate.json_schema", "verdict": "enforced"}],
+        "registry": [{"schema": v, "verdict": v} for v in verdicts],
+    }
+    write_textfile(tmp_path / "p.prom", probe_metrics(doc))
+    hot = {
+        s.labels["schema"]: s.labels["verdict"]
+        for s in samples(tmp_path / "p.prom")["schemaops_probe_registry_verdict"]
+        if s.value == 1
+    }
+    assert hot == {v: v for v in verdicts}
