@@ -184,25 +184,44 @@ class _Budget:
     """What ``_time_budget`` yields: whether the alarm went off."""
 
     expired = False
+    stopping = False
+
+
+_REFIRE_S = 0.05
 
 
 @contextmanager
 def _time_budget(seconds: float) -> Iterator[_Budget]:
-    """Interrupt the body after ``seconds`` (no-op outside the main thread)."""
+    """Interrupt the body after ``seconds`` (no-op outside the main thread).
+
+    The alarm repeats every ``_REFIRE_S`` after the first: a raise that lands inside a
+    callback whose exceptions Python ignores (a ``gc`` callback of hypothesis prints
+    "Exception ignored ... _OutOfTime" and goes on) is raised again, so the budget holds.
+    A signal that lands in this function's own clean-up is ignored (``stopping``).
+    """
     budget = _Budget()
     if seconds <= 0 or threading.current_thread() is not threading.main_thread():
         yield budget
         return
 
     def alarm(signum: int, frame: Any) -> None:
+        if budget.stopping:
+            return
+        budget.expired = True
         raise _OutOfTime()
 
     old = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, _REFIRE_S)
     try:
-        yield budget
-    except _OutOfTime:
-        budget.expired = True
+        try:
+            yield budget
+        except _OutOfTime:
+            pass
+        finally:
+            budget.stopping = True
+    except _OutOfTime:  # a re-fire that landed before ``stopping`` was set
+        budget.stopping = True
     finally:
+        budget.stopping = True
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
