@@ -66,3 +66,32 @@ def why_not_answer(path: str, body: Any) -> str | None:
         why = _aborted(choices[0].get("finish_reason"))
         return f"HTTP 200 but the server aborted the request: {why}" if why else None
     return None
+
+
+# HTTP 400 is warm's "invalid" (the schema failed to compile, and SGLang caches that), but
+# vLLM also answers 400 when the *server* cannot take the request at all, whatever the schema.
+# Those answers are told apart by vLLM's own messages (vLLM 0.32: renderers/online_renderer.py,
+# v1/engine/input_processor.py) and reported as ``failed`` with what to change on the server.
+_SERVER_CONFIG = (
+    (
+        re.compile(r"requires --(?:enable-auto-tool-choice|tool-call-parser)"),
+        "a server configuration problem, not the schema: vLLM needs "
+        "--enable-auto-tool-choice --tool-call-parser <the model's parser> for tools; "
+        "or warm without --tools if the application sends response_format",
+    ),
+    (
+        re.compile(r"data_parallel_rank \d+ is out of range \[0, (\d+)\)"),
+        "a server configuration problem, not the schema: the server has {0} DP rank(s); "
+        "pass --dp {0}, or leave --dp out so warm reads the ranks from /metrics",
+    ),
+)
+
+
+def server_config_hint(error: str | None) -> str | None:
+    """What to change on the server when a 400's ``error`` says the server, not the schema,
+    refused the request (``None``: a verdict on the schema, e.g. a failed compile)."""
+    for pattern, hint in _SERVER_CONFIG:
+        m = pattern.search(error or "")
+        if m:
+            return hint.format(*m.groups())
+    return None

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import httpx
 
-from schemaops.warm.answer import clean, why_not_answer
+from schemaops.warm.answer import clean, server_config_hint, why_not_answer
 from schemaops.warm.client import Result, ServerClient, ServerUnavailable
 from schemaops.warm.detect import EngineChoice, identify, metrics_start, metrics_text
 from schemaops.warm.plan import Api, WarmItem, baseline_request, build_request
@@ -95,6 +95,9 @@ class Cell:
         that stays warmed (a re-warm of a cached key would otherwise erase the compile)."""
         self.attempts += res.attempts
         status = STATUS_BY_OUTCOME[res.outcome]
+        hint = server_config_hint(res.last.error) if status == "invalid" else None
+        if hint:  # the server refused the request, not the schema: no compile happened
+            status = "failed"
         if status in ("warmed", "invalid") and (self.cold_ms is None or self.status != "warmed"):
             self.cold_ms = res.last.elapsed_ms
             self.cold_share_ms = res.last.share_ms
@@ -102,6 +105,8 @@ class Cell:
             self.rewarmed = True
         self.status = status
         self.error = None if status == "warmed" else _explain(res)
+        if hint:
+            self.error = f"{self.error} ({hint})"
 
 
 @dataclass

@@ -75,9 +75,10 @@ def test_restart_evidence_is_the_api_process_start_time(vllm_url: str) -> None:
 def test_tools_get_vllms_own_refusal_without_a_tool_parser(vllm_url: str) -> None:
     doc, code = run_warm(_settings(vllm_url, tools="named", options={"probe": False}))
     assert code == 1
-    for r in doc["results"]:
-        assert r["status"] == "invalid", r
+    for r in doc["results"]:  # a server configuration problem, not a compile verdict
+        assert r["status"] == "failed", r
         assert f'tool_choice=function "{r["schema"]}" requires --tool-call-parser' in r["error"]
+        assert "--enable-auto-tool-choice --tool-call-parser" in r["error"]
 
 
 def test_each_rank_gets_its_own_request_by_header(vllm_url: str) -> None:
@@ -89,8 +90,9 @@ def test_each_rank_gets_its_own_request_by_header(vllm_url: str) -> None:
     items = [structured_outputs_item(name, schema)]
     runs, _ = warm(items, WarmOptions(servers=[vllm_url], dp=2, probe=False, engine="vllm"))
     (row,) = report.document(items, runs, WarmOptions(servers=[vllm_url]), 0.0)["results"]
-    assert [r["status"] for r in row["replicas"]] == ["warmed", "invalid"]
+    assert [r["status"] for r in row["replicas"]] == ["warmed", "failed"]
     assert "data_parallel_rank 1 is out of range [0, 1)" in row["replicas"][1]["error"]
+    assert "pass --dp 1" in row["replicas"][1]["error"]
 
 
 def _fresh_schema() -> dict[str, Any]:
