@@ -13,7 +13,9 @@ no message) get only the text-based diagnoses, so plain JSONL audits as before.
 - ``truncated_at_max_tokens`` / ``truncated_other``: a ``truncated`` parse failure split by
   whether the server said ``finish_reason: length``.
 - ``json_in_reasoning_content``: content empty while ``reasoning_content`` holds JSON.
-- ``tool_calls_finish_without_calls``: ``finish_reason: tool_calls`` and no tool call.
+- ``tool_calls_finish_without_calls``: no tool call although ``finish_reason: tool_calls``,
+  or although ``content`` holds a model's tool-call markup (``TOOL_MARKUP``) and the answer
+  was not cut at ``finish_reason: length``: vLLM answers ``stop`` when its parser missed it.
 - ``prose_with_tool_calls``: prose in ``content`` next to tool calls.
 """
 
@@ -61,6 +63,17 @@ FIXES = {
         "function makes the server constrain the whole answer to calls"
     ),
 }
+
+
+# The start of a tool call in the formats vLLM's and SGLang's tool parsers read (hermes/Qwen,
+# Mistral, Llama 3.x, DeepSeek V3, functionary/Llama 4 style): in content, a call not parsed.
+TOOL_MARKUP = (
+    "<tool_call>",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "<｜tool▁calls▁begin｜>",
+    "<function=",
+)
 
 
 def finish_reason(rec: Any) -> str | None:
@@ -129,7 +142,9 @@ def diagnose(rec: Any, text: str, outcome: Classification) -> list[str]:
             reasoning = msg.get("reasoning_content") or msg.get("reasoning")
             if not content.strip() and isinstance(reasoning, str) and _looks_json(reasoning):
                 found.append("json_in_reasoning_content")
-            if fr == "tool_calls" and not calls:
+            if not calls and (
+                fr == "tool_calls" or (fr != "length" and any(m in content for m in TOOL_MARKUP))
+            ):
                 found.append("tool_calls_finish_without_calls")
             if calls and content.strip():
                 found.append("prose_with_tool_calls")

@@ -20,8 +20,8 @@ AUTO_FIELDS = ("text", "generated_text", "output")
 # One JSONL line is one record; a longer line is an input error, never held in memory.
 MAX_LINE_BYTES = 32 << 20
 AUTO_HELP = (
-    "text, generated_text, output, choices[0].message.content / .tool_calls[].function.arguments,"
-    " choices[0].text"
+    "text, generated_text, output, choices[].message.content / .tool_calls[].function.arguments,"
+    " choices[].text"
 )
 
 
@@ -30,13 +30,19 @@ class Output(NamedTuple):
 
     ``index`` is the tool call's position for OpenAI ``tool_calls`` fan-out, or the element's
     position in a batch response (``record`` is then that element); None otherwise.
+    ``source`` is the field the text came from, as a path in the record (``text``,
+    ``choices[0].message.content``, ``choices[1].text``,
+    ``choices[0].message.tool_calls[0].function.arguments``), reported per output and counted.
     A NamedTuple, not a dataclass: one is made per line, and this is several times cheaper.
     """
 
     text: str
     schema: str | None
     index: int | None = None
-    record: dict | None = None  # the element of a batch response this output came from
+    # The element of a batch response, or a one-choice view of a record with several
+    # choices (each choice's own finish_reason and message for the diagnoses).
+    record: dict | None = None
+    source: str = "text"
 
 
 class RecordError(Exception):
@@ -91,21 +97,26 @@ def record_id(rec: dict) -> Any:
     return rid
 
 
-def _chat_outputs(choice: dict, schema: str | None, tool_schema: Any) -> list[Output]:
+def _chat_outputs(
+    choice: dict, schema: str | None, tool_schema: Any, where: str, view: dict | None
+) -> list[Output]:
+    """A chat message's outputs: its ``content`` (what the application reads, even when
+    empty and a reasoning parser moved the answer to ``reasoning``/``reasoning_content``:
+    that is a failure, diagnosed as such), then each tool call's arguments."""
     msg = choice["message"]
     if not isinstance(msg, dict):
-        raise RecordError("choices[0].message is not an object")
+        raise RecordError(f"{where}.message is not an object")
     outs: list[Output] = []
     content = msg.get("content")
     calls = msg.get("tool_calls") or []
     if not isinstance(calls, list):
-        raise RecordError("choices[0].message.tool_calls is not an array")
+        raise RecordError(f"{where}.message.tool_calls is not an array")
     if isinstance(content, str) and (content.strip() or not calls):
-        outs.append(Output(content, schema))
+        outs.append(Output(content, schema, None, view, f"{where}.message.content"))
     elif content is None and not calls:
-        outs.append(Output("", schema))
+        outs.append(Output("", schema, None, view, f"{where}.message.content"))
     elif content is not None and not isinstance(content, str):
-        raise RecordError(f"choices[0].message.content is {_kind(content)}, not a string")
+        raise RecordError(f"{where}.message.content is {_kind(content)}, not a string")
     for i, call in enumerate(calls):
         fn = call.get("function") if isinstance(call, dict) else None
         if not isinstance(fn, dict) or "arguments" not in fn:
@@ -113,7 +124,28 @@ def _chat_outputs(choice: dict, schema: str | None, tool_schema: Any) -> list[Ou
         args = fn["arguments"]
         if not isinstance(args, str):  # some servers return the parsed object
             args = json.dumps(args)
-        outs.append(Output(args, tool_schema(schema, fn.get("name")), i))
+        source = f"{where}.message.tool_calls[{i}].function.arguments"
+        outs.append(Output(args, tool_schema(schema, fn.get("name")), i, view, source))
+    return outs
+
+
+def _choice_outputs(rec: dict, choices: list, schema: str | None, tool_schema: Any) -> list[Output]:
+    """Every choice's outputs (vLLM answers a list of prompts, or ``n`` > 1, with one choice
+    each): chat ``message``s and completions ``text``s. With several choices each output
+    carries a one-choice view of the record, so its diagnoses read its own finish_reason."""
+    outs: list[Output] = []
+    several = len(choices) > 1
+    for c, choice in enumerate(choices):
+        where = f"choices[{c}]"
+        if not isinstance(choice, dict):
+            raise RecordError(f"{where} is a JSON {_kind(choice)}, not an object")
+        view = {**rec, "choices": [choice]} if several else None
+        if "message" in choice:
+            outs.extend(_chat_outputs(choice, schema, tool_schema, where, view))
+        elif isinstance(choice.get("text"), str):
+            outs.append(Output(choice["text"], schema, None, view, f"{where}.text"))
+        else:
+            raise RecordError(f"no text found in {where} (looked in message and text)")
     return outs
 
 
@@ -131,11 +163,11 @@ def find_outputs(
         # The common case (SGLang /generate: a string ``text``), decided in a few lookups.
         text, schema = rec.get("text"), rec.get(schema_field)
         if type(text) is str and (schema is None or type(schema) is str):
-            return [Output(text, schema)]
+            return [Output(text, schema)]  # source "text"
     if isinstance(rec, list) and rec and all(isinstance(r, dict) for r in rec):
         # SGLang /generate with a batch of prompts answers with a JSON array: one output each.
         return [
-            Output(o.text, o.schema, i, r)
+            Output(o.text, o.schema, i, o.record or r, o.source)
             for i, r in enumerate(rec)
             for o in find_outputs(r, field, schema_field, tool_schema)
         ]
@@ -151,20 +183,18 @@ def find_outputs(
             raise RecordError(f"field {field!r} not found") from None
         if not isinstance(text, str):
             raise RecordError(f"field {field!r} is {_kind(text)}, not a string")
-        return [Output(text, schema)]
+        return [Output(text, schema, source=field)]
     for key in AUTO_FIELDS:
         text = rec.get(key)
         if text is not None:
             if isinstance(text, str):
-                return [Output(text, schema)]
+                return [Output(text, schema, source=key)]
             raise RecordError(f"field {key!r} is {_kind(text)}, not a string")
     choices = rec.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         choice = choices[0]
-        if "message" in choice:
-            return _chat_outputs(choice, schema, tool_schema)
-        if isinstance(choice.get("text"), str):
-            return [Output(choice["text"], schema)]
+        if "message" in choice or isinstance(choice.get("text"), str):
+            return _choice_outputs(rec, choices, schema, tool_schema)
     raise RecordError(f"no text found (looked in {AUTO_HELP}; name one with --field)")
 
 

@@ -26,7 +26,7 @@ from schemaops.audit.classify import (
     parse_output,
 )
 from schemaops.audit.diagnose import close_runs, diagnose, note_run
-from schemaops.audit.extract import RecordError, find_outputs, parse_record, record_id
+from schemaops.audit.extract import Output, RecordError, find_outputs, parse_record, record_id
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.resolver import SchemaResolver
 from schemaops.audit.stats import Tally
@@ -68,6 +68,7 @@ def audit_lines(
     episodes, by_step = tally.episodes, tally.by_step
     loads = orjson.loads
     n_ok = n_fail = 0
+    sources = tally.sources  # outputs per source field (failures per source: add_failure)
     lineno = first_line - 1
     for lineno, raw in enumerate(lines, first_line):  # noqa: B007
         try:
@@ -79,8 +80,9 @@ def audit_lines(
         except RecordError as exc:
             _input_error(tally, records_out, lineno, None, str(exc))
             continue
+        batch = type(rec) is list
         for out in outs:
-            if out.record is not None:  # an element of a batch response
+            if out.record is not None:  # a batch element, or one choice of several
                 rec = out.record
             name = out.schema
             if fixed is not None:
@@ -111,12 +113,13 @@ def audit_lines(
                     _input_error(tally, records_out, lineno, record_id(rec), msg[:300])
                     continue
             ok = outcome is OUTCOME_OK
+            sources[out.source] += 1
             if ok:
                 n_ok += 1
                 ok_counts[name] = ok_counts.get(name, 0) + 1
             else:
                 n_fail += 1
-                _failure(tally, lineno, rec, name, outcome, out.text, checker, value, opts)
+                _failure(tally, lineno, rec, name, outcome, out, checker, value, opts)
                 note_run(tally.fail_runs, name, lineno, ok_counts.get(name, 0))
             # Episode and step counters, written out twice on purpose: a shared helper would
             # cost a call per line on the hot path (see the docstring).
@@ -140,9 +143,7 @@ def audit_lines(
                         if not ok:
                             st[1] += 1
             if records_out is not None:
-                _write_record(
-                    records_out, lineno, rec, out.index, name, outcome, out.record is not None, dups
-                )
+                _write_record(records_out, lineno, rec, out, name, outcome, batch, dups)
     tally.lines = lineno - first_line + 1
     tally.ok += n_ok
     tally.outputs += n_ok  # failures were counted by add_failure
@@ -172,12 +173,14 @@ def _failure(
     rec: dict,
     name: str,
     outcome: Classification,
-    text: str,
+    out: Output,
     checker: Any,
     value: Any,
     opts: AuditOptions,
 ) -> None:
     """Count one failed output: category, subtype, location, example, timeouts, all errors."""
+    text = out.text
+    tally.source_failures[out.source] += 1
     tally.add_failure(
         line,
         record_id(rec),
@@ -197,10 +200,10 @@ def _failure(
 
 
 def _write_record(
-    out: IO[bytes],
+    dest: IO[bytes],
     line: int,
     rec: dict,
-    index: int | None,
+    out: Output,
     schema: str,
     outcome: Classification,
     batch: bool = False,
@@ -210,9 +213,10 @@ def _write_record(
     rid = record_id(rec)
     if rid is not None:
         doc["id"] = rid
-    if index is not None:
-        doc["batch_index" if batch else "tool_call"] = index
+    if out.index is not None:
+        doc["batch_index" if batch else "tool_call"] = out.index
     doc.update(
+        source=out.source,
         schema=schema,
         category=outcome.category,
         subtype=outcome.subtype,
@@ -221,7 +225,7 @@ def _write_record(
     )
     if dups:  # names repeated in one object: the last value was validated
         doc["duplicate_keys"] = dups
-    out.write(_dumps(doc))
+    dest.write(_dumps(doc))
 
 
 def _dumps(doc: dict) -> bytes:

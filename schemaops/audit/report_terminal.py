@@ -24,6 +24,12 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
     con = console or Console(highlight=False)
     con.print(f"[bold]schemaops audit[/bold] {esc(str(doc['input']))}")
     con.print(headline(doc))
+    sources = doc.get("sources") or {}
+    if sources:
+        by = sorted(sources.items(), key=lambda kv: (-kv[1]["outputs"], kv[0]))
+        shown = ", ".join(f"{src} {s['outputs']:,} ({s['ok']:,} ok)" for src, s in by[:10])
+        more = f", {len(by) - 10} more" if len(by) > 10 else ""
+        con.print("Outputs by source: " + visible(shown + more), markup=False)
     if doc["input_errors"]:
         shown = ", ".join(str(e["line"]) for e in doc["input_error_lines"][:10])
         more = " ..." if doc["input_errors"] > 10 else ""

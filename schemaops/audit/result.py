@@ -70,6 +70,11 @@ def to_json(result: Any) -> dict:
         "compound": comp["compound"],
         "compound_ci95": comp["ci"],
         "by_schema": by_schema,
+        # Which field of the record each output came from (extract.Output.source), by name.
+        "sources": {
+            src: {"outputs": k, "ok": k - t.source_failures.get(src, 0)}
+            for src, k in sorted(t.sources.items())
+        },
         "paths": [
             {"schema": s, "category": c, "path": path, "count": k}
             for (s, c, path), k in t.paths.most_common(TOP_PATHS)

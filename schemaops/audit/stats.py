@@ -85,6 +85,9 @@ class Tally:
     diagnoses: Counter = field(default_factory=Counter)
     #: schema -> its run of failures at the end of the input (``diagnose.note_run``)
     fail_runs: dict[str, list[int]] = field(default_factory=dict)
+    #: source field (``extract.Output.source``) -> outputs, and -> failed outputs
+    sources: Counter = field(default_factory=Counter)
+    source_failures: Counter = field(default_factory=Counter)
 
     def add_input_error(self, line: int, message: str) -> None:
         self.input_errors += 1
@@ -164,6 +167,8 @@ class Tally:
                     mine.append({**e, "line": e["line"] + line_offset})
         self.all_errors.update(other.all_errors)
         self.diagnoses.update(other.diagnoses)
+        self.sources.update(other.sources)
+        self.source_failures.update(other.source_failures)
         self.timeout_count += other.timeout_count
         for t in other.timeouts:
             if len(self.timeouts) < TIMEOUT_LINES:

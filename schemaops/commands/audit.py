@@ -29,7 +29,12 @@ def audit_command(
     registry: Path = typer.Option(
         Path("schemas"), "--registry", help="Registry folder for schema names."
     ),
-    field: str = typer.Option(None, "--field", help="Dotted path of the text in each record."),
+    field: str = typer.Option(
+        None,
+        "--field",
+        help="Dotted path of the text in each record (default: text, generated_text, output, "
+        "or every OpenAI/vLLM choice's message.content, tool_calls arguments or text).",
+    ),
     schema_field: str = typer.Option(
         "schema", "--schema-field", help="Record field naming its schema."
     ),
@@ -64,7 +69,9 @@ def audit_command(
         None, "--html", help="Write a self-contained HTML report with a chart."
     ),
     records: Path = typer.Option(
-        None, "--records", help="Write one JSON line per output/input line."
+        None,
+        "--records",
+        help="Write one JSON line per output/input line (with the output's source field).",
     ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (0 = all cores)."),
     timeout: float = typer.Option(
