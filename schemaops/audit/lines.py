@@ -68,7 +68,9 @@ def audit_lines(
     episodes, by_step = tally.episodes, tally.by_step
     loads = orjson.loads
     n_ok = n_fail = 0
-    sources = tally.sources  # outputs per source field (failures per source: add_failure)
+    # Outputs per source field, other than the usual "text" (counted once at the end, to keep
+    # the ok path at one string comparison); failures per source are counted in _failure.
+    sources: Counter = Counter()
     lineno = first_line - 1
     for lineno, raw in enumerate(lines, first_line):  # noqa: B007
         try:
@@ -113,7 +115,8 @@ def audit_lines(
                     _input_error(tally, records_out, lineno, record_id(rec), msg[:300])
                     continue
             ok = outcome is OUTCOME_OK
-            sources[out.source] += 1
+            if out.source != "text":
+                sources[out.source] += 1
             if ok:
                 n_ok += 1
                 ok_counts[name] = ok_counts.get(name, 0) + 1
@@ -145,6 +148,10 @@ def audit_lines(
             if records_out is not None:
                 _write_record(records_out, lineno, rec, out, name, outcome, batch, dups)
     tally.lines = lineno - first_line + 1
+    texts = n_ok + n_fail - sum(sources.values())
+    if texts:
+        sources["text"] = texts
+    tally.sources.update(sources)
     tally.ok += n_ok
     tally.outputs += n_ok  # failures were counted by add_failure
     for name, n in ok_counts.items():
