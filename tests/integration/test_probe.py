@@ -174,10 +174,18 @@ def test_free_whitespace_and_a_reasoning_parser(sglang_factory, tmp_path: Path) 
     )
     audit = json.loads(r.stdout)
     counts = {k: v["count"] for k, v in audit["diagnoses"].items()}
-    # every answer ran out of budget; now and then the cut lands where the parser reports an
-    # invalid escape or control character rather than a truncation (the random text inside
-    # the string), so not all 8 are 'truncated'
-    assert sum(audit["parse_failures"].values()) == 8, audit["parse_failures"]
-    assert counts["truncated_at_max_tokens"] >= 5, counts
+    # most answers run out of budget (free whitespace); the random model may now and then
+    # close the object within 128 tokens, so count the cut ones from the server's own
+    # finish_reason. Every cut answer is a parse failure; now and then the cut lands where the
+    # parser reports an invalid escape or control character rather than a truncation (random
+    # text inside the string), so not every cut one is 'truncated'
+    cut = sum(
+        1
+        for a in answers
+        if (a.get("meta_info", {}).get("finish_reason") or {}).get("type") == "length"
+    )
+    assert cut >= 5, [a.get("meta_info", {}).get("finish_reason") for a in answers]
+    assert sum(audit["parse_failures"].values()) >= cut, (audit["parse_failures"], cut)
+    assert counts["truncated_at_max_tokens"] >= cut - 3, (counts, cut)
     assert counts.get("whitespace_runaway", 0) >= 1, counts
     assert "disable-any-whitespace" in audit["diagnoses"]["whitespace_runaway"]["fix"]
