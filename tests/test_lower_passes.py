@@ -384,3 +384,27 @@ def test_keywords_beside_a_union_are_distributed_into_its_branches() -> None:
     for seed in ({"type": "Point", "coordinates": [1]}, {"type": "Line"}, {"coordinates": []}):
         for x in [seed, *mutations(seed)]:
             assert orig.is_valid(x) == served.is_valid(x), x
+
+
+def test_a_backtracking_served_pattern_is_bounded_and_unproven() -> None:
+    """A served pattern that backtracks catastrophically on an example (or a mutant of it)
+    must not hang ``lower``: each instance's checks run under the watchdog, and one that runs
+    out of time is a failure (unproven), never a pass."""
+    import time
+
+    from schemaops.lower.passes import Lowered
+    from schemaops.lower.run import LowerCase, _split_examples
+
+    hostile = "a" * 40 + "!"
+    schema = {"type": "string", "pattern": "^(a+)+$"}
+    lw = Lowered("xgrammar", original={"type": "string"}, served=schema)
+    case = LowerCase("s", lw, "h")
+    t0 = time.monotonic()
+    _split_examples(case, [hostile], [])
+    assert time.monotonic() - t0 < 15
+    assert case.valid == [] and "unproven" in case.problems[0], case.problems
+
+    t0 = time.monotonic()
+    diff = differential(lw, n=0, examples=[hostile])
+    assert time.monotonic() - t0 < 60
+    assert any("unproven" in f for f in diff.failures), diff.failures

@@ -26,6 +26,11 @@ from schemaops.compare.instances import validator
 from schemaops.lower.passes import Lowered
 from schemaops.lower.residual import check_residual
 from schemaops.strings import truncate
+from schemaops.watchdog import WatchdogTimeout, armed, watched
+
+# Seconds one instance's checks (served, original, residual) may take: a pattern that
+# backtracks catastrophically on a generated or mutated string must not hang ``lower``.
+INSTANCE_TIMEOUT_S = 2.0
 
 
 @dataclass
@@ -147,13 +152,16 @@ def differential(
         except GenerationError as exc:
             out.notes.append(f"no instances generated from the {label}: {exc}"[:300])
     out.from_original, out.from_served = len(gen_orig), len(gen_served)
-    for x in gen_orig:
+
+    def refused_by_served(x: Any) -> None:
         if not v_served.is_valid(x) and not narrowed:
             out.failures.append(f"valid for the original, refused by the served: {_short(x)}")
 
     def judge(x: Any, what: str) -> None:
         try:
             accepted = v_served.is_valid(x)
+        except WatchdogTimeout:
+            raise  # out of time: ``bounded`` says so
         except Exception as exc:  # jsonschema failing on an instance: say so, do not hide it
             out.failures.append(f"{what}: served validator failed: {exc}"[:300])
             return
@@ -175,10 +183,25 @@ def differential(
         else:
             out.residual_flagged += 1
 
-    for x in gen_served:
-        judge(x, "generated")
-    for base in [*gen_orig, *gen_served, *examples]:
-        for m in mutations(base):
-            out.mutants += 1
-            judge(m, "mutant")
+    def bounded(fn: Any, x: Any, *args: Any) -> None:
+        """One instance's checks under the watchdog: out of time is a failure (unproven)."""
+        try:
+            with watched():
+                fn(x, *args)
+        except WatchdogTimeout:
+            out.failures.append(
+                f"checking {_short(x)} ran past {INSTANCE_TIMEOUT_S:g} s "
+                "(a backtracking pattern?): unproven"
+            )
+
+    # armed only after generation: generate_valid keeps its own SIGALRM budget
+    with armed(INSTANCE_TIMEOUT_S):
+        for x in gen_orig:
+            bounded(refused_by_served, x)
+        for x in gen_served:
+            bounded(judge, x, "generated")
+        for base in [*gen_orig, *gen_served, *examples]:
+            for m in mutations(base):
+                out.mutants += 1
+                bounded(judge, m, "mutant")
     return out

@@ -28,9 +28,12 @@ from schemaops.compare.instances import validator
 from schemaops.errors import InputError
 from schemaops.lower.passes import Lowered, lower_schema, refine
 from schemaops.lower.probes import probe_backend
-from schemaops.lower.prove import Differential, differential
+from schemaops.lower.prove import INSTANCE_TIMEOUT_S, Differential, differential
 from schemaops.lower.residual import check_residual
 from schemaops.registry.model import canonical_text, content_hash
+from schemaops.watchdog import WatchdogTimeout, armed, watched
+
+_TOO_LONG = f"its check ran past {INSTANCE_TIMEOUT_S:g} s (a backtracking pattern?): unproven"
 
 LOWERED_FROM = "x-schemaops-lowered-from"
 REPORT_DIR = ".lower"
@@ -131,26 +134,43 @@ def served_document(schema: Any, lowered: Lowered) -> Any:
 
 
 def _split_examples(case: LowerCase, valid: list[Any], invalid: list[Any]) -> None:
+    """Sort the original's examples by what the served schema does with them.
+
+    Each example's check runs under the watchdog (``INSTANCE_TIMEOUT_S``): a rewritten
+    pattern (an unanchored one made anchored, say) may backtrack where the original did not,
+    and a check that runs out of time is a problem (unproven), never a pass."""
     lw = case.lowered
     check = validator(lw.served)
-    for i, x in enumerate(valid):
-        if check.is_valid(x):
-            case.valid.append(x)
-        else:
-            case.problems.append(f"valid example #{i} is refused by the served schema")
-    for i, x in enumerate(invalid):
-        if not check.is_valid(x):
-            case.invalid_walked.append(x)
-            continue
-        rc = check_residual(lw.original, lw.residual, x)
-        if rc.flagged and not rc.uncovered:
-            case.invalid_residual.append(x)
-        else:
-            what = ", ".join(f"{u.keyword} at {u.schema_pointer}" for u in rc.uncovered[:3])
-            case.problems.append(
-                f"invalid example #{i} is accepted by the served schema and no residual rule "
-                f"covers it ({what or 'no error found'})"
-            )
+    with armed(INSTANCE_TIMEOUT_S):
+        for i, x in enumerate(valid):
+            try:
+                with watched():
+                    ok = check.is_valid(x)
+            except WatchdogTimeout:
+                case.problems.append(f"valid example #{i}: {_TOO_LONG}")
+                continue
+            if ok:
+                case.valid.append(x)
+            else:
+                case.problems.append(f"valid example #{i} is refused by the served schema")
+        for i, x in enumerate(invalid):
+            try:
+                with watched():
+                    refused = not check.is_valid(x)
+                    rc = None if refused else check_residual(lw.original, lw.residual, x)
+            except WatchdogTimeout:
+                case.problems.append(f"invalid example #{i}: {_TOO_LONG}")
+                continue
+            if rc is None:
+                case.invalid_walked.append(x)
+            elif rc.flagged and not rc.uncovered:
+                case.invalid_residual.append(x)
+            else:
+                what = ", ".join(f"{u.keyword} at {u.schema_pointer}" for u in rc.uncovered[:3])
+                case.problems.append(
+                    f"invalid example #{i} is accepted by the served schema and no residual rule "
+                    f"covers it ({what or 'no error found'})"
+                )
 
 
 def _judge_result(case: LowerCase, result: dict[str, Any]) -> None:
