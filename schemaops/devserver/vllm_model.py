@@ -5,6 +5,8 @@ vocabulary as the SGLang dev server's model (``make_model.write_tokenizer``, imp
 directory, which Python puts on ``sys.path`` for a script), but 2 attention heads of width 32
 instead of 4 of width 16: vLLM's CPU attention supports head sizes 32, 64, 80, ... only and
 fails the first request with "Unsupported CPU attention configuration: head_dim=16".
+The config-writing lines mirror ``make_model.py``: this file runs inside another venv where
+schemaops itself is not importable, so only ``make_model.write_tokenizer`` is shared.
 """
 
 from __future__ import annotations
