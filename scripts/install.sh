@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install schemaops with every extra into ./.venv (or $SCHEMAOPS_VENV).
+# Install schemaops with every extra (Ray included: the tests start a local cluster) into ./.venv (or $SCHEMAOPS_VENV).
 #
 # torch is pinned before xgrammar: xgrammar imports torch, and an unpinned torch makes pip
 # pull a multi-GB CUDA build. On these machines `torch==2.13.0` is a local CPU wheel.
@@ -16,6 +16,6 @@ if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
   echo "[install] torch==${SCHEMAOPS_TORCH:-2.13.0} (CPU)" >&2
   "$VENV/bin/python" -m pip install -q "torch==${SCHEMAOPS_TORCH:-2.13.0}"
 fi
-echo "[install] schemaops[all,dev]" >&2
-"$VENV/bin/python" -m pip install -q -e ".[all,dev]"
+echo "[install] schemaops[all,ray,dev]" >&2
+"$VENV/bin/python" -m pip install -q -e ".[all,ray,dev]"
 "$VENV/bin/schemaops" --version
