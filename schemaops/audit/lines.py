@@ -52,8 +52,12 @@ def audit_lines(
     resolver: SchemaResolver,
     first_line: int = 1,
     records_out: IO[bytes] | None = None,
+    shard: str | None = None,
 ) -> Tally:
     """Audit an iterable of raw JSONL lines into a fresh Tally (one process, one stream).
+
+    ``shard``: the name of the input file these lines are, when the audit reads several
+    (``multi.py``); each ``--records`` row then says it and its line in it (``shard_line``).
 
     The ok path is kept to local variables and plain dict operations on purpose: it runs for
     ~96% of lines, and each attribute or method call there costs a measurable share.
@@ -80,7 +84,7 @@ def audit_lines(
                 rec = parse_record(raw)
             outs = find_outputs(rec, field_, schema_field, tool_schema)
         except RecordError as exc:
-            _input_error(tally, records_out, lineno, None, str(exc))
+            _input_error(tally, records_out, lineno, None, str(exc), shard, first_line)
             continue
         batch = type(rec) is list
         for out in outs:
@@ -96,7 +100,9 @@ def audit_lines(
                     try:
                         checker = checkers[name] = resolver.get(name)
                     except InputError as exc:
-                        _input_error(tally, records_out, lineno, record_id(rec), str(exc))
+                        _input_error(
+                            tally, records_out, lineno, record_id(rec), str(exc), shard, first_line
+                        )
                         continue
             else:
                 checker = None
@@ -112,7 +118,9 @@ def audit_lines(
                     outcome = OUTCOME_OK if checker is None else checker.check(value)
                 except Exception as exc:  # the schema, not the output: e.g. an unresolvable $ref
                     msg = f"cannot validate against schema {name!r}: {type(exc).__name__}: {exc}"
-                    _input_error(tally, records_out, lineno, record_id(rec), msg[:300])
+                    _input_error(
+                        tally, records_out, lineno, record_id(rec), msg[:300], shard, first_line
+                    )
                     continue
             ok = outcome is OUTCOME_OK
             if out.source != "text":
@@ -146,7 +154,9 @@ def audit_lines(
                         if not ok:
                             st[1] += 1
             if records_out is not None:
-                _write_record(records_out, lineno, rec, out, name, outcome, batch, dups)
+                _write_record(
+                    records_out, lineno, rec, out, name, outcome, batch, dups, shard, first_line
+                )
     tally.lines = lineno - first_line + 1
     texts = n_ok + n_fail - sum(sources.values())
     if texts:
@@ -164,10 +174,20 @@ def audit_lines(
     return tally
 
 
-def _input_error(tally: Tally, out: IO[bytes] | None, line: int, rid: Any, message: str) -> None:
+def _input_error(
+    tally: Tally,
+    out: IO[bytes] | None,
+    line: int,
+    rid: Any,
+    message: str,
+    shard: str | None = None,
+    first_line: int = 1,
+) -> None:
     tally.add_input_error(line, message)
     if out is not None:
         doc: dict[str, Any] = {"line": line}
+        if shard is not None:
+            doc["shard"], doc["shard_line"] = shard, line - first_line + 1
         if rid is not None:
             doc["id"] = rid
         doc.update(category="input_error", subtype=None, path=None, message=message)
@@ -215,8 +235,12 @@ def _write_record(
     outcome: Classification,
     batch: bool = False,
     dups: list[str] | None = None,
+    shard: str | None = None,
+    first_line: int = 1,
 ) -> None:
-    doc: dict[str, Any] = {"line": line}
+    doc: dict[str, Any] = {"line": line}  # first: multi.shift_records rewrites it
+    if shard is not None:
+        doc["shard"], doc["shard_line"] = shard, line - first_line + 1
     rid = record_id(rec)
     if rid is not None:
         doc["id"] = rid

@@ -35,6 +35,9 @@ class AuditOptions:
     #: schema facts cache (``audit/cache.py``): None = the user cache folder; off if not cache
     cache_dir: str | None = None
     cache: bool = True
+    #: ``--ray [ADDRESS]``: audit the shards as Ray tasks on this cluster (``auto`` = the
+    #: running one, ``local`` = start one in this process); None = no Ray
+    ray: str | None = None
 
     def __post_init__(self) -> None:
         if self.steps is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -37,6 +38,10 @@ class AuditResult:
     elapsed_s: float
     jobs: int = 1
     schemas: dict[str, Any] = field(default_factory=dict)
+    #: several input files (``multi.ShardsSummary.to_json``); None for one FILE argument
+    shards: dict | None = None
+    #: where ``--ray`` ran (``ray_audit.run_ray``); None without ``--ray``
+    ray: dict | None = None
 
     @property
     def classified(self) -> int:
@@ -56,8 +61,12 @@ class AuditResult:
         return to_json(self)
 
 
-def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
+def run_audit(path: str | Sequence[str], options: AuditOptions | None = None) -> AuditResult:
     """Audit a JSONL file (``-`` = stdin, gzip detected) and return the result.
+
+    ``path`` may also be several paths, folders, globs or URIs of JSONL, JSONL.gz and Parquet
+    shards (``shards.py``): they are audited as their concatenation in that order, in one
+    process, ``--jobs`` processes or Ray tasks (``--ray``), with the same report.
 
     Raises ``InputError`` (exit 2) for unreadable input, an unknown ``--schema``, or an input
     with no model output at all (an empty file, only blank lines, only unusable lines).
@@ -66,6 +75,9 @@ def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
     start = time.perf_counter()
     resolver = SchemaResolver.for_options(opts)
     jobs = opts.jobs if opts.jobs > 0 else (os.cpu_count() or 1)
+    if not isinstance(path, str) or opts.ray is not None or _needs_shards(path):
+        args = [path] if isinstance(path, str) else list(path)
+        return _run_shards(args, opts, resolver, jobs, start)
     if path != "-" and not Path(path).exists():
         raise InputError(f"cannot read {path}: no such file")
     if jobs > 1 and can_split(path):
@@ -78,6 +90,80 @@ def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
                     tally = audit_lines(lines, opts, resolver, 1, rec_out)
             else:
                 tally = audit_lines(lines, opts, resolver)
+    _check_outputs(path, tally)
+    schemas = _schemas(tally, resolver)
+    return AuditResult(path, opts, tally, time.perf_counter() - start, jobs, schemas)
+
+
+def _needs_shards(path: str) -> bool:
+    """One argument the shard reader takes: a folder, a glob, a URI, or a Parquet file."""
+    if path == "-":
+        return False
+    p = Path(path)
+    if "://" in path or p.is_dir():
+        return True
+    if not p.exists():
+        return any(c in path for c in "*?[")
+    if path.lower().endswith((".parquet", ".pq")):
+        return True
+    try:
+        with open(p, "rb") as fh:
+            return fh.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
+def _run_shards(
+    args: list[str], opts: AuditOptions, resolver: SchemaResolver, jobs: int, start: float
+) -> AuditResult:
+    """Several shards: one process, ``--jobs`` processes (one shard per task) or Ray."""
+    from schemaops.audit import multi
+    from schemaops.audit.shards import expand
+
+    if not args:
+        raise InputError("no input given")
+    shards = expand(args)
+    if sum(s.name == "-" for s in shards) and len(shards) > 1:
+        raise InputError("'-' (stdin) cannot be combined with other inputs")
+    name = " ".join(args)
+    ray_info = None
+    if opts.ray is not None:
+        from schemaops.audit.ray_audit import run_ray
+
+        tally, summary, ray_info = run_ray(shards, opts, resolver)
+        jobs = ray_info.get("workers", 1)
+    elif jobs > 1 and len(shards) > 1 and "-" not in {s.name for s in shards}:
+        for schema in resolver.precompile_names():
+            try:
+                resolver.get(schema)  # compile before forking: workers inherit the checks
+            except InputError:
+                pass
+        multi._RESOLVER[:] = [(opts, resolver)]
+        try:
+            tally, summary = multi.run_pool(shards, opts, min(jobs, len(shards)))
+        finally:
+            multi._RESOLVER.clear()
+        jobs = min(jobs, len(shards))
+    else:
+        jobs = 1
+        tally, summary = multi.run_sequential(shards, opts, resolver)
+    if summary.unreadable_count == summary.count:
+        first = "; ".join(u["message"] for u in summary.unreadable[:3])
+        raise InputError(f"{name}: no shard could be read ({first})")
+    _check_outputs(name, tally)
+    return AuditResult(
+        name,
+        opts,
+        tally,
+        time.perf_counter() - start,
+        jobs,
+        _schemas(tally, resolver),
+        shards=summary.to_json(),
+        ray=ray_info,
+    )
+
+
+def _check_outputs(path: str, tally: Tally) -> None:
     if tally.outputs == 0:
         # One rule for an empty file, blank lines and only bad lines: nothing to estimate p
         # from and no gate that could pass, so it is an input error (exit 2), never "0 ok".
@@ -88,6 +174,9 @@ def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
             f"{path}: no model output to audit: no line is a usable record"
             f" ({tally.input_errors} input errors: {first})"
         )
+
+
+def _schemas(tally: Tally, resolver: SchemaResolver) -> dict[str, Any]:
     schemas: dict[str, Any] = {}
     for name in sorted(tally.by_schema):
         if name == NO_SCHEMA:
@@ -100,7 +189,7 @@ def run_audit(path: str, options: AuditOptions | None = None) -> AuditResult:
                 schemas[name] = {"fast_path": checker.fast_path}
             except InputError as exc:  # cannot happen for a schema that classified outputs;
                 schemas[name] = {"fast_path": None, "error": str(exc)}  # shown if it does
-    return AuditResult(path, opts, tally, time.perf_counter() - start, jobs, schemas)
+    return schemas
 
 
 def _open_out(path: str) -> IO[bytes]:

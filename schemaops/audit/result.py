@@ -88,6 +88,10 @@ def to_json(result: Any) -> dict:
         "jobs": result.jobs,
         "elapsed_s": round(result.elapsed_s, 3),
     }
+    if result.shards is not None:  # several input files: how many, which were unreadable
+        doc["shards"] = result.shards
+    if result.ray is not None:  # --ray: the cluster it ran on
+        doc["ray"] = result.ray
     if opts.target is not None:
         doc["target"] = {
             "compound": opts.target,

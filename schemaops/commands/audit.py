@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from schemaops.commands._common import call, emit_json
-from schemaops.errors import EXIT_GATE, InputError
+from schemaops.errors import EXIT_GATE, EXIT_USAGE, InputError
 
 
 def _steps(value: str) -> list[int]:
@@ -22,7 +22,12 @@ def _steps(value: str) -> list[int]:
 
 # Option declarations look alike across commands (typer's shape); each is its own flag.
 def audit_command(
-    file: str = typer.Argument(..., help="JSONL of model outputs ('-' = stdin; .gz accepted)."),
+    files: list[str] = typer.Argument(
+        ...,
+        metavar="FILE...",
+        help="JSONL of model outputs ('-' = stdin; .gz accepted); or several files, folders, "
+        "globs or URIs (s3://, gs://, file://) of JSONL, JSONL.gz and Parquet shards.",
+    ),
     schema: str = typer.Option(
         None, "--schema", help="Schema for every record: a file or registry name."
     ),
@@ -110,7 +115,7 @@ def audit_command(
         cache_dir=str(cache_dir) if cache_dir else None,
         cache=not no_cache,
     )
-    result = call(run_audit, file, opts)
+    result = call(run_audit, files[0] if len(files) == 1 else files, opts)
     doc = result.to_json()
     if markdown:
         from schemaops.audit.report_markdown import write_markdown
@@ -131,6 +136,11 @@ def audit_command(
     failed = [g for g in doc["gates"] if not g["passed"]]
     for g in failed:
         typer.echo(f"gate failed: {g['gate']}: {g['reason']}", err=True)
+    unreadable = (doc.get("shards") or {}).get("unreadable") or []
+    for u in unreadable:  # the rest was audited and reported; the input was not all read
+        typer.echo(f"error: unreadable shard: {u['message']}", err=True)
+    if unreadable:
+        raise typer.Exit(EXIT_USAGE)
     if failed:
         raise typer.Exit(EXIT_GATE)
 
