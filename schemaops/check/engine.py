@@ -422,7 +422,7 @@ def _versions() -> dict[str, str | None]:
     return out
 
 
-def _configured(engine: str, backend: str | None) -> str:
+def configured_backend(engine: str, backend: str | None) -> str:
     """The engine's own name for ``backend`` (``llguidance`` is ``guidance`` in vLLM)."""
     if engine not in ENGINES:
         from schemaops.errors import InputError
@@ -469,7 +469,7 @@ def run_engine_check(
     )
     from schemaops.errors import InputError
 
-    configured = _configured(engine, backend)
+    configured = configured_backend(engine, backend)
     if compile_budget_ms < 0:
         raise InputError("--compile-budget-ms must be >= 0")
     timeout_s = timeout_s or max(DEFAULT_TIMEOUT_S, 3 * compile_budget_ms / 1000.0)

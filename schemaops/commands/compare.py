@@ -135,6 +135,10 @@ def check_cmd(
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML for CI."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    fix: bool = typer.Option(
+        False, "--fix", help="Lower the failing schemas (schemaops lower), write --out, gate it."
+    ),
+    out: Path | None = typer.Option(None, "--out", help="With --fix: the registry to deploy."),
 ) -> None:
     """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced."""
     from schemaops.check import run_check, write_junit
@@ -148,6 +152,10 @@ def check_cmd(
         "progress": _progress(quiet),
         "compile_threads": compile_threads,
     }
+    if fix or out is not None:  # the gate-side entry point to lower (commands/lower.py)
+        from schemaops.commands.lower import check_fix
+
+        return check_fix(registry, backend, engine, out, opts, junit, json_out, quiet, fix)
     if engine is not None:
         from schemaops.check.engine import run_engine_check
 

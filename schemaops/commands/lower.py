@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -21,6 +22,12 @@ from schemaops.errors import EXIT_GATE
 def lower_cmd(
     name: str | None = typer.Argument(None, help="One schema of the registry (default: all)."),
     backend: Backend = typer.Option(..., "--backend", "-b", help="The backend to serve on."),
+    engine: str | None = typer.Option(
+        None,
+        "--engine",
+        help="sglang or vllm, configured with BACKEND: also apply that engine's HTTP 400 "
+        "rules (SGLang 0.5.23, vLLM 0.32.0) and show its request path and cache key.",
+    ),
     registry: Path = typer.Option(Path("schemas"), "--registry", help="Registry folder."),
     out: Path | None = typer.Option(
         None, "--out", help="Write the served schemas here as a registry folder (+ .lower/)."
@@ -45,6 +52,7 @@ def lower_cmd(
         registry,
         backend.value,
         name=name,
+        engine=engine,
         out=out,
         tokenizer=tokenizer,
         timeout_s=timeout,
@@ -64,6 +72,54 @@ def lower_cmd(
             f"compile-and-enforce on {report.backend}: {', '.join(bad[:10])}",
             EXIT_GATE,
         )
+
+
+def _lines(quiet: bool) -> Any:
+    if quiet:
+        return None
+    return lambda msg: (sys.stderr.write(msg + "\n"), sys.stderr.flush())
+
+
+def check_fix(
+    registry: Path,
+    backend: Backend | None,
+    engine: str | None,
+    out: Path | None,
+    check_opts: dict[str, Any],
+    junit: Path | None,
+    json_out: bool,
+    quiet: bool,
+    fix: bool = True,
+) -> None:
+    """``check --fix``: ``schemaops.lower.fix.fix_registry``, rendered; exit 0 only when every
+    schema is in ``--out`` and ``--out`` passes the gate (see that module)."""
+    from schemaops.check import write_junit
+    from schemaops.lower.fix import fix_registry
+
+    if not fix:
+        raise fail("error: --out goes with --fix (check itself writes no registry)", 2)
+    if backend is None or out is None:
+        raise fail("error: check --fix needs --backend (the backend to lower for) and --out", 2)
+    rep = call(
+        fix_registry,
+        registry,
+        backend.value,
+        out,
+        engine=engine,
+        lower_progress=_lines(quiet),
+        **check_opts,
+    )
+    if junit is not None:
+        call(write_junit, rep.after, junit)
+    if json_out:
+        emit_json(rep.to_dict())
+    else:
+        from schemaops.check.render import print_check
+
+        print_check(rep.after)
+        print(rep.summary())
+    if not rep.passed:
+        raise fail(rep.summary().splitlines()[-1].strip(), EXIT_GATE)
 
 
 def register(app: typer.Typer) -> None:

@@ -23,6 +23,10 @@ def print_lower(report: LowerReport, file: TextIO | None = None) -> None:
     w = out.write
     w(f"lower for {report.backend} ({report.registry})")
     w(f" -> {report.out}\n" if report.out else " (no --out: nothing written)\n")
+    if report.engine:
+        e = report.engine.to_dict()
+        pins = ", ".join(f"{k} {v}" for k, v in e["pins"].items())
+        w(f"engine {e['name']} {e['release']} configured {e['configured']} (pins {pins})\n")
     for c in report.cases:
         d = c.to_dict()
         mark = "ok" if d["lowered"] else "NOT LOWERED"
@@ -32,6 +36,11 @@ def print_lower(report: LowerReport, file: TextIO | None = None) -> None:
         w(f"{comp['verdict']}\n")
         w(f"  original {d['original_hash'][:16]}  served {d['served_hash'][:16]}\n")
         w(f"  served wire: {_short(d['served_wire'], 160)}\n")
+        if d["engine"]:
+            eng = d["engine"]
+            route = eng["route"]
+            how = "HTTP 400" if route["rejected"] else f"served by {route['served_by']}"
+            w(f"  engine: {how}; key on {eng['path']}: sha256 {eng['wire_sha256'][:16]}\n")
         ex = d["examples"]
         w(
             f"  examples: {ex['valid']} valid, {ex['invalid_walked']} invalid walked, "
@@ -58,4 +67,6 @@ def print_lower(report: LowerReport, file: TextIO | None = None) -> None:
         for p in d["problems"]:
             w(f"  problem: {p}\n")
     n_bad = sum(1 for c in report.cases if not c.lowered_ok)
+    if n_bad and report.out:
+        w(f"not lowered: not written to {report.out} (reports only, in {report.out}/.lower/)\n")
     w(f"\n{len(report.cases) - n_bad} of {len(report.cases)} schema(s) lowered and proven\n")

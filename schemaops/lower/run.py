@@ -8,24 +8,37 @@ Per schema: probe the backend's keywords (``probes``), rewrite (``passes``), the
    valid and the walked invalid examples gives ``enforced``;
 3. the differential check of ``prove`` (generated instances on both schemas plus mutations).
 
+With ``engine`` (``sglang`` or ``vllm``, configured with the backend) the engine's own
+refusals are applied before the rewrite and checked on the served document (``engine``).
+
 A schema that fails any step is not lowered (exit 1). With ``out``, the served schemas are
 written as a registry folder (``NAME.json`` with ``x-schemaops-lowered-from`` naming the
 original and its hash, ``NAME.examples.json`` with the examples the served schema can
 express) that ``schemaops check --backend B`` gates, plus one report per schema under
 ``out/.lower/`` (a hidden folder, so the registry loader does not read it as a schema).
+A schema that is not lowered gets only its report there (``"lowered": false``): no
+``NAME.json`` is written for it, and one left by an earlier run is removed, so the folder
+never serves a schema that failed its proof.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from schemaops.compare.instances import validator
 from schemaops.errors import InputError
+from schemaops.lower.engine import (
+    EngineTarget,
+    engine_caps,
+    engine_case,
+    engine_target,
+    engine_verdict,
+)
 from schemaops.lower.passes import Lowered, lower_schema, refine
 from schemaops.lower.probes import probe_backend
 from schemaops.lower.prove import INSTANCE_TIMEOUT_S, Differential, differential
@@ -53,6 +66,7 @@ class LowerCase:
     diff: Differential | None = None
     problems: list[str] = field(default_factory=list)
     doc: Any = None  # what is served: the lowered schema with x-schemaops-lowered-from
+    engine: dict[str, Any] | None = None  # with --engine: route, request path, key string
 
     @property
     def wire(self) -> str:
@@ -93,6 +107,7 @@ class LowerCase:
                 "error": self.result.get("error"),
             },
             "differential": self.diff.to_dict() if self.diff else None,
+            "engine": self.engine,
             "problems": self.problems,
         }
 
@@ -104,6 +119,7 @@ class LowerReport:
     capabilities: dict[str, str]
     cases: list[LowerCase]
     out: str | None = None
+    engine: EngineTarget | None = None
 
     @property
     def passed(self) -> bool:
@@ -118,6 +134,7 @@ class LowerReport:
             "schemas": len(self.cases),
             "not_lowered": sum(1 for c in self.cases if not c.lowered_ok),
             "capabilities": self.capabilities,
+            "engine": self.engine.to_dict() if self.engine else None,
             "cases": [c.to_dict() for c in self.cases],
         }
 
@@ -192,20 +209,30 @@ def _judge_result(case: LowerCase, result: dict[str, Any]) -> None:
 
 
 def _write(out: Path, case: LowerCase, doc: Any, report: dict[str, Any]) -> None:
+    """Write the case's files; a case that is not lowered gets its report only."""
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT_DIR).mkdir(exist_ok=True)
-    files = {
-        out / f"{case.name}.json": doc,
-        out / f"{case.name}.examples.json": {
-            "valid": case.valid,
-            "invalid": case.invalid_walked,
-        },
-        out / REPORT_DIR / f"{case.name}.json": report,
-    }
+    files: dict[Path, Any] = {out / REPORT_DIR / f"{case.name}.json": report}
+    served = [out / f"{case.name}.json", out / f"{case.name}.examples.json"]
+    if case.lowered_ok:
+        files[served[0]] = doc
+        files[served[1]] = {"valid": case.valid, "invalid": case.invalid_walked}
+    elif _ours(served[0]):  # never leave an earlier run's served file for a failed schema
+        for path in served:
+            path.unlink(missing_ok=True)
     for path, data in files.items():
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         os.replace(tmp, path)
+
+
+def _ours(path: Path) -> bool:
+    """True when ``path`` is a served file an earlier ``lower`` wrote (it names its origin)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and LOWERED_FROM in doc
 
 
 def lower_registry(
@@ -213,6 +240,8 @@ def lower_registry(
     backend: str = "xgrammar",
     *,
     name: str | None = None,
+    names: Sequence[str] | None = None,
+    engine: str | None = None,
     out: str | Path | None = None,
     tokenizer: str = "qwen2.5",
     timeout_s: float = 120.0,
@@ -223,15 +252,16 @@ def lower_registry(
 
     Raises ``InputError`` (exit 2) for bad options or a registry that cannot be loaded.
     ``generate`` is the number of instances generated per schema and side for the
-    differential check (0 skips it).
+    differential check (0 skips it). ``names`` lowers several named schemas (``check
+    --fix`` passes the failing ones); ``engine`` is ``sglang`` or ``vllm`` (see ``engine``).
     """
     from schemaops.compare.run import Item, measure_items, parse_backends
     from schemaops.registry import RegistryError, load_registry
 
-    names = parse_backends(backend)
-    if len(names) != 1:
+    backends = parse_backends(backend)
+    if len(backends) != 1:
         raise InputError("lower targets one backend: give --backend once")
-    b = names[0]
+    b = backends[0]
     if generate < 0 or timeout_s <= 0:
         raise InputError("--generate must be >= 0 and --timeout > 0")
     root = Path(registry)
@@ -243,10 +273,14 @@ def lower_registry(
         reg = load_registry(root)
     except RegistryError as exc:
         raise InputError(f"cannot lower registry {root}: {exc}") from None
-    schemas = [reg.get(name)] if name is not None else list(reg)
+    target = engine_target(engine, b) if engine is not None else None
+    wanted = [name] if name is not None else list(names) if names is not None else None
+    schemas = [reg.get(n) for n in wanted] if wanted is not None else list(reg)
     if progress:
         progress(f"probing {b} keywords")
     caps = probe_backend(b, tokenizer)
+    if target is not None:
+        caps = engine_caps(caps, target)
 
     def make(s: Any, caps_: dict[str, str]) -> LowerCase:
         case = LowerCase(s.name, lower_schema(s.bundled(), caps_, b), s.hash)
@@ -286,6 +320,10 @@ def lower_registry(
             results[c.name] = again.get(c.name, {"status": "error", "error": "no result"})
     for c in cases:
         _judge_result(c, results.get(c.name, {"status": "error", "error": "no result"}))
+        if target is not None:
+            r, problem = engine_verdict(c.doc, target)
+            c.engine = engine_case(c.doc, r)
+            c.problems += [problem] if problem else []
         if generate:
             if progress:
                 progress(f"differential check of {c.name}")
@@ -293,4 +331,4 @@ def lower_registry(
             c.problems += [f"differential: {f}" for f in c.diff.failures[:5]]
         if out is not None:
             _write(Path(out), c, c.doc, c.to_dict())
-    return LowerReport(b, str(root), caps, cases, str(out) if out is not None else None)
+    return LowerReport(b, str(root), caps, cases, str(out) if out is not None else None, target)
