@@ -33,6 +33,7 @@ from schemaops.audit.classify import (
 from schemaops.audit.fastcheck import _ID_KEYWORDS, _mentions, compile_fast, inline_refs
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
+from schemaops.registry.drafts import meta_valid
 from schemaops.strings import pointer, truncate
 from schemaops.watchdog import WatchdogTimeout, watched
 from schemaops.watchdog import timeout as watchdog_timeout
@@ -60,7 +61,9 @@ class SchemaChecker:
         self.schema = schema
         cls = validator_for(schema, default=validator_for({}))
         try:
-            if not checked:  # the registry ran the metaschema check already (half the cost)
+            # the registry ran the metaschema check already; else the compiled metaschema
+            # check answers (jsonschema only explains a schema it refuses)
+            if not checked and not meta_valid(schema, cls):
                 cls.check_schema(schema, format_checker=format_checker())
         except SchemaError as exc:
             raise InputError(f"schema {name!r} is not a valid JSON Schema: {exc.message}") from None

@@ -88,6 +88,30 @@ def _meta_validator(label: str) -> Validator:
     return cls(cls.META_SCHEMA, format_checker=format_checker())
 
 
+def _fast_valid(schema: Any, label: str) -> bool:
+    """True when the compiled metaschema check (``metacheck.py``) finds ``schema`` valid: no
+    ``jsonschema`` error could be reported, so ``iter_errors`` (milliseconds) is skipped."""
+    from schemaops.registry.metacheck import meta_check
+
+    check = meta_check(label, _meta_validator(label))
+    if check is None:
+        return False
+    with warnings.catch_warnings():  # re.compile's FutureWarnings (format regex): noise
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            return check(schema)
+        except RecursionError:
+            return False
+
+
+def meta_valid(schema: Any, cls: type) -> bool:
+    """``_fast_valid`` for a jsonschema validator class (False: ask ``check_schema``)."""
+    for label, (_, known) in DRAFTS.items():
+        if known is cls:
+            return _fast_valid(schema, label)
+    return False
+
+
 def short(text: str, limit: int = MAX_MESSAGE) -> str:
     """Trim a message to one line: jsonschema repeats whole instances, which can be megabytes."""
     return truncate(" ".join(text.split()), limit)
@@ -126,6 +150,8 @@ def metaschema_problems(schema: Any, label: str) -> list[tuple[str, str]]:
     """
     out: list[tuple[str, str]] = []
     seen: set[tuple[str, str]] = set()
+    if _fast_valid(schema, label):
+        return out
     with warnings.catch_warnings():  # re.compile's FutureWarnings about odd patterns: noise
         warnings.simplefilter("ignore", FutureWarning)
         errors = sorted(
