@@ -1,4 +1,5 @@
-"""String helpers every part uses, defined once: JSON pointers, sha256 digests, truncation.
+"""String helpers every part uses, defined once: JSON pointers (writing, and following a local
+``#/...`` ref), sha256 digests, truncation.
 
 Each was written several times with small differences (a digest that failed on a lone
 surrogate, pointers escaped by hand); one definition keeps reports of the same thing alike.
@@ -22,6 +23,62 @@ def pointer(parts: Iterable[Any]) -> str:
 def pointer_token(part: str) -> str:
     """One reference token of a pointer, unescaped (``~1`` is ``/``, ``~0`` is ``~``)."""
     return part.replace("~1", "/").replace("~0", "~")
+
+
+#: ``resolve_pointer``'s default where ``None`` is a value the caller must tell apart
+MISSING: Any = object()
+
+
+def ref_parts(ref: str) -> list[str] | None:
+    """The unescaped tokens of a local ``#...`` ref, or None for a ref to another resource.
+
+    Empty tokens are dropped (``#/a//b`` is ``#/a/b``) and ``#name`` reads as ``#/name``: what
+    every local-ref walker of the project did before this one definition (tests/
+    test_strings_pointer.py pins it); the registry's own resolution (``registry/refs.py``,
+    through ``referencing``) is strict and is what decides whether a schema is valid.
+    """
+    if not ref.startswith("#"):
+        return None
+    return [pointer_token(p) for p in ref[1:].split("/") if p]
+
+
+def resolve_pointer(root: Any, parts: Iterable[str], default: Any = None) -> Any:
+    """The value at ``parts`` (unescaped tokens) in ``root``, or ``default`` when a part is
+    missing: an absent key, a list index that is not ASCII decimal digits or is out of range
+    (``01`` is index 1, ``-`` and ``-1`` are missing), or a step into a scalar."""
+    node = root
+    for p in parts:
+        if isinstance(node, dict) and p in node:
+            node = node[p]
+        elif isinstance(node, list) and p.isascii() and p.isdigit() and int(p) < len(node):
+            node = node[int(p)]
+        else:
+            return default
+    return node
+
+
+def resolve_ref(root: Any, ref: str, default: Any = None) -> Any:
+    """What a local ``#...`` ``ref`` points to in ``root``; ``default`` for a missing part or a
+    ref to another resource (``ref_parts``, ``resolve_pointer``)."""
+    parts = ref_parts(ref)
+    return default if parts is None else resolve_pointer(root, parts, default)
+
+
+def follow_local_refs(
+    node: Any, root: Any, *, hops: int = 16, siblings: bool = False
+) -> tuple[Any, bool]:
+    """Follow a chain of local ``$ref``s from ``node``: (the schema reached, True), or (the
+    node it stopped at, False) for a ref elsewhere, a missing part, or more than ``hops``
+    refs (a cycle). With ``siblings`` a ref's sibling keywords are merged over its target."""
+    for _ in range(hops):
+        if not isinstance(node, dict) or not isinstance(node.get("$ref"), str):
+            return node, True
+        target = resolve_ref(root, node["$ref"], MISSING)
+        if target is MISSING:
+            return node, False
+        rest = {k: v for k, v in node.items() if k != "$ref"} if siblings else {}
+        node = {**target, **rest} if isinstance(target, dict) and rest else target
+    return node, False
 
 
 def sha256_hex(text: str | bytes) -> str:

@@ -22,6 +22,7 @@ from jsonschema import exceptions as js_exceptions
 from jsonschema import validators
 
 from schemaops.formats import format_checker
+from schemaops.strings import follow_local_refs
 
 
 def validator(schema: Any) -> Any:
@@ -42,23 +43,7 @@ def violated_keyword(schema: Any, instance: Any) -> str | None:
 
 def _resolve(schema: Any, root: Any) -> Any:
     """Follow local ``$ref`` (``#/...`` JSON pointers) a few times; give up on anything else."""
-    for _ in range(16):
-        if not isinstance(schema, dict) or not isinstance(schema.get("$ref"), str):
-            return schema
-        ref = schema["$ref"]
-        if not ref.startswith("#"):
-            return schema
-        node = root
-        for part in [p for p in ref[1:].split("/") if p]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return schema
-        schema = node
-    return schema
+    return follow_local_refs(schema, root)[0]
 
 
 def _branches(schema: dict) -> list[dict]:

@@ -57,6 +57,7 @@ from schemaops.lower.patterns import JSON_ANY_NARROWS, anchored_search, format_p
 from schemaops.lower.probes import ENFORCED
 from schemaops.lower.residual import ResidualRule, pointer
 from schemaops.registry.model import canonical_text, content_hash
+from schemaops.strings import MISSING, ref_parts, resolve_pointer
 
 #: the largest integer range (or multipleOf set) turned into an enum
 MAX_ENUM = 256
@@ -185,17 +186,10 @@ class _Lowerer:
     # ---- refs --------------------------------------------------------------------------
     def target(self, ref: str) -> tuple[Any, list[str]] | None:
         """The lowered schema a local ``$ref`` points to, and its pointer parts."""
-        if not ref.startswith("#"):
+        parts = ref_parts(ref)
+        node = MISSING if parts is None else resolve_pointer(self.root, parts, MISSING)
+        if parts is None or node is MISSING:
             return None
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in ref[1:].split("/") if p]
-        node: Any = self.root
-        for p in parts:
-            if isinstance(node, dict) and p in node:
-                node = node[p]
-            elif isinstance(node, list) and p.isdigit() and int(p) < len(node):
-                node = node[int(p)]
-            else:
-                return None
         key = pointer(parts)
         if key in self.inlining:
             return None  # recursive: cannot be inlined

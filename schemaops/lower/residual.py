@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from schemaops.compare.instances import validator
-from schemaops.strings import pointer, pointer_token
+from schemaops.strings import MISSING, pointer, ref_parts, resolve_pointer
 
 
 @dataclass
@@ -74,15 +74,7 @@ class ResidualCheck:
 
 
 def _node(root: Any, parts: list[str]) -> Any:
-    node = root
-    for p in parts:
-        if isinstance(node, dict) and p in node:
-            node = node[p]
-        elif isinstance(node, list) and p.isdigit() and int(p) < len(node):
-            node = node[int(p)]
-        else:
-            return None
-    return node
+    return resolve_pointer(root, parts)
 
 
 def schema_location(root: Any, path: Any) -> str:
@@ -97,14 +89,12 @@ def schema_location(root: Any, path: Any) -> str:
     for seg in path:
         key = str(seg)
         for _ in range(32):  # follow chains of refs, boundedly
-            has = (isinstance(node, dict) and key in node) or (
-                isinstance(node, list) and key.isdigit() and int(key) < len(node)
-            )
+            has = resolve_pointer(node, [key], MISSING) is not MISSING
             ref = node.get("$ref") if isinstance(node, dict) else None
-            if has or not (isinstance(ref, str) and ref.startswith("#")):
+            local = ref_parts(ref) if isinstance(ref, str) else None
+            if has or local is None:
                 break
-            parts = [pointer_token(p) for p in ref[1:].split("/") if p]
-            node = _node(root, parts)
+            node = _node(root, local)
         parts.append(key)
         node = _node(node, [key]) if node is not None else None
     return pointer(parts)
