@@ -225,6 +225,8 @@ def route_vllm(schema: Any, configured: str = "auto") -> Route:
 
 # --- SGLang 0.5.23 -----------------------------------------------------------------------
 
+# SGLang 0.5.23's own keyword lists (srt/constrained/json_schema_validation.py), copied: they
+# must follow that release, not registry/refs.py's look-alike list of every subschema keyword.
 _SINGLE = (
     "additionalItems",
     "additionalProperties",

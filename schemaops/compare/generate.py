@@ -132,8 +132,8 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {msg[0][:300]}" if msg else type(exc).__name__
 
 
-# Not registry.refs' lists on purpose: closing objects leaves allOf branches and
-# unevaluatedProperties alone (see close_objects).
+# Not registry/refs.py's lists (nor lower/passes.py's) on purpose: closing objects leaves
+# allOf branches and unevaluatedProperties alone (see close_objects).
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _SCHEMA_VALUES = (
     "items",

@@ -64,6 +64,8 @@ MAX_ENUM = 256
 #: schema nodes an inlined $ref may add in total before inlining stops (no blow-up)
 MAX_INLINE_NODES = 20_000
 
+# The subschemas the rewrite descends into: not registry/refs.py's list (every subschema
+# keyword) on purpose, since the insides of not, if and contains are never rewritten.
 _MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _SINGLE = (
     "items",
