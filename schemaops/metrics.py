@@ -55,7 +55,59 @@ def _one_hot(gauge: Gauge, labels: list[str], values: tuple[str, ...], current: 
         gauge.labels(*labels, v).set(1 if current == v else 0)
 
 
-# Gauge declarations below look alike (prometheus_client's shape); each is its own series.
+#: every series but the run stamp: name (after ``schemaops_``) -> (help, label names); the
+#: one place to add a series (then its command's contract in docs/contracts/)
+SERIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "probe_up": ("1 when the server could be probed.", ("server",)),
+    "probe_verdict": (
+        "Probe verdict per request path (one series per verdict; 1 = current).",
+        ("server", "engine", "path", "verdict"),
+    ),
+    "probe_enforced": (
+        "1 when the path's canaries proved the constraint is applied, else 0.",
+        ("server", "engine", "path"),
+    ),
+    "probe_registry_verdict": (
+        "Verdict of one real request per registry schema (one-hot).",
+        ("server", "schema", "verdict"),
+    ),
+    "warm_status": (
+        "Warm status per schema and server (one series per status; 1 = current).",
+        ("server", "schema", "api", "status"),
+    ),
+    "warm_cold_seconds": (
+        "Wall time of the warming (cold) request, per schema, server and DP rank.",
+        ("server", "schema", "rank"),
+    ),
+    "warm_probe_seconds": (
+        "Wall time of the probe request after warming, per schema, server and DP rank.",
+        ("server", "schema", "rank"),
+    ),
+    "warm_schemas": ("Rows (schema x server) per warm status.", ("status",)),
+    "audit_outputs": (
+        "Audited outputs per schema and category (ok, json_parse_failure, "
+        "schema_violation:<keyword>).",
+        ("input", "schema", "category"),
+    ),
+    "audit_parse_failures": ("JSON parse failures per subtype.", ("input", "subtype")),
+    "audit_p": ("Per-output success rate p (ok / outputs).", ("input",)),
+    "audit_p_ci95": ("Wilson 95% interval of p.", ("input", "bound")),
+    "audit_compound": ("Compound success p^n of n independent steps.", ("input", "steps")),
+    "audit_schema_p": ("Per-schema success rate.", ("input", "schema")),
+    "audit_input_errors": ("Lines that were no valid record.", ("input",)),
+    "audit_diagnoses": (
+        "Failed outputs per diagnosis (whitespace_runaway, truncated_at_max_tokens, ...).",
+        ("input", "diagnosis"),
+    ),
+}
+
+
+def _gauge(reg: CollectorRegistry, name: str) -> Gauge:
+    """The ``SERIES`` gauge ``schemaops_<name>`` in ``reg``."""
+    help_text, labels = SERIES[name]
+    return Gauge(f"schemaops_{name}", help_text, list(labels), registry=reg)
+
+
 def _s(ms: Any) -> float | None:
     return None if ms is None else float(ms) / 1000.0
 
@@ -65,31 +117,16 @@ def probe_metrics(doc: dict[str, Any]) -> CollectorRegistry:
     reg = CollectorRegistry()
     server = str(doc.get("server") or "")
     engine = str(doc.get("engine") or "")
-    up = Gauge("schemaops_probe_up", "1 when the server could be probed.", ["server"], registry=reg)
+    up = _gauge(reg, "probe_up")
     up.labels(server).set(0 if doc.get("error") else 1)
-    verdict = Gauge(
-        "schemaops_probe_verdict",
-        "Probe verdict per request path (one series per verdict; 1 = current).",
-        ["server", "engine", "path", "verdict"],
-        registry=reg,
-    )
-    enforced = Gauge(
-        "schemaops_probe_enforced",
-        "1 when the path's canaries proved the constraint is applied, else 0.",
-        ["server", "engine", "path"],
-        registry=reg,
-    )
+    verdict = _gauge(reg, "probe_verdict")
+    enforced = _gauge(reg, "probe_enforced")
     for p in doc.get("paths", []):
         _one_hot(verdict, [server, engine, p["path"]], PROBE_VERDICTS, p["verdict"])
         enforced.labels(server, engine, p["path"]).set(1 if p["verdict"] == "enforced" else 0)
     rows = doc.get("registry") or []
     if rows:
-        rv = Gauge(
-            "schemaops_probe_registry_verdict",
-            "Verdict of one real request per registry schema (one-hot).",
-            ["server", "schema", "verdict"],
-            registry=reg,
-        )
+        rv = _gauge(reg, "probe_registry_verdict")
         for r in rows:
             _one_hot(rv, [server, r["schema"]], REGISTRY_VERDICTS, r["verdict"])
     _stamp(reg, "probe")
@@ -99,30 +136,10 @@ def probe_metrics(doc: dict[str, Any]) -> CollectorRegistry:
 def warm_metrics(doc: dict[str, Any]) -> CollectorRegistry:
     """Warm status per schema and server (one-hot), cold and probe seconds per DP rank."""
     reg = CollectorRegistry()
-    status = Gauge(
-        "schemaops_warm_status",
-        "Warm status per schema and server (one series per status; 1 = current).",
-        ["server", "schema", "api", "status"],
-        registry=reg,
-    )
-    cold = Gauge(
-        "schemaops_warm_cold_seconds",
-        "Wall time of the warming (cold) request, per schema, server and DP rank.",
-        ["server", "schema", "rank"],
-        registry=reg,
-    )
-    probe = Gauge(
-        "schemaops_warm_probe_seconds",
-        "Wall time of the probe request after warming, per schema, server and DP rank.",
-        ["server", "schema", "rank"],
-        registry=reg,
-    )
-    counts = Gauge(
-        "schemaops_warm_schemas",
-        "Rows (schema x server) per warm status.",
-        ["status"],
-        registry=reg,
-    )
+    status = _gauge(reg, "warm_status")
+    cold = _gauge(reg, "warm_cold_seconds")
+    probe = _gauge(reg, "warm_probe_seconds")
+    counts = _gauge(reg, "warm_schemas")
     for st in WARM_STATUSES:
         counts.labels(st).set(sum(1 for r in doc.get("results", []) if r.get("status") == st))
     for r in doc.get("results", []):
@@ -143,60 +160,31 @@ def audit_metrics(doc: dict[str, Any]) -> CollectorRegistry:
     """Outputs by schema and category, parse-failure subtypes, p, its CI and p^n."""
     reg = CollectorRegistry()
     src = str(doc.get("input") or "")
-    outputs = Gauge(
-        "schemaops_audit_outputs",
-        "Audited outputs per schema and category (ok, json_parse_failure, "
-        "schema_violation:<keyword>).",
-        ["input", "schema", "category"],
-        registry=reg,
-    )
+    outputs = _gauge(reg, "audit_outputs")
     for schema, s in (doc.get("by_schema") or {}).items():
         for cat, n in (s.get("categories") or {}).items():
             outputs.labels(src, str(schema), cat).set(n)
-    sub = Gauge(
-        "schemaops_audit_parse_failures",
-        "JSON parse failures per subtype.",
-        ["input", "subtype"],
-        registry=reg,
-    )
+    sub = _gauge(reg, "audit_parse_failures")
     for st, n in (doc.get("parse_failures") or {}).items():
         sub.labels(src, st).set(n)
-    p = Gauge(
-        "schemaops_audit_p", "Per-output success rate p (ok / outputs).", ["input"], registry=reg
-    )
+    p = _gauge(reg, "audit_p")
     if doc.get("p") is not None:
         p.labels(src).set(doc["p"])
-    ci = Gauge(
-        "schemaops_audit_p_ci95", "Wilson 95% interval of p.", ["input", "bound"], registry=reg
-    )
+    ci = _gauge(reg, "audit_p_ci95")
     if doc.get("p_ci95"):
         ci.labels(src, "low").set(doc["p_ci95"][0])
         ci.labels(src, "high").set(doc["p_ci95"][1])
-    comp = Gauge(
-        "schemaops_audit_compound",
-        "Compound success p^n of n independent steps.",
-        ["input", "steps"],
-        registry=reg,
-    )
+    comp = _gauge(reg, "audit_compound")
     for n, v in (doc.get("compound") or {}).items():
         if v is not None:
             comp.labels(src, str(n)).set(v)
-    sp = Gauge(
-        "schemaops_audit_schema_p", "Per-schema success rate.", ["input", "schema"], registry=reg
-    )
+    sp = _gauge(reg, "audit_schema_p")
     for schema, s in (doc.get("by_schema") or {}).items():
         if s.get("p") is not None:
             sp.labels(src, str(schema)).set(s["p"])
-    ie = Gauge(
-        "schemaops_audit_input_errors", "Lines that were no valid record.", ["input"], registry=reg
-    )
+    ie = _gauge(reg, "audit_input_errors")
     ie.labels(src).set(doc.get("input_errors") or 0)
-    dg = Gauge(
-        "schemaops_audit_diagnoses",
-        "Failed outputs per diagnosis (whitespace_runaway, truncated_at_max_tokens, ...).",
-        ["input", "diagnosis"],
-        registry=reg,
-    )
+    dg = _gauge(reg, "audit_diagnoses")
     for name, d in (doc.get("diagnoses") or {}).items():
         dg.labels(src, name).set(d["count"])
     _stamp(reg, "audit")
