@@ -45,8 +45,10 @@ drift.register(registry.registry_app)  # `registry drift`: the key-drift report 
 
 def main() -> None:
     """Console entry point. Usage errors exit 2 (click's convention matches ours)."""
+    from schemaops.raycluster import normalise_ray_flag  # a bare --ray means --ray auto
+
     try:
-        app()
+        app(args=normalise_ray_flag(sys.argv[1:]))
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)

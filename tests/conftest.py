@@ -45,3 +45,18 @@ def corpora() -> Path:
     if not CORPORA.is_dir():
         pytest.fail(f"corpora not found at {CORPORA}: the tests need ../shared/corpora")
     return CORPORA
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[object]:
+    """A real Ray cluster, head + one worker node, loopback only (``tests/raycluster.py``);
+    stopped (every process in its network namespace killed) at the end of the session."""
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    from raycluster import RayTestCluster
+
+    cluster = RayTestCluster()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
