@@ -10,29 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
+from engine_schemas import PATTERN, PATTERN_AND_PROPS, UNIQUE
 from typer.testing import CliRunner
 
 from schemaops.check.engine import route, run_engine_check
 from schemaops.cli import app
-
-UNIQUE = {
-    "type": "object",
-    "properties": {
-        "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": True}
-    },
-    "required": ["tags"],
-}
-PATTERN = {
-    "type": "object",
-    "patternProperties": {"^x_[a-z]+$": {"type": "integer"}},
-    "additionalProperties": False,
-}
-PATTERN_AND_PROPS = {
-    "type": "object",
-    "properties": {"id": {"type": "integer"}},
-    "patternProperties": {"^x_[a-z]+$": {"type": "integer"}},
-    "additionalProperties": False,
-}
 
 
 @pytest.mark.parametrize(

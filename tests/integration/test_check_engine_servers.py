@@ -13,28 +13,9 @@ from typing import Any
 
 import httpx
 import pytest
+from engine_schemas import SCHEMAS
 
 from schemaops.check.engine import route
-
-UNIQUE = {
-    "type": "object",
-    "properties": {
-        "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": True}
-    },
-    "required": ["tags"],
-}
-PATTERN = {
-    "type": "object",
-    "patternProperties": {"^x_[a-z]+$": {"type": "integer"}},
-    "additionalProperties": False,
-}
-PATTERN_AND_PROPS = {
-    "type": "object",
-    "properties": {"id": {"type": "integer"}},
-    "patternProperties": {"^x_[a-z]+$": {"type": "integer"}},
-    "additionalProperties": False,
-}
-SCHEMAS = {"uniqueItems": UNIQUE, "patternProperties": PATTERN, "both": PATTERN_AND_PROPS}
 
 
 def ask(client: httpx.Client, schema: dict[str, Any]) -> httpx.Response:

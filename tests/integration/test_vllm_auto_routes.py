@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
+from engine_schemas import PATTERN, PATTERN_AND_PROPS, UNIQUE
 
 from schemaops.check.engine import route
 from schemaops.devserver.env import DevServerError
@@ -35,25 +36,6 @@ pytestmark = [
         reason="opt-in: starts a second vLLM server (set SCHEMAOPS_VLLM_AUTO=1)",
     ),
 ]
-
-UNIQUE = {
-    "type": "object",
-    "properties": {
-        "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": True}
-    },
-    "required": ["tags"],
-}
-PATTERN = {
-    "type": "object",
-    "patternProperties": {"^x_[a-z]+$": {"type": "integer"}},
-    "additionalProperties": False,
-}
-PATTERN_AND_PROPS = {
-    "type": "object",
-    "properties": {"id": {"type": "integer"}},
-    "patternProperties": {"^x_[a-z]+$": {"type": "integer"}},
-    "additionalProperties": False,
-}
 
 
 @pytest.fixture(scope="module")
