@@ -7,26 +7,13 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
+from shared_schemas import TAGS, TAGS_EX
 from typer.testing import CliRunner
 
 from schemaops.cli import app
 
 runner = CliRunner()
 
-# xgrammar ignores uniqueItems: an invalid example with a duplicate walks to a stop.
-TAGS = {
-    "type": "object",
-    "properties": {
-        "tags": {
-            "type": "array",
-            "items": {"type": "string", "enum": ["billing", "bug", "urgent"]},
-            "uniqueItems": True,
-        }
-    },
-    "required": ["tags"],
-    "additionalProperties": False,
-}
-TAGS_EX = {"valid": [{"tags": ["billing", "urgent"]}], "invalid": [{"tags": ["bug", "bug"]}]}
 STATUS = {
     "type": "object",
     "properties": {"status": {"enum": ["open", "closed"]}, "priority": {"type": "integer"}},

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from engine_schemas import PATTERN, PATTERN_AND_PROPS, UNIQUE
+from shared_schemas import PATTERN, PATTERN_AND_PROPS, UNIQUE
 from typer.testing import CliRunner
 
 from schemaops.check.engine import route, run_engine_check

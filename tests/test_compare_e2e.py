@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_schemas import TAGS, TAGS_EX
 from typer.testing import CliRunner
 
 from schemaops.cli import app
@@ -18,20 +19,6 @@ from schemaops.compare.run import run_compare
 
 REPO = Path(__file__).resolve().parents[1]
 
-# xgrammar ignores uniqueItems (lets ["bug","bug"] through); llguidance refuses to compile it.
-TAGS = {
-    "type": "object",
-    "properties": {
-        "tags": {
-            "type": "array",
-            "items": {"type": "string", "enum": ["billing", "bug", "urgent"]},
-            "uniqueItems": True,
-        }
-    },
-    "required": ["tags"],
-    "additionalProperties": False,
-}
-TAGS_EX = {"valid": [{"tags": ["billing", "urgent"]}], "invalid": [{"tags": ["bug", "bug"]}]}
 STATUS = {
     "type": "object",
     "properties": {

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from engine_schemas import SCHEMAS
+from shared_schemas import SCHEMAS
 
 from schemaops.check.engine import route
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
-from engine_schemas import PATTERN, PATTERN_AND_PROPS, UNIQUE
+from shared_schemas import PATTERN, PATTERN_AND_PROPS, UNIQUE
 
 from schemaops.check.engine import route
 from schemaops.devserver.env import DevServerError
