@@ -156,6 +156,36 @@ def warm_metrics(doc: dict[str, Any]) -> CollectorRegistry:
     return reg
 
 
+def _budget_metrics(reg: CollectorRegistry, src: str, budgets: list[dict[str, Any]]) -> None:
+    """Per schema whose outputs were cut at max_tokens: the cut outputs and, when the records
+    carried token counts, the recommended max_tokens (1 in ``..._lower_bound`` when it is only
+    a lower bound: too many outputs were cut to see the needed length)."""
+    cut = Gauge(
+        "schemaops_audit_cut_outputs",
+        "Outputs stopped by finish_reason length, per schema.",
+        ["input", "schema"],
+        registry=reg,
+    )
+    rec = Gauge(
+        "schemaops_audit_recommended_max_tokens",
+        "Recommended max_tokens per schema whose outputs were cut (from completion_tokens).",
+        ["input", "schema"],
+        registry=reg,
+    )
+    low = Gauge(
+        "schemaops_audit_recommended_max_tokens_lower_bound",
+        "1 when the recommended max_tokens is only a lower bound (too many outputs cut).",
+        ["input", "schema"],
+        registry=reg,
+    )
+    for b in budgets:
+        schema = str(b["schema"])
+        cut.labels(src, schema).set(b["cut"])
+        if b["recommended_max_tokens"] is not None:
+            rec.labels(src, schema).set(b["recommended_max_tokens"])
+            low.labels(src, schema).set(1 if b["lower_bound"] else 0)
+
+
 def audit_metrics(doc: dict[str, Any]) -> CollectorRegistry:
     """Outputs by schema and category, parse-failure subtypes, p, its CI and p^n."""
     reg = CollectorRegistry()
@@ -187,5 +217,8 @@ def audit_metrics(doc: dict[str, Any]) -> CollectorRegistry:
     dg = _gauge(reg, "audit_diagnoses")
     for name, d in (doc.get("diagnoses") or {}).items():
         dg.labels(src, name).set(d["count"])
+    budgets = ((doc.get("diagnoses") or {}).get("truncated_at_max_tokens") or {}).get("budgets")
+    if budgets:
+        _budget_metrics(reg, src, budgets)
     _stamp(reg, "audit")
     return reg

@@ -11,7 +11,8 @@ no message) get only the text-based diagnoses, so plain JSONL audits as before.
 - ``control_char_in_string``: a raw control character (U+0000..U+001F) inside a JSON
   string; seen from xgrammar's string grammar with ``minLength``/``maxLength``.
 - ``truncated_at_max_tokens`` / ``truncated_other``: a ``truncated`` parse failure split by
-  whether the server said ``finish_reason: length``.
+  whether the server said ``finish_reason: length``; the first carries ``budgets``, a
+  recommended ``max_tokens`` per schema whose outputs were cut (``budget.py``).
 - ``json_in_reasoning_content``: content empty while ``reasoning_content`` holds JSON.
 - ``tool_calls_finish_without_calls``: no tool call although ``finish_reason: tool_calls``,
   or although ``content`` holds a model's tool-call markup (``TOOL_MARKUP``) and the answer
@@ -25,6 +26,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from schemaops.audit import budget
 from schemaops.audit.classify import PARSE, Classification
 
 WS_RUN = 64
@@ -153,10 +155,14 @@ def diagnose(rec: Any, text: str, outcome: Classification) -> list[str]:
 
 def summary(tally: Any) -> dict[str, dict[str, Any]]:
     """``{diagnosis: {"count", "fix"}}``, most frequent first, then ``poisoned`` (a count of
-    schemas, with ``schemas``: each one's first failing line, failures, ok outputs before)."""
+    schemas, with ``schemas``: each one's first failing line, failures, ok outputs before);
+    ``truncated_at_max_tokens`` carries ``budgets`` (``budget.budgets``)."""
     out: dict[str, dict[str, Any]] = {
         k: {"count": n, "fix": FIXES[k]} for k, n in tally.diagnoses.most_common()
     }
+    cut = out.get("truncated_at_max_tokens")
+    if cut is not None:  # where the budget ran out: how large it must be, per schema
+        cut["budgets"] = budget.budgets(getattr(tally, "lengths", {}))
     found = poisoned(tally.fail_runs, tally.by_schema)
     if found:
         out["poisoned"] = {"count": len(found), "fix": FIXES["poisoned"], "schemas": found}
@@ -241,6 +247,8 @@ def terminal_lines(doc: dict[str, Any]) -> list[str]:
     for name, d in (doc.get("diagnoses") or {}).items():
         what = f"{d['count']} schema(s)" if name == "poisoned" else f"{d['count']} output(s)"
         lines.append(f"[yellow]{escape(name)}[/yellow]: {what}; fix: {escape(d['fix'])}")
+        for b in d.get("budgets", [])[:10]:
+            lines.append(f"  {escape(budget.line(b))}")
         for s in d.get("schemas", [])[:10]:
             lines.append(
                 f"  {escape(str(s['schema']))}: every output fails from line {s['since_line']} "

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import orjson
 
+from schemaops.audit.budget import note as note_length
 from schemaops.audit.classify import (
     OK,
     OUTCOME_OK,
@@ -123,6 +124,8 @@ def audit_lines(
                     )
                     continue
             ok = outcome is OUTCOME_OK
+            if "meta_info" in rec or "usage" in rec or "choices" in rec or "finish_reason" in rec:
+                note_length(tally.lengths, name, rec, out.record is not None)  # budget.py
             if out.source != "text":
                 sources[out.source] += 1
             if ok:

@@ -66,6 +66,42 @@ def _episodes_text(ep: dict) -> str:
     )
 
 
+def _diagnoses(diag: dict) -> list[str]:
+    """The diagnoses with their fixes, the poisoned schemas and the token budget per schema
+    whose outputs were cut at max_tokens (``diagnose.summary``, ``budget.py``)."""
+    if not diag:
+        return []
+    rows: list[list[object]] = [[name, d["count"], d["fix"]] for name, d in diag.items()]
+    lines = ["## Diagnoses", ""] + _table(["diagnosis", "count", "fix"], rows)
+    poisoned = (diag.get("poisoned") or {}).get("schemas") or []
+    if poisoned:
+        rows = [
+            [_code(s["schema"], table=True), s["since_line"], s["failures"], s["ok_before"]]
+            for s in poisoned
+        ]
+        lines += ["Poisoned schemas (every output fails from a line on):", ""]
+        lines += _table(["schema", "since line", "failures", "ok before"], rows)
+    budgets = (diag.get("truncated_at_max_tokens") or {}).get("budgets") or []
+    if budgets:
+        rows = [
+            [
+                _code(b["schema"], table=True),
+                b["cut"],
+                b["complete"],
+                "-" if b["max_cut"] is None else b["max_cut"],
+                "-"
+                if b["recommended_max_tokens"] is None
+                else ("≥ " if b["lower_bound"] else "") + str(b["recommended_max_tokens"]),
+                b["why"],
+            ]
+            for b in budgets
+        ]
+        lines += ["Token budget per schema whose outputs were cut at max_tokens:", ""]
+        head = ["schema", "cut", "complete", "longest cut", "recommended max_tokens", "why"]
+        lines += _table(head, rows)
+    return lines
+
+
 def render_markdown(doc: dict) -> str:
     """The Markdown text of one ``--json`` document."""
     n = doc["outputs"] or 1
@@ -145,6 +181,7 @@ def render_markdown(doc: dict) -> str:
             f" {', '.join(str(n) for n in vt['lines'][:10])}",
             "",
         ]
+    lines += _diagnoses(doc.get("diagnoses") or {})
     if doc["gates"]:
         lines += ["## Gates", ""]
         lines += [

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemaops.audit import budget
 from schemaops.audit.diagnose import merge_runs
 
 Z95 = 1.959963984540054
@@ -88,6 +89,9 @@ class Tally:
     #: source field (``extract.Output.source``) -> outputs, and -> failed outputs
     sources: Counter = field(default_factory=Counter)
     source_failures: Counter = field(default_factory=Counter)
+    #: schema -> its outputs' token counts by finish reason (``budget.note``; bounded, exact
+    #: merge), for the recommended ``max_tokens`` of schemas whose outputs were cut
+    lengths: dict[str, budget.Lengths] = field(default_factory=dict)
 
     def add_input_error(self, line: int, message: str) -> None:
         self.input_errors += 1
@@ -169,6 +173,7 @@ class Tally:
         self.diagnoses.update(other.diagnoses)
         self.sources.update(other.sources)
         self.source_failures.update(other.source_failures)
+        budget.merge(self.lengths, other.lengths)
         self.timeout_count += other.timeout_count
         for t in other.timeouts:
             if len(self.timeouts) < TIMEOUT_LINES:
