@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import run_cli
 
 from schemaops.check import run_check
 from schemaops.lower import LOWERED_FROM, check_residual, lower_registry, probe_backend
@@ -104,13 +104,7 @@ def _registry(tmp: Path, schemas: dict[str, tuple[dict, dict]]) -> Path:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=600,
-    )
+    return run_cli(*args, timeout=600, cwd=ROOT)
 
 
 def _assert_served_folder(report, out: Path) -> None:

@@ -9,33 +9,18 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
-from prometheus_client.parser import text_string_to_metric_families
+from cli_support import prom_samples as samples
+from cli_support import run_cli
 
 from schemaops.metrics import probe_metrics, warm_metrics, write_textfile
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def samples(path: Path) -> dict[str, list]:
-    """name -> samples, parsed by prometheus-client's parser (raises on malformed text)."""
-    out: dict[str, list] = {}
-    for fam in text_string_to_metric_families(path.read_text()):
-        for s in fam.samples:
-            out.setdefault(s.name, []).append(s)
-    return out
-
-
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
+    return run_cli(*args, timeout=300, cwd=ROOT)
 
 
 def test_audit_prometheus_file_parses_and_matches_the_json(tmp_path: Path) -> None:

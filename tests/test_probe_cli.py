@@ -9,30 +9,21 @@ tests/integration/test_probe.py.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from cli_support import free_port, run_cli
 
 
 def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", "probe", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_cli("probe", *args, timeout=timeout, cwd=None)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+_free_port = free_port
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_support import run_cli
 from typer.testing import CliRunner
 
 from schemaops.cli import app
@@ -33,13 +34,7 @@ def write(folder: Path, name: str, content) -> Path:
 
 def cli(*args: str, timeout: float = 90, stdin: str | None = None) -> subprocess.CompletedProcess:
     """The real console entry point in a subprocess, killed if it runs past ``timeout``."""
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        input=stdin,
-    )
+    return run_cli(*args, timeout=timeout, stdin=stdin, cwd=None)
 
 
 def nested(levels: int) -> dict:

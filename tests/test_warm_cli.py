@@ -3,31 +3,21 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from cli_support import free_port, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_cli(*args, timeout=timeout, cwd=REPO)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+_free_port = free_port
 
 
 @pytest.mark.parametrize(

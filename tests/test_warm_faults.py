@@ -14,7 +14,6 @@ import base64
 import json
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +24,7 @@ from typing import Any
 
 import httpx
 import pytest
+from cli_support import run_cli
 
 from schemaops.warm import WarmOptions, report, warm
 from schemaops.warm.plan import native_item, response_format_item
@@ -193,13 +193,7 @@ def _run(url: str, items: list | None = None, **kw: Any) -> dict[str, Any]:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli(*args, timeout=120, cwd=REPO)
 
 
 def _one_schema_registry(tmp_path: Path) -> Path:

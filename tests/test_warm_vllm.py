@@ -19,6 +19,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from cli_support import run_cli
 
 from schemaops.errors import InputError
 from schemaops.registry import load_registry
@@ -120,13 +121,7 @@ def test_contradictory_settings_are_usage_errors(kw: dict, says: str) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", "warm", "--no-progress", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli("warm", "--no-progress", *args, timeout=120, cwd=REPO)
 
 
 def _free_port() -> int:

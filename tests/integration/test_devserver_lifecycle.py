@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from cli_support import run_cli
 
 from schemaops.devserver import DevServer, default_cache_dir, ensure_env
 from schemaops.devserver.launcher import group_members
@@ -39,13 +40,7 @@ def _isolated_cache(tmp_path: Path) -> Path:
 
 def _cli(*args: str, cache: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "SCHEMAOPS_DEVSERVER_DIR": str(cache)}
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", "dev-server", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    return run_cli("dev-server", *args, env=env, timeout=900, cwd=None)
 
 
 def test_cli_start_status_stop_leaves_no_process(tmp_path: Path) -> None:

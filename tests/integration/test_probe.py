@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from cli_support import run_cli
 
 from schemaops.devserver import DevServer
 from schemaops.probe import ProbeSettings, run_probe
@@ -44,13 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", "probe", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_cli("probe", *args, timeout=600, cwd=ROOT)
 
 
 def test_the_dev_server_enforces_its_grammar_paths(sglang_server: DevServer) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
+from cli_support import prom_samples as samples
+from cli_support import run_cli
 
 from schemaops.devserver import DevServer
 
@@ -17,23 +17,8 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def samples(path: Path) -> dict[str, list]:
-    """name -> samples, parsed by prometheus-client's parser (raises on malformed text)."""
-    out: dict[str, list] = {}
-    for fam in text_string_to_metric_families(path.read_text()):
-        for s in fam.samples:
-            out.setdefault(s.name, []).append(s)
-    return out
-
-
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+    return run_cli(*args, timeout=600, cwd=ROOT)
 
 
 def test_warm_and_probe_metrics(sglang_server: DevServer, tmp_path: Path) -> None:

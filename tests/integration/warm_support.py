@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from cli_support import run_cli
 
 from schemaops.registry.model import canonical_text
 from schemaops.warm.heavy import heavy_schema, write_heavy_registry
@@ -28,14 +29,7 @@ def cli(
     *args: str, timeout: float = 900, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
     """Run ``python -m schemaops ...`` as a user would."""
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
+    return run_cli(*args, timeout=timeout, env=env, cwd=REPO)
 
 
 def warm_json(*args: str, timeout: float = 900) -> tuple[int, dict[str, Any]]:
