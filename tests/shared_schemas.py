@@ -8,6 +8,9 @@
 - ``TAGS``/``TAGS_EX``: ``uniqueItems`` over an enum, with a duplicate as the invalid example
   (xgrammar ignores it and walks the duplicate to a stop; llguidance refuses to compile it),
   for ``check`` (test_check_e2e.py) and ``compare`` (test_compare_e2e.py).
+- ``LOOK``/``LOOK_EXAMPLES``: a lookahead pattern xgrammar compiles but does not enforce
+  (measured) and no rewrite of ``lower`` expresses: the schema that cannot be lowered
+  (test_lower_e2e.py, test_lower_engine_fix.py).
 """
 
 from __future__ import annotations
@@ -44,3 +47,10 @@ TAGS = {
     "additionalProperties": False,
 }
 TAGS_EX = {"valid": [{"tags": ["billing", "urgent"]}], "invalid": [{"tags": ["bug", "bug"]}]}
+LOOK = {
+    "type": "object",
+    "properties": {"v": {"type": "string", "pattern": "^(?=.*[0-9]).{4}$"}},
+    "required": ["v"],
+    "additionalProperties": False,
+}
+LOOK_EXAMPLES = {"valid": [{"v": "ab1c"}], "invalid": [{"v": "abcd"}]}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import run_cli
+from shared_schemas import LOOK, LOOK_EXAMPLES
 
 from schemaops.check import run_check
 from schemaops.lower import LOWERED_FROM, check_residual, lower_registry, probe_backend
@@ -224,16 +225,7 @@ def test_outlines_shipped_registry(tmp_path: Path) -> None:
 
 
 def test_a_schema_that_cannot_be_lowered_exits_1(tmp_path: Path) -> None:
-    # a lookahead: xgrammar compiles the pattern but does not enforce it (measured), and no
-    # rewrite of lower expresses it
-    schema = {
-        "type": "object",
-        "properties": {"v": {"type": "string", "pattern": "^(?=.*[0-9]).{4}$"}},
-        "required": ["v"],
-        "additionalProperties": False,
-    }
-    examples = {"valid": [{"v": "ab1c"}], "invalid": [{"v": "abcd"}]}
-    reg = _registry(tmp_path, {"look": (schema, examples)})
+    reg = _registry(tmp_path, {"look": (LOOK, LOOK_EXAMPLES)})
     res = _cli("lower", "--registry", str(reg), "--backend", "xgrammar", "--generate", "0", "-q")
     assert res.returncode == 1, res.stdout + res.stderr
     assert "NOT LOWERED" in res.stdout and "accepts_invalid" in res.stdout

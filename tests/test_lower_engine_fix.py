@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from shared_schemas import LOOK, LOOK_EXAMPLES
 from test_lower_e2e import SHIPMENT, SHIPMENT_EXAMPLES, _cli, _registry
 
 from schemaops.check.engine import route, run_engine_check
@@ -20,14 +21,6 @@ from schemaops.lower.fix import fix_registry
 from schemaops.registry import load_registry
 from schemaops.registry.model import canonical_text, openai_text
 
-# a lookahead: xgrammar compiles it but does not enforce it, and lower cannot express it
-LOOK = {
-    "type": "object",
-    "properties": {"v": {"type": "string", "pattern": "^(?=.*[0-9]).{4}$"}},
-    "required": ["v"],
-    "additionalProperties": False,
-}
-LOOK_EXAMPLES = {"valid": [{"v": "ab1c"}], "invalid": [{"v": "abcd"}]}
 PLAIN = {"type": "object", "properties": {"q": {"type": "string", "enum": ["a", "b"]}}}
 PLAIN_EXAMPLES = {"valid": [{"q": "a"}], "invalid": [{"q": "c"}]}
 

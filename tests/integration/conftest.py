@@ -31,7 +31,13 @@ import httpx
 import pytest
 
 # The vLLM dev-server fixtures (vllm_server, vllm_url, vllm_client): see vllm_fixtures.py.
-from vllm_fixtures import _vllm_session, vllm_client, vllm_server, vllm_url  # noqa: F401
+from vllm_fixtures import (  # noqa: F401
+    _vllm_session,
+    auto_server,
+    vllm_client,
+    vllm_server,
+    vllm_url,
+)
 
 from schemaops.devserver import DevServer, DevServerError, ensure_env, start_servers
 

@@ -14,39 +14,19 @@ request means the engine built the outlines backend for it.
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from shared_schemas import PATTERN, PATTERN_AND_PROPS, UNIQUE
+from vllm_fixtures import VLLM_AUTO_OPT_IN
 
 from schemaops.check.engine import route
-from schemaops.devserver.env import DevServerError
 from schemaops.devserver.launcher import group_members
-from schemaops.devserver.vllm import SERVED_MODEL_NAME, VllmServer, start_vllm_servers
+from schemaops.devserver.vllm import SERVED_MODEL_NAME, VllmServer
 
-pytestmark = [
-    pytest.mark.vllm,
-    pytest.mark.skipif(
-        os.environ.get("SCHEMAOPS_VLLM_AUTO") != "1",
-        reason="opt-in: starts a second vLLM server (set SCHEMAOPS_VLLM_AUTO=1)",
-    ),
-]
-
-
-@pytest.fixture(scope="module")
-def auto_server() -> Iterator[VllmServer]:
-    try:
-        servers = start_vllm_servers(n=1, disable_any_whitespace=False)  # vLLM's own default
-    except DevServerError as exc:
-        pytest.fail(f"could not start the vLLM auto server:\n{exc}", pytrace=False)
-    assert servers[0].so_config == {"backend": "auto"}
-    yield servers[0]
-    servers[0].stop()
+pytestmark = VLLM_AUTO_OPT_IN
 
 
 def ask(server: VllmServer, schema: dict[str, Any]) -> httpx.Response:

@@ -15,37 +15,18 @@ xgrammar schema fails, as the pre-check said.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from test_vllm_auto_routes import PATTERN, PATTERN_AND_PROPS, UNIQUE, engine_loaded_outlines
+from shared_schemas import PATTERN, PATTERN_AND_PROPS, UNIQUE
+from test_vllm_auto_routes import engine_loaded_outlines
+from vllm_fixtures import VLLM_AUTO_OPT_IN
 
-from schemaops.devserver.env import DevServerError
-from schemaops.devserver.vllm import VllmServer, start_vllm_servers
+from schemaops.devserver.vllm import VllmServer
 from schemaops.warm import WarmOptions
 from schemaops.warm.retry import RetryPolicy
 from schemaops.warm.run import WarmSettings, run_warm
 
-pytestmark = [
-    pytest.mark.vllm,
-    pytest.mark.skipif(
-        os.environ.get("SCHEMAOPS_VLLM_AUTO") != "1",
-        reason="opt-in: starts a second vLLM server (set SCHEMAOPS_VLLM_AUTO=1)",
-    ),
-]
-
-
-@pytest.fixture(scope="module")
-def auto_server() -> Iterator[VllmServer]:
-    try:
-        servers = start_vllm_servers(n=1, disable_any_whitespace=False)  # vLLM's own default
-    except DevServerError as exc:
-        pytest.fail(f"could not start the vLLM auto server:\n{exc}", pytrace=False)
-    assert servers[0].so_config == {"backend": "auto"}
-    yield servers[0]
-    servers[0].stop()
+pytestmark = VLLM_AUTO_OPT_IN
 
 
 def _registry(tmp_path: Path, schemas: dict[str, dict]) -> Path:

@@ -8,6 +8,9 @@ takes ~45-70 s and the server holds ~4 GB):
   end of the session. A test that crashed it (see ``test_vllm_zz_crash.py``) leaves it
   dead; a later test that asks for it gets it restarted on the same port.
 - ``vllm_url``, ``vllm_client`` (an ``httpx.Client`` bound to it).
+- ``auto_server`` (with ``pytestmark = VLLM_AUTO_OPT_IN``): the opt-in tests' OWN server with
+  vLLM's ``auto`` backend, one per test module that asks for it (module scope: each module
+  needs a fresh engine, whose first structured request fixes its backend), stopped after it.
 
 ``SCHEMAOPS_VLLM_URL=http://127.0.0.1:PORT`` uses a server you already started
 (``schemaops dev-server --engine vllm``) instead; it is never stopped or crashed here.
@@ -30,6 +33,26 @@ from schemaops.devserver.vllm import VllmServer, start_vllm_servers
 from schemaops.devserver.vllm_env import ensure_vllm_env
 
 VLLM_HTTP_TIMEOUT_S = 120.0
+#: the marks of the tests that start their own ``auto`` server (SCHEMAOPS_VLLM_AUTO=1)
+VLLM_AUTO_OPT_IN = [
+    pytest.mark.vllm,
+    pytest.mark.skipif(
+        os.environ.get("SCHEMAOPS_VLLM_AUTO") != "1",
+        reason="opt-in: starts a second vLLM server (set SCHEMAOPS_VLLM_AUTO=1)",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def auto_server() -> Iterator[VllmServer]:
+    """A vLLM server with the ``auto`` backend and vLLM's own whitespace default."""
+    try:
+        servers = start_vllm_servers(n=1, disable_any_whitespace=False)  # vLLM's own default
+    except DevServerError as exc:
+        pytest.fail(f"could not start the vLLM auto server:\n{exc}", pytrace=False)
+    assert servers[0].so_config == {"backend": "auto"}
+    yield servers[0]
+    servers[0].stop()
 
 
 @pytest.fixture(scope="session")
