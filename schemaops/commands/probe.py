@@ -25,6 +25,9 @@ HELP = "\n\n".join(
         "or no path enforced at all, or a --registry schema unconstrained/leaky/rejected/error); "
         "2 nothing could be probed (dead server, bad URL, every path an error: 5xx, timeouts) "
         "or a usage error.",
+        "Behind an API key or a gateway: --api-key (or SCHEMAOPS_API_KEY) and --header "
+        "'Name: value'; a 401/403 says so (exit 2 when nothing could be probed); keys and "
+        "header values are never printed.",
     ]
 )
 
@@ -49,9 +52,24 @@ def probe_cmd(
         None, "--prometheus", help="Write the verdicts as Prometheus text (textfile collector)."
     ),
     json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON document."),
+    api_key: str | None = typer.Option(
+        None,
+        "--api-key",
+        help="Send 'Authorization: Bearer KEY' with every request (SGLang/vLLM --api-key, "
+        "gateways). Default: the SCHEMAOPS_API_KEY environment variable, which keeps the key "
+        "out of shell history. Never printed.",
+    ),
+    header: list[str] | None = typer.Option(
+        None,
+        "--header",
+        "-H",
+        help="Extra request header 'Name: value' for a gateway (repeatable). Values are sent "
+        "with every request and never printed.",
+    ),
 ) -> None:
     from schemaops.probe import ProbeSettings, run_probe
     from schemaops.probe.report import render
+    from schemaops.warm.auth import build_auth
 
     settings = ProbeSettings(
         server=server,
@@ -61,6 +79,7 @@ def probe_cmd(
         canaries=canaries,
         max_tokens=max_tokens,
         model=model,
+        auth=call(build_auth, api_key, header),
     )
     doc, code = call(run_probe, settings)
     if prometheus is not None:

@@ -44,7 +44,8 @@ WARM_HELP = "\n\n".join(
         "A 2xx counts only when its body is a completed answer (/generate: text and meta_info; "
         "chat: choices); anything else is 'failed' with what came back. --timeout bounds each "
         "whole request, and an answer over 8 MiB is cut off and 'failed'.",
-        "Credentials in a --server URL (http://user:pass@host) are used but never printed.",
+        "Credentials in a --server URL (http://user:pass@host), --api-key (or "
+        "SCHEMAOPS_API_KEY) and --header values are sent with every request but never printed.",
         "Exit 0 all warmed, 1 any schema not warmed on any server (with --require-proof also "
         "any probe 'miss' or 'suspect'), 2 usage error.",
     ]
@@ -186,8 +187,23 @@ def warm_cmd(
     progress: bool = typer.Option(
         True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."
     ),
+    api_key: str | None = typer.Option(
+        None,
+        "--api-key",
+        help="Send 'Authorization: Bearer KEY' with every request (SGLang/vLLM --api-key, "
+        "gateways). Default: the SCHEMAOPS_API_KEY environment variable, which keeps the key "
+        "out of shell history. Never printed.",
+    ),
+    header: list[str] | None = typer.Option(
+        None,
+        "--header",
+        "-H",
+        help="Extra request header 'Name: value' for a gateway (repeatable). Values are sent "
+        "with every request and never printed.",
+    ),
 ) -> None:
     from schemaops.warm import WarmOptions, report
+    from schemaops.warm.auth import build_auth
     from schemaops.warm.retry import RetryPolicy
     from schemaops.warm.run import WarmSettings, run_warm
 
@@ -203,6 +219,7 @@ def warm_cmd(
         probe=probe,
         model=model,
         engine=engine.value,  # type: ignore[arg-type]
+        auth=call(build_auth, api_key, header),
     )
     settings = WarmSettings(
         options=options,

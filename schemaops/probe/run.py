@@ -37,6 +37,7 @@ from schemaops.probe.paths import (
     read,
 )
 from schemaops.warm.answer import clean
+from schemaops.warm.auth import Auth
 from schemaops.warm.client import Attempt, ServerClient, ServerUnavailable
 from schemaops.warm.retry import AttemptOutcome, RetryPolicy
 from schemaops.warm.urls import check_server_url, scrub_all
@@ -60,6 +61,8 @@ class ProbeSettings:
     model: str | None = None
     concurrency: int = 4
     retries: int = 2
+    #: ``--api-key`` / ``--header``: sent with every request, scrubbed from the document
+    auth: Auth = field(default_factory=Auth)
 
 
 @dataclass
@@ -293,7 +296,7 @@ async def probe_async(s: ProbeSettings, gate: list[str] | None) -> dict[str, Any
     """The probe document (see ``run_probe``)."""
     policy = RetryPolicy(retries=s.retries, base_s=0.5, cap_s=2.0)
     async with httpx.AsyncClient() as http:
-        client = ServerClient(s.server, http, timeout_s=s.timeout_s, policy=policy)
+        client = ServerClient(s.server, http, timeout_s=s.timeout_s, policy=policy, auth=s.auth)
         doc: dict[str, Any] = {"server": client.shown_url, "engine": None, "paths": []}
         try:
             found = await _discover(client, s.model)
@@ -308,9 +311,12 @@ async def probe_async(s: ProbeSettings, gate: list[str] | None) -> dict[str, Any
         rows = await asyncio.gather(
             *(_probe_path(client, sp, s, found["model"], tokens, sem) for sp in specs)
         )
+        denied = _denied(rows)
         if rows and all(r["verdict"] == "error" for r in rows):
             # no answer anywhere (connection lost, 5xx, timeouts): nothing was probed
             doc["error"] = f"{client.shown_url}: no path could be probed ({rows[0]['reason']})"
+        elif denied is not None:  # every path refused for want of (right) credentials
+            doc["error"] = f"{client.shown_url}: no path could be probed ({s.auth.denied(denied)})"
         doc["paths"] = rows
         if s.registry is not None and "error" not in doc:
             spec = registry_path(found["engine"])
@@ -318,7 +324,15 @@ async def probe_async(s: ProbeSettings, gate: list[str] | None) -> dict[str, Any
             doc["registry"] = await _probe_registry(
                 client, found["engine"], s, found["model"], verdict
             )
-        return scrub_all(doc, [s.server])
+        return scrub_all(doc, [s.server], s.auth.secrets())
+
+
+def _denied(rows: list[dict[str, Any]]) -> int | None:
+    """401 or 403 when every path's every answer was that (credentials missing or wrong)."""
+    statuses = {c.get("http_status") for r in rows for c in r.get("canaries", [])}
+    if rows and len(statuses) == 1 and statuses <= {401, 403}:
+        return statuses.pop()
+    return None
 
 
 def summarise(doc: dict[str, Any], gate: list[str] | None) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from schemaops.warm.answer import clean
+from schemaops.warm.auth import Auth
 from schemaops.warm.retry import AttemptOutcome, RetryPolicy, classify_status
 from schemaops.warm.urls import redact, scrub
 
@@ -157,7 +158,10 @@ class ServerClient:
     so a dead server costs one retry budget, not one per schema.
 
     ``base_url`` may carry credentials (used for the requests); ``shown_url`` is the same
-    URL redacted, the only form that goes into messages.
+    URL redacted, the only form that goes into messages. ``auth`` (``--api-key``,
+    ``--header``) adds its headers to every request, readiness checks included; its values
+    are scrubbed from every message like the URL's credentials, and a 401/403 says what to
+    pass (or that what was passed was refused).
     """
 
     def __init__(
@@ -169,8 +173,11 @@ class ServerClient:
         policy: RetryPolicy,
         recover_s: float = 0.0,
         rng: random.Random | None = None,
+        auth: Auth | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.auth = auth or Auth()
+        self._secrets = self.auth.secrets()
         self.shown_url = redact(self.base_url)
         self.http = http
         self.timeout_s = timeout_s
@@ -187,7 +194,7 @@ class ServerClient:
         return self.in_flight.leave(entered, _ms(t0))
 
     def _scrub(self, text: str) -> str:
-        return scrub(text, [self.base_url])
+        return scrub(text, [self.base_url], self._secrets)
 
     async def _once(
         self,
@@ -206,7 +213,11 @@ class ServerClient:
         try:
             async with asyncio.timeout(deadline_s):
                 async with self.http.stream(
-                    method, self.base_url + path, json=body, headers=headers, timeout=timeout
+                    method,
+                    self.base_url + path,
+                    json=body,
+                    headers={**self.auth.headers, **headers} if self.auth.headers else headers,
+                    timeout=timeout,
                 ) as resp:
                     status = resp.status_code
                     raw = await _read_capped(resp, MAX_BODY_BYTES)
@@ -225,6 +236,9 @@ class ServerClient:
                 )
             return Attempt(outcome, resp.status_code, _ms(t0), None, data, share)
         msg = self._scrub(error_text(resp.status_code, data))
+        if resp.status_code in (401, 403):  # a gateway or --api-key server: say what to pass
+            msg = f"{self.auth.denied(resp.status_code)} (server: {msg})"
+            return Attempt(outcome, resp.status_code, _ms(t0), msg, None, share)
         return Attempt(
             outcome, resp.status_code, _ms(t0), f"HTTP {resp.status_code}: {msg}", None, share
         )
@@ -340,6 +354,8 @@ class ServerClient:
                 break
             n += 1
             await asyncio.sleep(self.policy.delay(n, self.rng))
+        if att.status in (401, 403):  # a key is missing or wrong, not a server starting
+            raise ServerUnavailable(f"{self.shown_url} not ready: {att.error}")
         hint = "is it running? pass --wait-ready SECONDS to wait for a starting server"
         raise ServerUnavailable(
             f"{self.shown_url} not reachable or not ready: {att.error or f'HTTP {att.status}'} "
@@ -360,6 +376,8 @@ class ServerClient:
                 return time.monotonic() - t0
             last = att.error or f"HTTP {att.status}"
             waited = time.monotonic() - t0
+            if att.status in (401, 403):  # waiting will not bring the missing credentials
+                raise ServerUnavailable(f"{self.shown_url} not ready: {last}")
             if waited >= deadline_s:
                 raise ServerUnavailable(
                     f"{self.shown_url} not ready after {waited:.1f} s (last: {last})"

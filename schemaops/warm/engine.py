@@ -30,6 +30,7 @@ from typing import Any, Literal
 import httpx
 
 from schemaops.warm.answer import clean, server_config_hint, why_not_answer
+from schemaops.warm.auth import Auth
 from schemaops.warm.client import Result, ServerClient, ServerUnavailable
 from schemaops.warm.detect import EngineChoice, identify, metrics_start, metrics_text
 from schemaops.warm.plan import Api, WarmItem, baseline_request, build_request
@@ -75,6 +76,8 @@ class WarmOptions:
     max_rounds: int = 3
     baseline_samples: int = 3
     engine: EngineChoice = "auto"
+    #: ``--api-key`` / ``--header``: sent with every request, scrubbed from every output
+    auth: Auth = field(default_factory=Auth)
 
 
 @dataclass
@@ -320,7 +323,12 @@ async def _run_server(
 ) -> ServerRun:
     run = ServerRun(url=redact(url.rstrip("/")))
     client = ServerClient(
-        url, http, timeout_s=opts.timeout_s, policy=opts.policy, recover_s=opts.wait_ready_s
+        url,
+        http,
+        timeout_s=opts.timeout_s,
+        policy=opts.policy,
+        recover_s=opts.wait_ready_s,
+        auth=opts.auth,
     )
     apis = sorted({it.api for it in items})
     try:

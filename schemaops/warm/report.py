@@ -127,7 +127,7 @@ def document(
         "servers": servers,
         "results": rows,
     }
-    return _safe(scrub_all(doc, opts.servers))
+    return _safe(scrub_all(doc, opts.servers, opts.auth.secrets()))
 
 
 def _first_baseline(run: ServerRun, opts: WarmOptions) -> float | None:

@@ -82,7 +82,11 @@ async def _detect(opts: WarmOptions) -> str | None:
     schema is sent."""
     async with httpx.AsyncClient(trust_env=False) as http:
         client = ServerClient(
-            opts.servers[0], http, timeout_s=min(opts.timeout_s, 30.0), policy=RetryPolicy(0)
+            opts.servers[0],
+            http,
+            timeout_s=min(opts.timeout_s, 30.0),
+            policy=RetryPolicy(0),
+            auth=opts.auth,
         )
         try:
             if opts.wait_ready_s > 0:

@@ -9,6 +9,7 @@ quote the URL (an exception message, a server's echo of the request).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -70,23 +71,29 @@ def secrets(url: str) -> list[str]:
     return sorted((s for s in found if s), key=len, reverse=True)
 
 
-def scrub(text: str, urls: list[str]) -> str:
-    """``text`` with each URL redacted and any credential of ``urls`` replaced by ``***``."""
+def scrub(text: str, urls: list[str], extra: Sequence[str] = ()) -> str:
+    """``text`` with each URL redacted and any credential of ``urls``, and each string of
+    ``extra`` (header values: ``auth.Auth.secrets``), replaced by ``***``."""
     for url in urls:
         text = text.replace(url, redact(url))
         for secret in secrets(url):
             text = text.replace(secret, "***")
+    for secret in extra:
+        text = text.replace(secret, "***")
     return text
 
 
-def scrub_all(value: Any, urls: list[str]) -> Any:
-    """``scrub`` every string inside a JSON-like value (dicts, lists, strings)."""
-    if not any(secrets(u) for u in urls):
+def scrub_all(value: Any, urls: list[str], extra: Sequence[str] = ()) -> Any:
+    """``scrub`` every string inside a JSON-like value (dicts, lists, strings; keys too)."""
+    if not extra and not any(secrets(u) for u in urls):
         return value
     if isinstance(value, str):
-        return scrub(value, urls)
+        return scrub(value, urls, extra)
     if isinstance(value, dict):
-        return {k: scrub_all(v, urls) for k, v in value.items()}
+        return {
+            (scrub(k, urls, extra) if isinstance(k, str) else k): scrub_all(v, urls, extra)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [scrub_all(v, urls) for v in value]
+        return [scrub_all(v, urls, extra) for v in value]
     return value
