@@ -305,6 +305,8 @@ def test_fast_path_agrees_with_jsonschema(value: object) -> None:
         checker = SchemaChecker("s", schema)
         assert checker.fast is not None
         assert checker.fast(value) == checker.validator.is_valid(value)
+        assert checker.tree is not None  # the closure form (treecheck.py)
+        assert checker.tree(value) == checker.validator.is_valid(value)
 
 
 def test_fast_path_declines_what_it_cannot_answer() -> None:

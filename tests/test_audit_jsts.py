@@ -109,6 +109,8 @@ def test_suite_group(group: dict) -> None:
         outcome = checker.check(value)
         if checker.fast is not None:
             assert checker.fast(value) == checker.validator.is_valid(value), test["description"]
+        if checker.tree is not None:  # the closure form of the same check (treecheck.py)
+            assert checker.tree(value) == checker.validator.is_valid(value), test["description"]
         if test["valid"]:
             assert outcome.category == "ok", (test["description"], outcome)
         else:

@@ -89,6 +89,22 @@ def _objects(node: Any) -> Iterator[dict]:
             stack.extend(cur)
 
 
+def key_sets(root: Any) -> tuple[set[str], set[str]]:
+    """(keys of ``root`` itself, keys of every other object inside it), in one walk: what
+    ``_mentions`` answers key by key, for a caller with several questions."""
+    top: set[str] = set(root) if isinstance(root, dict) else set()
+    nested: set[str] = set()
+    stack = list(root.values()) if isinstance(root, dict) else [root]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            nested.update(cur)
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return top, nested
+
+
 def _other_dialect(root: Any, validator_cls: type) -> bool:
     """True when a subschema's ``$schema`` selects another validator class than the root's
     (conservative: any object holding a ``$schema`` key counts, even inside data keywords)."""

@@ -30,7 +30,15 @@ from schemaops.audit.classify import (
     VIOLATION,
     Classification,
 )
-from schemaops.audit.fastcheck import _ID_KEYWORDS, _mentions, compile_fast, inline_refs
+from schemaops.audit.explain import explain, skipping_class
+from schemaops.audit.fastcheck import (
+    _ID_KEYWORDS,
+    _other_dialect,
+    compile_fast,
+    inline_refs,
+    key_sets,
+)
+from schemaops.audit.treecheck import compile_tree
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
 from schemaops.registry.drafts import meta_valid
@@ -68,15 +76,24 @@ class SchemaChecker:
         except SchemaError as exc:
             raise InputError(f"schema {name!r} is not a valid JSON Schema: {exc.message}") from None
         fmt = format_checker() if assert_format else None
-        explain = schema
-        if cls is Draft202012Validator and not _mentions(schema, _ID_KEYWORDS):
-            explain = inline_refs(schema)
+        top, nested = key_sets(schema)  # one walk answers every question below
+        every = top | nested
+        plain = cls is Draft202012Validator and every.isdisjoint(_ID_KEYWORDS)
+        explain = inline_refs(schema) if plain else schema
         self.validator = cls(explain, format_checker=fmt)
+        # From the first output: the closure check (cheap to build) answers "valid?", and
+        # explaining a failure skips the subtrees it accepts (``explain.py``).
+        if plain and "$schema" in nested and _other_dialect(schema, cls):
+            plain = False
+        self.tree = compile_tree(explain, cls, fmt, screened=True) if plain else None
+        self._explainer = None
+        if self.tree is not None:
+            self._explainer = skipping_class()(explain, format_checker=fmt)
         self._fast_args = (schema, cls, fmt)
         self._fast: Any = _PENDING
         self._seen = 0
         # Only schemas with regexes can hang (the watchdog's timeout is set by ``armed``).
-        self.guarded = _mentions(schema, ("pattern", "patternProperties")) and timeout > 0
+        self.guarded = not every.isdisjoint(("pattern", "patternProperties")) and timeout > 0
         self._watch = watched(self.guarded)  # reused: no allocation per record
         self.timeouts = 0
 
@@ -103,7 +120,7 @@ class SchemaChecker:
                 fast = self._fast
                 if fast is _PENDING:
                     self._seen += 1
-                    fast = self.fast if self._seen > FAST_AFTER else None
+                    fast = self.fast if self._seen > FAST_AFTER else self.tree
                 if fast is not None and fast(value):
                     return OUTCOME_OK
                 return self._slow(value)
@@ -122,7 +139,10 @@ class SchemaChecker:
 
     def _slow(self, value: Any) -> Classification:
         try:
-            err = best_match(self.validator.iter_errors(value))
+            if self._explainer is not None:
+                err = explain(self._explainer, self.tree, value)
+            else:
+                err = best_match(self.validator.iter_errors(value))
         except RecursionError:
             return _too_deep()
         if err is None:

@@ -1,0 +1,318 @@
+"""``fastcheck``'s yes/no check built as a tree of closures: cheap to build, one per subschema.
+
+Why a second form: ``fastcheck`` generates and compiles Python source (about a millisecond a
+schema), worth it for a schema with many outputs, not for a platform registry where each of
+thousands of schemas sees a few (issue 15). Closures cost tens of microseconds to build, so
+a schema's first outputs skip ``jsonschema`` too. And each subschema keeps its own check
+(``TreeCheck.sub``): explaining a failure (``validate.py``) skips the subtrees of the output
+that these checks accept, so ``jsonschema`` walks only the failing part, and its
+``best_match`` keyword, path and message stay exactly what they were (a skipped subtree had
+no error to contribute).
+
+Same subset, semantics and one-sided contract as ``fastcheck`` (``True`` means ``jsonschema``
+finds no error; anything not answered exactly makes ``compile_tree`` return ``None``), and the
+same differential tests hold it to ``jsonschema``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema._utils import equal, uniq
+
+from schemaops.audit import fastcheck
+from schemaops.audit.fastcheck import (
+    _HANDLED,
+    _ID_KEYWORDS,
+    _IGNORED,
+    _KNOWN,
+    MAX_NODES,
+    Unsupported,
+    _format_test,
+    _mentions,
+    _other_dialect,
+    _pointer,
+)
+
+Check = Callable[[Any], bool]
+_NUM = (int, float)
+_UNHANDLED = frozenset(_KNOWN - _IGNORED - _HANDLED)
+_OBJECT = frozenset(fastcheck._OBJECT)
+_ARRAY = frozenset(fastcheck._ARRAY)
+_STRING = frozenset(fastcheck._STRING)
+_NUMBER = frozenset(fastcheck._NUMBER)
+
+
+def _true(x: Any) -> bool:
+    return True
+
+
+def _false(x: Any) -> bool:
+    return False
+
+
+def _pending(x: Any) -> bool:  # a node still compiling (a recursive $ref); never called
+    raise AssertionError("tree check called while compiling")
+
+
+def _all(checks: list[Check]) -> Check:
+    if not checks:
+        return _true
+    if len(checks) == 1:
+        return checks[0]
+    checks_t = tuple(checks)
+
+    def node(x: Any) -> bool:
+        for c in checks_t:
+            if not c(x):
+                return False
+        return True
+
+    return node
+
+
+_TYPES: dict[str, Check] = {
+    "null": lambda x: x is None,
+    "boolean": lambda x: type(x) is bool,
+    "integer": lambda x: type(x) is int or (type(x) is float and x.is_integer()),
+    "number": lambda x: type(x) in _NUM,
+    "string": lambda x: type(x) is str,
+    "array": lambda x: type(x) is list,
+    "object": lambda x: type(x) is dict,
+}
+
+
+class TreeCheck:
+    """The check of a whole schema (``__call__``) and of each subschema by identity."""
+
+    def __init__(self, root: Check, sub: dict[int, tuple[Any, Check]]) -> None:
+        self.root = root
+        self.sub = sub  # id(subschema) -> (subschema, check): the object kept for `is`
+
+    def __call__(self, value: Any) -> bool:
+        return self.root(value)
+
+    def of(self, schema: Any) -> Check | None:
+        """The check of ``schema`` when it is one of this schema's own subschemas."""
+        found = self.sub.get(id(schema))
+        return found[1] if found is not None and found[0] is schema else None
+
+
+class _Tree:
+    def __init__(self, root: Any, format_checker: Any) -> None:
+        self.root = root
+        self.fmt = format_checker
+        self.cells: dict[int, list] = {}
+        self.refs: dict[str, Check] = {}
+        self.size = 0
+
+    def node(self, schema: Any) -> Check:
+        """The check of ``schema`` (each subschema object compiled once)."""
+        key = id(schema)
+        cell = self.cells.get(key)
+        if cell is not None:
+            return cell[1] if cell[1] is not _pending else (lambda x: cell[1](x))
+        cell = [schema, _pending]
+        self.cells[key] = cell
+        cell[1] = self.build(schema)
+        return cell[1]
+
+    def ref(self, ref: Any) -> Check:
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            raise Unsupported("non-local $ref")
+        return self.node(_pointer(self.root, ref))
+
+    def build(self, schema: Any) -> Check:  # noqa: C901 (one branch per keyword, as emit)
+        self.size += 1
+        if self.size > MAX_NODES:
+            raise Unsupported("schema too large for the fast path")
+        if schema is True:
+            return _true
+        if schema is False:
+            return _false
+        if not isinstance(schema, dict):
+            raise Unsupported("schema is not an object")
+        if not _UNHANDLED.isdisjoint(schema):
+            raise Unsupported(", ".join(k for k in schema if k in _UNHANDLED))
+        checks: list[Check] = []
+        if "type" in schema:
+            names = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
+            if not isinstance(names, list) or any(n not in _TYPES for n in names):
+                raise Unsupported("bad type")
+            tests = tuple(_TYPES[n] for n in names)
+            checks.append(tests[0] if len(tests) == 1 else lambda x: any(t(x) for t in tests))
+        if "enum" in schema:
+            values = schema["enum"]
+            if not isinstance(values, list):
+                raise Unsupported("bad enum")
+            if values and all(type(e) is str for e in values):
+                strings = frozenset(values)
+                checks.append(lambda x: type(x) is str and x in strings)
+            else:
+                options = tuple(values)
+                checks.append(lambda x: any(equal(x, e) for e in options))
+        if "const" in schema:
+            const = schema["const"]
+            checks.append(lambda x: equal(x, const))
+        if "format" in schema and self.fmt is not None:
+            checks.append(_format_test(self.fmt, schema["format"]))
+        if "$ref" in schema:
+            target = self.ref(schema["$ref"])
+            checks.append(lambda x: target(x))  # late-bound through node() when recursive
+        for sub in schema.get("allOf", []):
+            checks.append(self.node(sub))
+        if "anyOf" in schema:
+            branches = tuple(self.node(s) for s in schema["anyOf"])
+            checks.append(lambda x: any(b(x) for b in branches))
+        if "oneOf" in schema:
+            ones = tuple(self.node(s) for s in schema["oneOf"])
+            checks.append(lambda x: sum(1 for b in ones if b(x)) == 1)
+        if "not" in schema:
+            negated = self.node(schema["not"])
+            checks.append(lambda x: not negated(x))
+        if not _OBJECT.isdisjoint(schema):
+            checks.append(self.object(schema))
+        if not _ARRAY.isdisjoint(schema):
+            checks.append(self.array(schema))
+        if not _STRING.isdisjoint(schema):
+            checks.append(self.string(schema))
+        if not _NUMBER.isdisjoint(schema):
+            checks.append(self.number(schema))
+        return _all(checks)
+
+    def _int(self, schema: dict, key: str) -> int | None:
+        value = schema.get(key)
+        if value is None:
+            return None
+        if type(value) is not int:
+            raise Unsupported(f"non-integer {key}")
+        return value
+
+    def object(self, schema: dict) -> Check:
+        props = schema.get("properties", {})
+        if not isinstance(props, dict):
+            raise Unsupported("bad properties")
+        required = tuple(schema.get("required", []))
+        low, high = self._int(schema, "minProperties"), self._int(schema, "maxProperties")
+        extra = schema.get("additionalProperties", True)
+        known = frozenset(props)
+        closed = extra is False
+        extra_check = None if extra is True or closed else self.node(extra)
+        table = tuple(
+            (key, self.node(sub)) for key, sub in props.items() if not (sub is True or sub == {})
+        )
+
+        def check(x: Any) -> bool:
+            if type(x) is not dict:
+                return True
+            for key in required:
+                if key not in x:
+                    return False
+            if low is not None and len(x) < low:
+                return False
+            if high is not None and len(x) > high:
+                return False
+            if closed and not known.issuperset(x):
+                return False
+            if extra_check is not None:
+                for k, y in x.items():
+                    if k not in known and not extra_check(y):
+                        return False
+            for key, sub in table:
+                if key in x and not sub(x[key]):
+                    return False
+            return True
+
+        return check
+
+    def array(self, schema: dict) -> Check:
+        low, high = self._int(schema, "minItems"), self._int(schema, "maxItems")
+        unique = schema.get("uniqueItems") is True
+        prefix = tuple(self.node(s) for s in schema.get("prefixItems", []))
+        items = schema["items"] if "items" in schema else True
+        each = None if items is True else self.node(items)
+        start = len(prefix)
+
+        def check(x: Any) -> bool:
+            if type(x) is not list:
+                return True
+            if low is not None and len(x) < low:
+                return False
+            if high is not None and len(x) > high:
+                return False
+            if unique and not uniq(x):
+                return False
+            for i, sub in enumerate(prefix):
+                if len(x) > i and not sub(x[i]):
+                    return False
+            if each is not None:
+                for y in x[start:] if start else x:
+                    if not each(y):
+                        return False
+            return True
+
+        return check
+
+    def string(self, schema: dict) -> Check:
+        low, high = self._int(schema, "minLength"), self._int(schema, "maxLength")
+        search = None
+        if "pattern" in schema:
+            try:
+                search = re.compile(schema["pattern"]).search
+            except (re.error, TypeError) as exc:
+                raise Unsupported("bad pattern") from exc
+
+        def check(x: Any) -> bool:
+            if type(x) is not str:
+                return True
+            if low is not None and len(x) < low:
+                return False
+            if high is not None and len(x) > high:
+                return False
+            return search is None or search(x) is not None
+
+        return check
+
+    def number(self, schema: dict) -> Check:
+        bounds = []
+        for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            if key in schema:
+                if type(schema[key]) not in _NUM:
+                    raise Unsupported("non-numeric bound")
+                bounds.append((key, schema[key]))
+        lo = dict(bounds)
+
+        def check(x: Any) -> bool:
+            if type(x) not in _NUM:
+                return True
+            if "minimum" in lo and x < lo["minimum"]:
+                return False
+            if "maximum" in lo and x > lo["maximum"]:
+                return False
+            if "exclusiveMinimum" in lo and x <= lo["exclusiveMinimum"]:
+                return False
+            return not ("exclusiveMaximum" in lo and x >= lo["exclusiveMaximum"])
+
+        return check
+
+
+def compile_tree(
+    schema: Any, validator_cls: type, format_checker: Any, screened: bool = False
+) -> TreeCheck | None:
+    """The closure form of ``fastcheck.compile_fast`` (same conditions), or ``None``.
+
+    ``screened``: the caller found no base-URI keyword and no subschema in another dialect
+    (``validate.py`` walks the schema once for all its questions)."""
+    if validator_cls is not Draft202012Validator:
+        return None
+    if not screened and (_mentions(schema, _ID_KEYWORDS) or _other_dialect(schema, validator_cls)):
+        return None
+    tree = _Tree(schema, format_checker)
+    try:
+        root = tree.node(schema)
+    except (Unsupported, RecursionError, ValueError, IndexError, TypeError, MemoryError):
+        return None
+    return TreeCheck(root, {k: (c[0], c[1]) for k, c in tree.cells.items()})

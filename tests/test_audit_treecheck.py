@@ -1,0 +1,89 @@
+"""The closure check (``audit/treecheck.py``) and the skipping explainer (``audit/explain.py``).
+
+Their equality with ``jsonschema`` is tested differentially (``test_audit_differential.py``,
+``test_audit_jsts.py``, ``test_audit_classify.py``); these tests pin what they are for: a
+schema's first output needs no ``jsonschema`` call when it is valid, and explaining a failure
+descends only into the failing subtrees, with the same category, path and message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from jsonschema.exceptions import best_match
+
+from schemaops.audit.validate import SchemaChecker
+
+ITEM = {
+    "type": "object",
+    "properties": {"sku": {"type": "string", "pattern": "^[A-Z]+$"}, "n": {"type": "integer"}},
+    "required": ["sku", "n"],
+    "additionalProperties": False,
+}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "items": {"type": "array", "items": {"$ref": "#/$defs/item"}},
+        "note": {"type": "string"},
+        "tags": {"type": "array", "prefixItems": [{"type": "string"}], "items": {"enum": [1]}},
+        "either": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/item"}]},
+    },
+    "allOf": [{"required": ["items"]}],
+    "additionalProperties": {"$ref": "#/$defs/item"},
+    "$defs": {"item": ITEM},
+}
+V = "schema_violation:"
+GOOD_ITEMS = [{"sku": "AB", "n": i} for i in range(50)]
+
+
+def test_first_valid_output_needs_no_jsonschema(monkeypatch: pytest.MonkeyPatch) -> None:
+    checker = SchemaChecker("s", SCHEMA)
+    assert checker.tree is not None and not checker.fast_path
+
+    def refuse(*a: Any, **k: Any) -> Any:
+        raise AssertionError("jsonschema called for a valid output")
+
+    monkeypatch.setattr(type(checker.validator), "iter_errors", refuse)
+    monkeypatch.setattr(type(checker._explainer), "iter_errors", refuse)
+    assert checker.check({"items": GOOD_ITEMS, "note": "x"}).category == "ok"
+
+
+@pytest.mark.parametrize(
+    ("value", "category", "path"),
+    [
+        (
+            {"items": [*GOOD_ITEMS, {"sku": "ab", "n": 1}]},
+            "schema_violation:pattern",
+            "/items/50/sku",
+        ),
+        ({"items": GOOD_ITEMS, "note": 5}, "schema_violation:type", "/note"),
+        ({"items": GOOD_ITEMS, "x": {"sku": "A"}}, "schema_violation:required", "/x"),
+        ({"items": GOOD_ITEMS, "tags": [1, 2]}, V + "enum", "/tags/1"),
+        (
+            {"items": GOOD_ITEMS, "either": {"sku": "A", "n": "1"}},
+            V + "type",
+            "/either/n",
+        ),
+        ({"note": "x"}, "schema_violation:required", ""),
+    ],
+)
+def test_explaining_descends_only_into_failing_subtrees(
+    value: Any, category: str, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checker = SchemaChecker("s", SCHEMA)
+    plain = best_match(checker.validator.iter_errors(value))
+    cls = type(checker._explainer)
+    descents: list[int] = []
+    original = cls.descend
+
+    def counting(self: Any, *a: Any, **k: Any) -> Any:
+        descents.append(1)
+        return original(self, *a, **k)
+
+    monkeypatch.setattr(cls, "descend", counting)
+    got = checker.check(value)
+    assert (got.category, got.path) == (category, path)
+    assert got.category == f"schema_violation:{plain.validator}"
+    assert got.message == plain.message
+    assert len(descents) < 10  # the 50 valid items are never walked by jsonschema
