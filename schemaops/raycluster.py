@@ -167,14 +167,14 @@ def connect(address: str | None = None, *, timeout_s: float | None = None) -> di
     """
     ray = require_ray()
     if ray.is_initialized():
-        return cluster_info(ray, address or "auto")
+        return cluster_info(ray, redact_address(address or "auto"))
     target = resolve_address(address)
     shown = LOCAL if target is None else redact_address(target)
     if target is not None:
         probe(target)
     kwargs: dict[str, Any] = {
         "log_to_driver": False,  # workers' prints would interleave with progress on stderr
-        "logging_level": "warning",
+        "logging_level": "error",  # not Ray's notes (e.g. no SIGTERM handler off main thread)
         "configure_logging": True,
     }
     if target is None:

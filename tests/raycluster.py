@@ -178,17 +178,24 @@ class RayTestCluster:
         """Start ``cmd`` inside the namespace without waiting (for a kill mid-run)."""
         return subprocess.Popen([*self.prefix(), *cmd], env={**self.env, **(env or {})}, **kw)
 
-    def alive_nodes(self) -> int:
-        """How many nodes the GCS reports alive (asked from a short driver)."""
+    def node_states(self) -> dict[str, bool]:
+        """{node id: alive} as the GCS reports them (asked from a short driver)."""
         r = self.python(
             f"import ray; ray.init(address={self.address!r}, log_to_driver=False,"
-            " logging_level='error'); print(sum(1 for n in ray.nodes() if n['Alive']))",
+            " logging_level='error'); print('NODES', {n['NodeID']: n['Alive'] for n in"
+            " ray.nodes()})",
             timeout=60,
         )
-        try:
-            return int(r.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            raise RuntimeError(f"cannot ask the cluster: {r.stderr[-800:]}") from None
+        lines = [x for x in r.stdout.splitlines() if x.startswith("NODES ")]
+        if not lines:
+            raise RuntimeError(f"cannot ask the cluster: {r.stderr[-800:]}")
+        import ast
+
+        return dict(ast.literal_eval(lines[-1][6:]))
+
+    def alive_nodes(self) -> int:
+        """How many nodes the GCS reports alive."""
+        return sum(self.node_states().values())
 
     def wait_nodes(self, n: int, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout

@@ -453,6 +453,7 @@ def run_engine_check(
     mem_mb: int | None = None,
     progress: Any = None,
     compile_threads: int | None = None,
+    ray: str | None = None,
 ) -> Any:
     """``run_check`` for a serving engine: each schema gated on the backend that serves it.
 
@@ -465,6 +466,7 @@ def run_engine_check(
         DEFAULT_COMPILE_THREADS,
         DEFAULT_MEM_MB,
         DEFAULT_TIMEOUT_S,
+        connect_ray,
         host_cpus,
         measure_items,
         registry_items,
@@ -480,6 +482,7 @@ def run_engine_check(
     if jobs < 1 or timeout_s <= 0 or mem_mb <= 0 or compile_threads < 1:
         raise InputError("--jobs, --timeout, --mem-mb and --compile-threads must be positive")
     items = registry_items(registry)
+    ray_info = connect_ray(ray)
     routes: dict[str, Route] = {}
     for it in items:
         try:
@@ -500,6 +503,7 @@ def run_engine_check(
             mem_mb=mem_mb,
             progress=progress,
             compile_threads=compile_threads,
+            ray=ray,
         )
         for res in results:
             case = evaluate(res, compare_backend, compile_budget_ms, timeout_s)
@@ -546,6 +550,8 @@ def run_engine_check(
         },
         "latch": LATCH_NOTE if latch else None,
     }
+    if ray_info:
+        settings["ray"] = ray_info
     return CheckReport(label, tokenizer, str(registry), float(compile_budget_ms), out, settings)
 
 

@@ -28,6 +28,7 @@ from schemaops.compare.run import (
     DEFAULT_COMPILE_THREADS,
     DEFAULT_MEM_MB,
     DEFAULT_TIMEOUT_S,
+    connect_ray,
     host_cpus,
     measure_items,
     parse_backends,
@@ -315,12 +316,14 @@ def run_check(
     mem_mb: int = DEFAULT_MEM_MB,
     progress: Callable[..., Any] | None = None,
     compile_threads: int | None = None,
+    ray: str | None = None,
 ) -> CheckReport:
     """Gate ``registry`` for a deploy on ``backend``; the caller exits 1 unless ``.passed``.
 
     ``timeout_s`` defaults to ``max(60, 3 x budget)`` so that an over-budget compile is
     still measured (and reported with its time) instead of being cut off as a timeout.
     Raises ``InputError`` (exit 2) for a missing/unreadable registry or bad options.
+    ``ray``: measure on that Ray cluster (as ``run_compare``); the gate is the same.
     """
     names = parse_backends(backend)
     if len(names) != 1:
@@ -335,6 +338,7 @@ def run_check(
     if jobs < 1 or timeout_s <= 0 or mem_mb <= 0 or compile_threads < 1:
         raise InputError("--jobs, --timeout, --mem-mb and --compile-threads must be positive")
     items = registry_items(registry)
+    ray_info = connect_ray(ray)
     results = measure_items(
         items,
         [name],
@@ -344,7 +348,10 @@ def run_check(
         mem_mb=mem_mb,
         progress=progress,
         compile_threads=compile_threads,
+        ray=ray,
     )
     cases = [evaluate(r, name, compile_budget_ms, timeout_s) for r in results]
-    settings = {"compile_threads": compile_threads, "host": host_cpus()}
+    settings: dict[str, Any] = {"compile_threads": compile_threads, "host": host_cpus()}
+    if ray_info:
+        settings["ray"] = ray_info
     return CheckReport(name, tokenizer, str(registry), float(compile_budget_ms), cases, settings)

@@ -19,6 +19,12 @@ from schemaops.commands._common import call, emit_json, fail
 from schemaops.errors import EXIT_GATE
 
 _BACKENDS_HELP = "Comma-separated backends: xgrammar, llguidance, outlines."
+_RAY_HELP = (
+    "Run each (schema, backend) as a task on a Ray cluster: --ray (or --ray auto) = the "
+    "running cluster (RAY_ADDRESS or the one `ray start` recorded), --ray HOST:PORT or "
+    "ray://HOST:PORT, --ray local = a private one-off local Ray. Same results as a local "
+    "run; -j is then unused. Needs schemaops[ray]."
+)
 _THREADS_HELP = (
     "xgrammar compile threads (default 8: what SGLang and vLLM use; 1 for a single-core "
     "figure). The other backends compile on one thread."
@@ -72,6 +78,7 @@ def compare_cmd(
         help="Also walk N generated valid instances per schema (default: 0 for a "
         "registry, 1 for a corpus; needs schemaops[compare]).",
     ),
+    ray: str | None = typer.Option(None, "--ray", metavar="[ADDRESS]", help=_RAY_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     html: Path | None = typer.Option(None, "--html", help="Write a self-contained report."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
@@ -92,6 +99,7 @@ def compare_cmd(
         progress=_progress(quiet),
         generate=generate,
         compile_threads=compile_threads,
+        ray=ray,
     )
     if html is not None:
         from schemaops.compare.report_html import write_html
@@ -132,6 +140,7 @@ def check_cmd(
     ),
     mem_mb: int = typer.Option(4096, "--mem-mb", help="Memory cap per worker (MiB)."),
     compile_threads: int | None = typer.Option(None, "--compile-threads", help=_THREADS_HELP),
+    ray: str | None = typer.Option(None, "--ray", metavar="[ADDRESS]", help=_RAY_HELP),
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML for CI."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
@@ -151,6 +160,7 @@ def check_cmd(
         "mem_mb": mem_mb,
         "progress": _progress(quiet),
         "compile_threads": compile_threads,
+        "ray": ray,
     }
     if fix or out is not None:  # the gate-side entry point to lower (commands/lower.py)
         from schemaops.commands.lower import check_fix

@@ -88,18 +88,32 @@ def measure_many(
     generate: int = 0,
     vocab_size: int | None = None,
     compile_threads: int | None = None,
+    ray: str | None = None,
 ) -> list[dict[str, Any]]:
     """Measure every item on every backend with ``jobs`` parallel workers.
+
+    ``ray``: an address (``auto``, ``local``, ``HOST:PORT``, ``ray://...``) to run each
+    (item, backend) as a Ray task on that cluster instead (``compare/remote.py``); ``jobs``
+    is then unused (the cluster's CPUs decide). The results are the same.
 
     ``items``: registry ``Schema`` objects, ``SuiteCase``s, JSONSchemaBench records
     (``{"unique_id", "json_schema"}``), or dicts ``{"name", "schema" (object or text),
     "valid", "invalid"}``. Results come back item-major, in ``backends`` order.
-    ``progress(done, total, result)`` is called from worker threads as results arrive.
+    ``progress(done, total, result)`` is called from worker threads as results arrive
+    (with ``ray``, from this thread as tasks finish).
     """
     from schemaops.compare.pool import run_pool
 
     backends = list(backends)
     tasks = [prepare_task(*normalise_item(item), generate) for item in items]
+    if ray is not None:
+        from schemaops.compare.remote import run_ray
+
+        results, _ = run_ray(
+            tasks, backends, tokenizer, vocab_size, timeout_s, mem_mb, progress,
+            compile_threads, ray,
+        )  # fmt: skip
+        return results
     return run_pool(
         tasks, backends, tokenizer, vocab_size, jobs, timeout_s, mem_mb, progress, compile_threads
     )

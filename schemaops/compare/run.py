@@ -36,6 +36,17 @@ def host_cpus() -> dict[str, int | None]:
     return {"cpus": os.cpu_count(), "usable": usable}
 
 
+def connect_ray(address: str | None) -> dict[str, Any] | None:
+    """Connect to the Ray cluster for ``--ray`` (None: no Ray); its ``{address, nodes,
+    cpus}`` for the report's settings. ``InputError`` (exit 2) when Ray is not installed or
+    the cluster cannot be reached, before anything is measured."""
+    if address is None:
+        return None
+    from schemaops.raycluster import connect
+
+    return connect(address)
+
+
 @dataclass
 class Item:
     """One schema to measure: its exact text (what a server would key on) and examples."""
@@ -118,8 +129,10 @@ def measure_items(
     progress: Callable[..., Any] | None = None,
     generate: int = 0,
     compile_threads: int = DEFAULT_COMPILE_THREADS,
+    ray: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Measure every item on every backend via the core's ``measure_many``.
+    """Measure every item on every backend via the core's ``measure_many`` (on the Ray
+    cluster at ``ray`` when given).
 
     Results come back keyed by ``schema`` name; the item order (and backend order) of the
     input is restored so reports are stable whatever the worker scheduling was.
@@ -140,6 +153,7 @@ def measure_items(
         progress=progress,
         generate=generate,
         compile_threads=compile_threads,
+        ray=ray,
     )
     order = {it.name: i for i, it in enumerate(items)}
     border = {b: i for i, b in enumerate(backends)}
@@ -162,6 +176,7 @@ def run_compare(
     progress: Callable[..., Any] | None = None,
     generate: int | None = None,
     compile_threads: int | None = None,
+    ray: str | None = None,
 ) -> CompareReport:
     """Compare backends over a registry folder (default ``schemas``) or a corpus JSONL file.
 
@@ -172,6 +187,8 @@ def run_compare(
     (None) is 0 for a registry (its examples are the evidence) and 1 for a corpus.
     ``compile_threads`` is xgrammar's ``max_threads``: by default the engines' 8, so
     compile_ms is what SGLang/vLLM pay on this host (see ``settings["host"]``).
+    ``ray`` runs the measuring on a Ray cluster (``auto``: the running one; ``local``; an
+    address): same results, ``settings["ray"]`` says which cluster; ``jobs`` is unused.
     """
     if generate is None:
         generate = 1 if corpus is not None else 0
@@ -203,6 +220,7 @@ def run_compare(
         src = registry if registry is not None else "schemas"
         items = registry_items(src)[:limit] if limit else registry_items(src)
         source = str(src)
+    ray_info = connect_ray(ray)
     # The worker settings are passed through keyword by keyword, as measure_items hands them on.
     results = measure_items(
         items,
@@ -214,6 +232,7 @@ def run_compare(
         progress=progress,
         generate=generate,
         compile_threads=compile_threads,
+        ray=ray,
     )
     report = CompareReport(
         results=results,
@@ -228,6 +247,7 @@ def run_compare(
             "generate": generate,
             "compile_threads": compile_threads,
             "host": host_cpus(),
+            **({"ray": ray_info} if ray_info else {}),
         },
     )
     report.recommendation = recommend(report)
