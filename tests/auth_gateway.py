@@ -16,9 +16,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import httpx
+from http_double import QuietJsonHandler
 
 
 @dataclass
@@ -35,16 +36,8 @@ def gateway(
     gw = Gateway("")
     client = httpx.Client(base_url=upstream, timeout=600) if upstream else None
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:  # keep pytest output clean
-            pass
-
-        def _send(self, code: int, data: bytes, ctype: str = "application/json") -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    class Handler(QuietJsonHandler):
+        _send = QuietJsonHandler.send_raw
 
         def _handle(self, method: str) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))

@@ -13,10 +13,11 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 from cli_support import free_port, run_cli
+from http_double import QuietJsonHandler
 
 
 def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -53,22 +54,13 @@ def test_dead_server_exits_2_fast_without_printing_the_password() -> None:
     assert "Traceback" not in r.stderr
 
 
-class _Faulty(BaseHTTPRequestHandler):
+class _Faulty(QuietJsonHandler):
     """TEST DOUBLE: healthy-looking SGLang discovery, then a fault on every generation."""
 
     mode = "500"
     backend = "xgrammar"
 
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _json(self, code: int, body: object) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    _json = QuietJsonHandler.send_json
 
     def do_GET(self) -> None:  # noqa: N802
         if self.path == "/server_info":

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 import pytest
 from cli_support import run_cli
+from http_double import QuietJsonHandler
 
 from schemaops.warm import WarmOptions, report, warm
 from schemaops.warm.plan import native_item, response_format_item
@@ -33,22 +34,13 @@ from schemaops.warm.retry import RetryPolicy
 REPO = Path(__file__).resolve().parents[1]
 
 
-class _Storm(BaseHTTPRequestHandler):
+class _Storm(QuietJsonHandler):
     """/health 200; /generate answers 503 for the first ``fail_first`` requests, then 200."""
 
     fail_first = 0
     calls: list[str] = []
 
-    def log_message(self, *args: object) -> None:  # keep pytest output clean
-        pass
-
-    def _send(self, code: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    _send = QuietJsonHandler.send_json
 
     def do_GET(self) -> None:  # noqa: N802
         if self.path in ("/health", "/server_info"):  # /server_info: it stands in for SGLang
@@ -119,7 +111,7 @@ def test_endless_5xx_fails_within_the_retry_bound(storm: type[_Storm]) -> None:
 # --- A configurable broken server ---------------------------------------------------------
 
 
-class _Broken(BaseHTTPRequestHandler):
+class _Broken(QuietJsonHandler):
     """TEST DOUBLE: a server that misbehaves on purpose (``routes``: path -> behaviour).
 
     Each fault here (garbage or endless bodies, a byte a second, a hostile ``dp_size``, an
@@ -134,19 +126,6 @@ class _Broken(BaseHTTPRequestHandler):
     routes: dict[str, Callable[[_Broken], None]] = {}
     auth: list[str | None] = []
     hits: dict[str, int] = {}
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def send_json(self, code: int, body: object) -> None:
-        self.send_raw(code, json.dumps(body).encode())
-
-    def send_raw(self, code: int, data: bytes, ctype: str = "application/json") -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def _route(self) -> None:
         path = self.path.split("?")[0]
