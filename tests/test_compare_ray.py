@@ -91,6 +91,31 @@ def test_check_ray_equals_local(ray_cluster, registry_dir: Path) -> None:
         assert _untimed(b["result"]) == _untimed(a["result"])
 
 
+def test_isolation_statuses_stay_statuses_on_ray(ray_cluster, tmp_path: Path) -> None:
+    """The Ray task hands the compile to the same isolated worker: outlines-core's index over
+    a long string runs for minutes and grows without bound (``test_backends_isolation``), so
+    it is ``timeout`` under ``--timeout`` and ``oom`` under ``--mem-mb``; the run goes on."""
+    slow = json.dumps({"type": "string", "maxLength": 100})
+    small = json.dumps({"type": "object", "properties": {"id": {"type": "integer"}}})
+    corpus = tmp_path / "isolation.jsonl"
+    corpus.write_text(
+        json.dumps({"unique_id": "slow", "json_schema": slow}) + "\n"
+        + json.dumps({"unique_id": "small", "json_schema": small}) + "\n"
+    )  # fmt: skip
+    common = ["--corpus", str(corpus), "--backends", "outlines", "--generate", "0",
+              "--ray", ray_cluster.address, "--json", "-q"]  # fmt: skip
+    r = _cli(ray_cluster, "compare", *common, "--timeout", "3")
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = {x["schema"]: x for x in json.loads(r.stdout)["results"]}
+    assert got["slow"]["status"] == "timeout" and got["slow"]["error"] == "compile exceeded 3 s"
+    assert got["slow"]["enforcement"]["verdict"] == "failed"
+    assert got["small"]["status"] == "ok"
+    r = _cli(ray_cluster, "compare", *common, "--mem-mb", "10", "--limit", "1")
+    assert r.returncode == 0, r.stderr[-3000:]
+    (res,) = json.loads(r.stdout)["results"]
+    assert res["status"] == "oom" and "memory allocation" in res["error"], res
+
+
 def test_task_that_fails_every_retry_is_reported_once(ray_cluster) -> None:
     """``map_tasks``: a task whose worker dies on every try (here: it exits) is retried, then
     handed to ``lost``; every payload gets exactly one result, in order."""
