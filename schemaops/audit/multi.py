@@ -189,15 +189,16 @@ def worker_resolver(opts: AuditOptions) -> SchemaResolver:
     return _RESOLVER[0][1]
 
 
-def shard_task(name: str, index: int, opts: AuditOptions) -> ShardRun:
+def shard_task(name: str, index: int, opts: AuditOptions, path: str | None = None) -> ShardRun:
     """One shard in a worker (a process of ``--jobs`` or a Ray task): lines counted from 1,
-    ``--records`` rows kept in memory and returned with the tally."""
+    ``--records`` rows kept in memory and returned with the tally. ``path``: where to open
+    it, if not at ``name`` (a Ray worker's working folder is not the caller's)."""
     buf = io.BytesIO() if opts.records else None
     try:
         resolver = worker_resolver(opts)
     except InputError as exc:  # checked by the caller first; a worker without the registry
         return ShardRun(index, name, error=f"cannot audit {name} here: {exc}")
-    run = audit_shard(Shard(name), index, opts, resolver, 1, buf)
+    run = audit_shard(Shard(name, path), index, opts, resolver, 1, buf)
     if buf is not None and run.error is None:
         run.records = buf.getvalue()
     return run

@@ -131,7 +131,7 @@ def _run_shards(
         from schemaops.audit.ray_audit import run_ray
 
         tally, summary, ray_info = run_ray(shards, opts, resolver)
-        jobs = ray_info.get("workers", 1)
+        jobs = max(1, min(ray_info.get("cpus", 1), len(shards)))
     elif jobs > 1 and len(shards) > 1 and "-" not in {s.name for s in shards}:
         for schema in resolver.precompile_names():
             try:

@@ -48,13 +48,19 @@ class ShardError(InputError):
 
 @dataclass(frozen=True)
 class Shard:
-    """One input file: ``name`` as the user gave or as the folder listing found it."""
+    """One input file: ``name`` as the user gave or as the folder listing found it (what the
+    report says); ``path``, where a Ray worker opens it (an absolute path), if not ``name``."""
 
     name: str
+    path: str | None = None
+
+    @property
+    def location(self) -> str:
+        return self.path or self.name
 
     @property
     def is_uri(self) -> bool:
-        return "://" in self.name
+        return "://" in self.location
 
 
 def expand(args: list[str]) -> list[Shard]:
@@ -146,21 +152,22 @@ def _expand_uri(arg: str) -> list[str]:
 
 
 def _open(shard: Shard) -> BinaryIO:
-    name = shard.name
-    if name == "-":
+    """Open a shard at its location; errors name it as the report does."""
+    name, loc = shard.name, shard.location
+    if loc == "-":
         import sys
 
         return sys.stdin.buffer
     if shard.is_uri:
-        filesystem, path = _filesystem(name)
+        filesystem, path = _filesystem(loc)
         try:
             return filesystem.open_input_file(path)  # random access: Parquet needs it
         except Exception as exc:
             raise ShardError(f"cannot read {name}: {type(exc).__name__}: {exc}") from None
-    if os.path.isdir(name):
+    if os.path.isdir(loc):
         raise ShardError(f"cannot read {name}: it is a directory, not a JSONL or Parquet file")
     try:
-        return open(name, "rb", buffering=1 << 20)  # noqa: SIM115
+        return open(loc, "rb", buffering=1 << 20)  # noqa: SIM115
     except OSError as exc:
         raise ShardError(f"cannot read {name}: {exc.strerror or exc}") from None
 
@@ -187,7 +194,7 @@ def shard_lines(shard: Shard, limit: int) -> Iterator[Iterator[bytes]]:
                 stream = gzip.GzipFile(fileobj=buffered, mode="rb")
             yield _checked(bounded_lines(stream, limit), shard.name)
     finally:
-        if shard.name != "-":
+        if shard.location != "-":
             raw.close()
 
 

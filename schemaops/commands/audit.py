@@ -90,6 +90,13 @@ def audit_command(
         help="Schema facts cache (default: $XDG_CACHE_HOME/schemaops/audit).",
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the cache."),
+    ray: str | None = typer.Option(
+        None,
+        "--ray",
+        metavar="[ADDRESS]",
+        help="Audit each shard as a Ray task: 'auto' (a bare --ray) = the running cluster, "
+        "HOST:PORT or ray://HOST:PORT, 'local' = a one-off local Ray (needs schemaops[ray]).",
+    ),
 ) -> None:
     """Classify every output, estimate per-step and compound success, gate and report."""
     from schemaops.audit import AuditOptions, run_audit
@@ -114,6 +121,7 @@ def audit_command(
         min_compound=min_compound,
         cache_dir=str(cache_dir) if cache_dir else None,
         cache=not no_cache,
+        ray=ray or None,
     )
     result = call(run_audit, files[0] if len(files) == 1 else files, opts)
     doc = result.to_json()
