@@ -38,6 +38,7 @@ def changed(edit) -> list[tuple[str, str, tuple[str, ...]]]:
 
 
 P = "/properties"
+# One row per diff rule; the rows look alike by design (a table, not repeated code).
 RULES = [
     # (id, edit, expected (path, kind, breaking_for))
     (

@@ -58,6 +58,8 @@ def _start(**kwargs: object) -> list[DevServer]:
         pytest.fail(f"could not start the SGLang dev server:\n{exc}", pytrace=False)
 
 
+# The same given-URL-or-start shape as vllm_fixtures._vllm_session, over another server class,
+# variable and start function; a shared helper would take all three as arguments.
 @pytest.fixture(scope="session")
 def sglang_server() -> Iterator[DevServer]:
     """One xgrammar server with compact JSON whitespace, shared by the whole session."""

@@ -93,13 +93,18 @@ def test_llguidance_backend(sglang_factory) -> None:
     (server,) = sglang_factory(grammar_backend="llguidance")
     info = httpx.get(server.url + "/server_info", timeout=30).json()
     assert info["grammar_backend"] == "llguidance"
+    _assert_enforces_ok_boolean(server.url, max_new_tokens=64)
+
+
+def _assert_enforces_ok_boolean(url: str, max_new_tokens: int) -> None:
+    """One /generate with a one-boolean schema: HTTP 200 and exactly {"ok": true|false}."""
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
     resp = httpx.post(
-        server.url + "/generate",
+        url + "/generate",
         json={
             "text": "x",
             "sampling_params": {
-                "max_new_tokens": 64,
+                "max_new_tokens": max_new_tokens,
                 "temperature": 0,
                 "json_schema": json.dumps(schema),
             },
@@ -134,22 +139,8 @@ def test_dp_size_2_on_one_numa_node(sglang_factory) -> None:
     _DP2.append(server)
     info = httpx.get(server.url + "/server_info", timeout=30).json()
     assert info["dp_size"] == 2
-    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
     for _ in range(2):  # both replicas (round robin) enforce the grammar
-        resp = httpx.post(
-            server.url + "/generate",
-            json={
-                "text": "x",
-                "sampling_params": {
-                    "max_new_tokens": 32,
-                    "temperature": 0,
-                    "json_schema": json.dumps(schema),
-                },
-            },
-            timeout=300,
-        )
-        assert resp.status_code == 200, resp.text
-        assert json.loads(resp.json()["text"]) in ({"ok": True}, {"ok": False})
+        _assert_enforces_ok_boolean(server.url, max_new_tokens=32)
 
 
 def test_dp_2_server_is_stopped_once_its_test_ends() -> None:

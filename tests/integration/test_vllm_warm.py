@@ -27,6 +27,7 @@ pytestmark = pytest.mark.vllm
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "schemas"
+# Kept apart from test_warm_server.SHIPPED_STATUS (SGLang's answers): each engine's own facts.
 # What the dev server (xgrammar, no --tool-call-parser) does with each shipped schema: every
 # one routes to xgrammar (check.engine.route_vllm, also under auto), so nothing to pre-report.
 EXPECTED = {

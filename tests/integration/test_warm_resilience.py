@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# the same warm_support helpers as test_warm_server.py: an import list, not repeated code
 from warm_support import (
     cli,
     fresh_cold_ms,

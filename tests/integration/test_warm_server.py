@@ -30,6 +30,7 @@ from schemaops.warm.measure import flush_cache
 pytestmark = pytest.mark.integration
 
 
+# Kept apart from test_vllm_warm.EXPECTED (vLLM's answers): each engine's own facts.
 # What SGLang 0.5.23 with xgrammar answers for each shipped schema on /generate. A schema
 # added to (or changed in) schemas/ must be added here with the status it really gets.
 SHIPPED_STATUS = {

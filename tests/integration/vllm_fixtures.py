@@ -55,6 +55,8 @@ def auto_server() -> Iterator[VllmServer]:
     servers[0].stop()
 
 
+# The same given-URL-or-start shape as conftest.sglang_server (SGLang), kept apart: another
+# server class, variable and start function.
 @pytest.fixture(scope="session")
 def _vllm_session() -> Iterator[VllmServer]:
     given = os.environ.get("SCHEMAOPS_VLLM_URL")
