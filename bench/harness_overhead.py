@@ -21,6 +21,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -130,32 +131,41 @@ def bench(name: str, rounds: int, reps: int) -> list[dict[str, Any]]:
     ids = backend.tokenizer.encode(backend.serialize(INSTANCE), add_special_tokens=False)
     bitmask = backend.allocate_bitmask()
     instances = build_instances(SCHEMA, [INSTANCE] * reps)
-    ours: list[float] = []
-    bare: list[float] = []
-    ours_p50: list[float] = []
-    bare_p50: list[float] = []
+
+    def ours() -> tuple[float, float]:
+        res = run_task(backend, text, instances)
+        assert res["enforcement"]["verdict"] == "enforced", res["enforcement"]
+        return res["mask_us"]["mean"], res["mask_us"]["p50"]
+
+    def bare() -> tuple[float, float]:
+        raw = bare_compile(name, backend, text)  # fresh each round, like run_task's
+        ns: list[int] = []
+        for _ in range(reps):
+            ns += bare_loop(name, raw, ids, bitmask)
+        return _us(ns)
+
+    row = _row(name, "cold", len(ids) + 1, _alternate(rounds, ours, bare))
+    return [row, warm_bench(name, backend, text, ids, bitmask, rounds * reps)]
+
+
+def _us(ns: list[int]) -> tuple[float, float]:
+    """Mean and median of mask times in ns, in µs."""
+    return statistics.fmean(ns) / 1000, statistics.median(ns) / 1000
+
+
+def _alternate(
+    rounds: int, ours: Callable[[], tuple[float, float]], bare: Callable[[], tuple[float, float]]
+) -> dict[str, float]:
+    """Both sides ``rounds`` times, alternating which goes first (a library may keep state
+    across compiles); the median over rounds of each side's (mean, p50): robust to a noisy
+    round."""
+    got: dict[str, list[tuple[float, float]]] = {"ours": [], "bare": []}
     for k in range(rounds):
-        # alternate which side goes first: a library may keep state across compiles
         for side in ("ours", "bare") if k % 2 == 0 else ("bare", "ours"):
-            if side == "ours":
-                res = run_task(backend, text, instances)
-                assert res["enforcement"]["verdict"] == "enforced", res["enforcement"]
-                ours.append(res["mask_us"]["mean"])
-                ours_p50.append(res["mask_us"]["p50"])
-            else:
-                raw = bare_compile(name, backend, text)  # fresh each round, like run_task's
-                ns: list[int] = []
-                for _ in range(reps):
-                    ns += bare_loop(name, raw, ids, bitmask)
-                bare.append(statistics.fmean(ns) / 1000)
-                bare_p50.append(statistics.median(ns) / 1000)
-    # the median over rounds of each side's per-round figure: robust to a noisy round
-    o, b = statistics.median(ours), statistics.median(bare)
-    o50, b50 = statistics.median(ours_p50), statistics.median(bare_p50)
-    row = {
-        "backend": name,
-        "mode": "cold",
-        "tokens": len(ids) + 1,
+            got[side].append(ours() if side == "ours" else bare())
+    o, b = (statistics.median(m for m, _ in got[s]) for s in ("ours", "bare"))
+    o50, b50 = (statistics.median(p for _, p in got[s]) for s in ("ours", "bare"))
+    return {
         "schemaops_mean_us": o,
         "bare_mean_us": b,
         "ratio_mean": o / b,
@@ -163,7 +173,10 @@ def bench(name: str, rounds: int, reps: int) -> list[dict[str, Any]]:
         "bare_p50_us": b50,
         "ratio_p50": o50 / b50,
     }
-    return [row, warm_bench(name, backend, text, ids, bitmask, rounds * reps)]
+
+
+def _row(name: str, mode: str, tokens: int, figures: dict[str, float]) -> dict[str, Any]:
+    return {"backend": name, "mode": mode, "tokens": tokens, **figures}
 
 
 def warm_bench(name: str, backend: Any, text: str, ids: list[int], bitmask: Any, n: int) -> dict:
@@ -177,33 +190,14 @@ def warm_bench(name: str, backend: Any, text: str, ids: list[int], bitmask: Any,
     raw = getattr(compiled, raw)
     offsets = [(0, 0)] * len(ids)
     walk(compiled, bitmask, ids, offsets, backend.stop_token_id)
-    ours: list[float] = []
-    bare: list[float] = []
-    ours_p50: list[float] = []
-    bare_p50: list[float] = []
-    for k in range(n):
-        for side in ("ours", "bare") if k % 2 == 0 else ("bare", "ours"):
-            if side == "ours":
-                ns = walk(compiled, bitmask, ids, offsets, backend.stop_token_id).mask_ns
-                ours.append(statistics.fmean(ns) / 1000)
-                ours_p50.append(statistics.median(ns) / 1000)
-            else:
-                ns = bare_loop(name, raw, ids, bitmask)
-                bare.append(statistics.fmean(ns) / 1000)
-                bare_p50.append(statistics.median(ns) / 1000)
-    o, b = statistics.median(ours), statistics.median(bare)
-    o50, b50 = statistics.median(ours_p50), statistics.median(bare_p50)
-    return {
-        "backend": name,
-        "mode": "warm",
-        "tokens": len(ids) + 1,
-        "schemaops_mean_us": o,
-        "bare_mean_us": b,
-        "ratio_mean": o / b,
-        "schemaops_p50_us": o50,
-        "bare_p50_us": b50,
-        "ratio_p50": o50 / b50,
-    }
+
+    def ours() -> tuple[float, float]:
+        return _us(walk(compiled, bitmask, ids, offsets, backend.stop_token_id).mask_ns)
+
+    def bare() -> tuple[float, float]:
+        return _us(bare_loop(name, raw, ids, bitmask))
+
+    return _row(name, "warm", len(ids) + 1, _alternate(n, ours, bare))
 
 
 def main() -> int:

@@ -51,6 +51,21 @@ def _stats(xs: list[float]) -> dict[str, float]:
     }
 
 
+def _ratios(cold: list[float], after: list[float], cached: list[float]) -> dict[str, Any]:
+    """First-request times cold, after warm-up and cached, and the ratios the target reads."""
+    med_ratio = statistics.median(after) / statistics.median(cached)
+    worst_ratio = max(after) / max(cached)
+    return {
+        "cold_first_ms": _stats(cold),
+        "after_warm_first_ms": _stats(after),
+        "cached_ms": _stats(cached),
+        "median_ratio_after_vs_cached": round(med_ratio, 3),
+        "worst_ratio_after_vs_cached": round(worst_ratio, 3),
+        "cold_vs_cached_median": round(statistics.median(cold) / statistics.median(cached), 2),
+        "target_met": med_ratio <= 1.2 and worst_ratio <= 1.5,
+    }
+
+
 def first_requests(url: str, texts: list[str]) -> tuple[list[float], list[float]]:
     """Per schema: the first request, then the same again (cached), back to back."""
     first, cached = [], []
@@ -73,18 +88,7 @@ def part_a(url: str, reg_dir: Path, texts: list[str], concurrency: int) -> dict[
     doc = report.document(items, runs, opts, wall)
     assert doc["ok"], doc["results"]
     after, cached = first_requests(url, texts)
-    med_ratio = statistics.median(after) / statistics.median(cached)
-    worst_ratio = max(after) / max(cached)
-    return {
-        "cold_first_ms": _stats(cold),
-        "after_warm_first_ms": _stats(after),
-        "cached_ms": _stats(cached),
-        "median_ratio_after_vs_cached": round(med_ratio, 3),
-        "worst_ratio_after_vs_cached": round(worst_ratio, 3),
-        "cold_vs_cached_median": round(statistics.median(cold) / statistics.median(cached), 2),
-        "target_met": med_ratio <= 1.2 and worst_ratio <= 1.5,
-        "warm_proof": doc["summary"]["proof"],
-    }
+    return {**_ratios(cold, after, cached), "warm_proof": doc["summary"]["proof"]}
 
 
 def _fresh_registry(folder: Path, first: int, count: int, props: int) -> Path:
@@ -122,16 +126,8 @@ def part_a_vllm(url: str, tmp: Path, count: int, props: int) -> dict[str, Any]:
     doc = report.document(items, runs, opts, wall)
     assert doc["ok"], doc["results"]
     after, cached = firsts(warm_reg)
-    med_ratio = statistics.median(after) / statistics.median(cached)
-    worst_ratio = max(after) / max(cached)
     return {
-        "cold_first_ms": _stats(cold),
-        "after_warm_first_ms": _stats(after),
-        "cached_ms": _stats(cached),
-        "median_ratio_after_vs_cached": round(med_ratio, 3),
-        "worst_ratio_after_vs_cached": round(worst_ratio, 3),
-        "cold_vs_cached_median": round(statistics.median(cold) / statistics.median(cached), 2),
-        "target_met": med_ratio <= 1.2 and worst_ratio <= 1.5,
+        **_ratios(cold, after, cached),
         "warm_wall_s": round(wall, 2),
         "load_average_1m": round(os.getloadavg()[0], 2),  # other work on the same cores
         "warm_proof": doc["summary"]["proof"],
