@@ -56,7 +56,8 @@ def _one_hot(gauge: Gauge, labels: list[str], values: tuple[str, ...], current: 
 
 
 #: every series but the run stamp: name (after ``schemaops_``) -> (help, label names); the
-#: one place to add a series (then its command's contract in docs/contracts/)
+#: one place to add a series (then its command's contract in docs/contracts/). The entries
+#: look alike by design: a table, one row per series.
 SERIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "probe_up": ("1 when the server could be probed.", ("server",)),
     "probe_verdict": (

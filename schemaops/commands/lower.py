@@ -19,6 +19,8 @@ from schemaops.commands.compare import Backend
 from schemaops.errors import EXIT_GATE
 
 
+# Option declarations look alike across commands (typer's shape; --engine as in check): each
+# is its own flag with its own help.
 def lower_cmd(
     name: str | None = typer.Argument(None, help="One schema of the registry (default: all)."),
     backend: Backend = typer.Option(..., "--backend", "-b", help="The backend to serve on."),

@@ -233,18 +233,21 @@ class _Lowerer:
                 out[key] = self.node(value, [*parts, key])
             else:
                 out[key] = copy.deepcopy(value)  # not, if, contains, and plain values
-        self.refs(out, parts)
-        self.all_of(out, parts)
-        self.if_then_else(out, parts)
-        self.required_unlisted(out, parts)
-        self.enum_filter(out, parts)
-        self.integer_range(out, parts)
-        self.format(out, parts)
-        self.pattern(out, parts)
-        self.length_with_pattern(out, parts)
-        self.one_of(out, parts)
-        self.distribute(out, parts)
-        self.drops(out, parts)
+        for rewrite in (  # the passes in order (module docstring)
+            self.refs,
+            self.all_of,
+            self.if_then_else,
+            self.required_unlisted,
+            self.enum_filter,
+            self.integer_range,
+            self.format,
+            self.pattern,
+            self.length_with_pattern,
+            self.one_of,
+            self.distribute,
+            self.drops,
+        ):
+            rewrite(out, parts)
         return out
 
     def lowered_def(self, parts: list, sub: Any) -> Any:

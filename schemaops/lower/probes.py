@@ -62,6 +62,7 @@ def _v(*xs: Any) -> list[dict[str, Any]]:
     return [{"v": x} for x in xs]
 
 
+# One row per keyword form; the rows look alike by design (a table, not repeated code).
 PROBES: tuple[Probe, ...] = (
     Probe("integer.minimum", _obj({"type": "integer", "minimum": 3}), _v(3, 40), _v(2, -5)),
     Probe("integer.maximum", _obj({"type": "integer", "maximum": 7}), _v(7, -2), _v(8, 70)),
@@ -325,18 +326,16 @@ def _cache_file(backend: str, tokenizer: str) -> Path:
     return Path(base) / "schemaops" / "lower" / f"probes-{tag}.json"
 
 
+_CAPABILITY = {"accepts_invalid": IGNORED, "rejects_valid": NARROWER, "enforced": ENFORCED}
+
+
 def capability_of(result: dict[str, Any]) -> str:
     """One capability word from a compare result (see module doc)."""
     if result.get("status") != "ok":
         return REFUSED
     verdict = (result.get("enforcement") or {}).get("verdict")
-    if verdict == "accepts_invalid":
-        return IGNORED
-    if verdict == "rejects_valid":
-        return NARROWER
-    if verdict == "enforced":
-        return ENFORCED
-    return REFUSED  # failed/unchecked: no evidence that it works, so do not rely on it
+    # failed/unchecked: no evidence that it works, so do not rely on it
+    return _CAPABILITY.get(verdict, REFUSED)
 
 
 def probe_backend(
