@@ -58,7 +58,10 @@ class Auth:
         """What a 401/403 means for this run (no value is quoted)."""
         if self.given:
             names = ", ".join(sorted(self.headers))
-            return f"HTTP {status}: the server refused the credentials sent ({names}); check them"
+            return (
+                f"HTTP {status}: the server refused the credentials sent ({names}); check "
+                f"them, or {HINT}"
+            )
         return f"HTTP {status}: the server requires credentials; {HINT}"
 
 
