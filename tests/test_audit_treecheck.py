@@ -87,3 +87,50 @@ def test_explaining_descends_only_into_failing_subtrees(
     assert got.category == f"schema_violation:{plain.validator}"
     assert got.message == plain.message
     assert len(descents) < 10  # the 50 valid items are never walked by jsonschema
+
+
+D4 = "http://json-schema.org/draft-04/schema#"
+D7 = "http://json-schema.org/draft-07/schema#"
+LEGACY_EDGES = [
+    ({"$schema": D4, "type": "integer"}, [1, 1.0, True, "1"]),
+    ({"$schema": D7, "type": "integer"}, [1, 1.0, 1.5, True]),
+    ({"$schema": D4, "minimum": 1, "exclusiveMinimum": True}, [1, 1.5, 0]),
+    ({"$schema": D4, "maximum": 1, "exclusiveMaximum": False}, [1, 2]),
+    ({"$schema": D7, "exclusiveMinimum": 1}, [1, 2]),
+    ({"$schema": D4, "const": 1}, [1, 2]),  # draft-04 has no const: ignored
+    ({"$schema": D7, "prefixItems": [{"type": "string"}]}, [[1], ["a"]]),  # not draft-7
+    (
+        {"$schema": D7, "definitions": {"s": {"type": "string"}}, "$ref": "#/definitions/s"},
+        ["a", 1],
+    ),
+    (  # draft-7: the siblings of $ref are ignored (maxLength here)
+        {
+            "$schema": D7,
+            "definitions": {"s": {"type": "string"}},
+            "properties": {"a": {"$ref": "#/definitions/s", "maxLength": 1}},
+        },
+        [{"a": "long"}, {"a": 1}],
+    ),
+    ({"$schema": D7, "items": {"type": "string"}, "additionalItems": False}, [["a", "b"], [1]]),
+    ({"$schema": D7, "items": False}, [[], [1]]),
+]
+
+
+@pytest.mark.parametrize(("schema", "values"), LEGACY_EDGES)
+def test_legacy_drafts_follow_their_own_rules(schema: dict, values: list) -> None:
+    checker = SchemaChecker("s", schema)
+    assert checker.tree is not None
+    for value in values:
+        assert checker.tree(value) == checker.validator.is_valid(value), (schema, value)
+        got = checker.check(value)
+        plain = best_match(checker.validator.iter_errors(value))
+        keyword = None if plain is None else plain.validator or "false"  # a false schema
+        want = "ok" if plain is None else f"schema_violation:{keyword}"
+        assert got.category == want, (schema, value)
+
+
+def test_draft4_string_id_and_item_tuples_stay_on_jsonschema() -> None:
+    assert SchemaChecker("s", {"$schema": D4, "id": "http://x/y", "type": "string"}).tree is None
+    assert SchemaChecker("s", {"$schema": D7, "items": [{"type": "string"}]}).tree is None
+    named_id = {"$schema": D4, "properties": {"id": {"type": "string"}}}  # a property "id"
+    assert SchemaChecker("s", named_id).tree is not None

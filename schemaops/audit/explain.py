@@ -89,20 +89,36 @@ def _any_of(validator: Any, any_of: Any, instance: Any, schema: Any) -> Any:
     yield from _keywords.anyOf(validator, any_of, instance, schema)
 
 
+def _legacy_items(validator: Any, items: Any, instance: Any, schema: Any) -> Any:
+    # drafts 4-7: ``items`` as one schema applies to every element (as an array: delegated)
+    if not isinstance(items, dict) or not validator.is_type(instance, "array"):
+        yield from _ORIGINAL_ITEMS[type(validator)](validator, items, instance, schema)
+        return
+    for index, item in enumerate(instance):
+        if not _valid(items, item):
+            yield from validator.descend(item, items, path=index)
+
+
+_ORIGINAL_ITEMS: dict[type, Any] = {}
+
+
 @cache
-def skipping_class() -> type:
-    """Draft 2020-12 with the skipping applicators (everything else unchanged)."""
-    return extend(
-        Draft202012Validator,
-        {
-            "properties": _properties,
-            "additionalProperties": _additional,
-            "items": _items,
-            "prefixItems": _prefix,
-            "allOf": _all_of,
-            "anyOf": _any_of,
-        },
-    )
+def skipping_class(cls: type = Draft202012Validator) -> type:
+    """``cls`` (draft 2020-12, or 4, 6, 7) with the skipping applicators; everything else,
+    errors and messages included, is ``cls``'s own."""
+    changed = {
+        "properties": _properties,
+        "additionalProperties": _additional,
+        "allOf": _all_of,
+        "anyOf": _any_of,
+    }
+    if cls is Draft202012Validator:
+        changed.update(items=_items, prefixItems=_prefix)
+    else:
+        changed["items"] = _legacy_items
+    new = extend(cls, changed)
+    _ORIGINAL_ITEMS[new] = cls.VALIDATORS["items"]
+    return new
 
 
 def explain(validator: Any, tree: Any, value: Any) -> ValidationError | None:

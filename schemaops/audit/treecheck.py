@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft202012Validator
 from jsonschema._utils import equal, uniq
 
 from schemaops.audit import fastcheck
@@ -40,6 +40,10 @@ from schemaops.audit.fastcheck import (
 Check = Callable[[Any], bool]
 _NUM = (int, float)
 _UNHANDLED = frozenset(_KNOWN - _IGNORED - _HANDLED)
+#: drafts 4, 6 and 7: the same subset with their rules (a ``$ref`` hides its siblings, ``items``
+#: only as one schema, draft-04's integers and ``exclusiveMinimum``/``Maximum`` flags)
+LEGACY = (Draft4Validator, Draft6Validator, Draft7Validator)
+_HANDLED_LEGACY = (_HANDLED - {"prefixItems"}) | {"additionalItems"}
 _OBJECT = frozenset(fastcheck._OBJECT)
 _ARRAY = frozenset(fastcheck._ARRAY)
 _STRING = frozenset(fastcheck._STRING)
@@ -102,9 +106,15 @@ class TreeCheck:
 
 
 class _Tree:
-    def __init__(self, root: Any, format_checker: Any) -> None:
+    def __init__(self, root: Any, format_checker: Any, cls: type = Draft202012Validator) -> None:
         self.root = root
         self.fmt = format_checker
+        self.legacy = cls in LEGACY
+        self.draft4 = cls is Draft4Validator
+        self.known = frozenset(cls.VALIDATORS) if self.legacy else _KNOWN
+        handled = _HANDLED_LEGACY if self.legacy else _HANDLED
+        self.unhandled = frozenset(self.known - _IGNORED - handled)
+        self.types = {**_TYPES, "integer": _INT4} if self.draft4 else _TYPES
         self.cells: dict[int, list] = {}
         self.refs: dict[str, Check] = {}
         self.size = 0
@@ -135,14 +145,24 @@ class _Tree:
             return _false
         if not isinstance(schema, dict):
             raise Unsupported("schema is not an object")
-        if not _UNHANDLED.isdisjoint(schema):
-            raise Unsupported(", ".join(k for k in schema if k in _UNHANDLED))
+        if self.legacy:
+            if "$ref" in schema:  # drafts 4-7: the siblings of a $ref are ignored
+                target = self.ref(schema["$ref"])
+                return lambda x: target(x)
+            # keywords the draft does not know are ignored by jsonschema (draft-04 ``const``)
+            schema = {
+                k: v
+                for k, v in schema.items()
+                if k in self.known or k == "exclusiveMinimum" or k == "exclusiveMaximum"
+            }
+        if not self.unhandled.isdisjoint(schema):
+            raise Unsupported(", ".join(k for k in schema if k in self.unhandled))
         checks: list[Check] = []
         if "type" in schema:
             names = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
-            if not isinstance(names, list) or any(n not in _TYPES for n in names):
+            if not isinstance(names, list) or any(n not in self.types for n in names):
                 raise Unsupported("bad type")
-            tests = tuple(_TYPES[n] for n in names)
+            tests = tuple(self.types[n] for n in names)
             checks.append(tests[0] if len(tests) == 1 else lambda x: any(t(x) for t in tests))
         if "enum" in schema:
             values = schema["enum"]
@@ -229,6 +249,12 @@ class _Tree:
         return check
 
     def array(self, schema: dict) -> Check:
+        if self.legacy:
+            items = schema.get("items", {})
+            if not isinstance(items, (dict, bool)) or (
+                "additionalItems" in schema and not isinstance(items, dict)
+            ):
+                raise Unsupported("items as an array")  # (additionalItems is a no-op then)
         low, high = self._int(schema, "minItems"), self._int(schema, "maxItems")
         unique = schema.get("uniqueItems") is True
         prefix = tuple(self.node(s) for s in schema.get("prefixItems", []))
@@ -277,6 +303,8 @@ class _Tree:
         return check
 
     def number(self, schema: dict) -> Check:
+        if self.draft4:  # exclusiveMinimum/Maximum: flags on minimum/maximum
+            return self.number4(schema)
         bounds = []
         for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             if key in schema:
@@ -298,19 +326,68 @@ class _Tree:
 
         return check
 
+    def number4(self, schema: dict) -> Check:
+        """Draft-04: ``exclusiveMinimum``/``exclusiveMaximum`` are flags on the bounds."""
+        low, high = _number4_bound(schema, "minimum"), _number4_bound(schema, "maximum")
+        low_ex = bool(schema.get("exclusiveMinimum", False))
+        high_ex = bool(schema.get("exclusiveMaximum", False))
+
+        def check(x: Any) -> bool:
+            if type(x) not in _NUM:
+                return True
+            if low is not None and (x <= low if low_ex else x < low):
+                return False
+            return not (high is not None and (x >= high if high_ex else x > high))
+
+        return check
+
+
+def _number4_bound(schema: dict, key: str) -> Any:
+    value = schema.get(key)
+    if value is not None and type(value) not in _NUM:
+        raise Unsupported("non-numeric bound")
+    return value
+
+
+def draft4_ids(schema: Any) -> bool:
+    """True when some object holds a string ``id`` (draft-04's base-URI change; a property
+    named ``id`` maps to a schema, not a string, and does not count)."""
+    stack = [schema]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            if isinstance(cur.get("id"), str):
+                return True
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return False
+
+
+def _int4(x: Any) -> bool:
+    return type(x) is int
+
+
+_INT4 = _int4
+
 
 def compile_tree(
     schema: Any, validator_cls: type, format_checker: Any, screened: bool = False
 ) -> TreeCheck | None:
-    """The closure form of ``fastcheck.compile_fast`` (same conditions), or ``None``.
+    """The closure form of ``fastcheck.compile_fast`` (same conditions, and drafts 4, 6, 7
+    too), or ``None``.
 
     ``screened``: the caller found no base-URI keyword and no subschema in another dialect
     (``validate.py`` walks the schema once for all its questions)."""
-    if validator_cls is not Draft202012Validator:
+    if validator_cls is not Draft202012Validator and validator_cls not in LEGACY:
         return None
-    if not screened and (_mentions(schema, _ID_KEYWORDS) or _other_dialect(schema, validator_cls)):
+    if not screened and (
+        _mentions(schema, _ID_KEYWORDS)
+        or _other_dialect(schema, validator_cls)
+        or (validator_cls is Draft4Validator and draft4_ids(schema))
+    ):
         return None
-    tree = _Tree(schema, format_checker)
+    tree = _Tree(schema, format_checker, validator_cls)
     try:
         root = tree.node(schema)
     except (Unsupported, RecursionError, ValueError, IndexError, TypeError, MemoryError):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft4Validator, Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
 
@@ -38,7 +38,7 @@ from schemaops.audit.fastcheck import (
     inline_refs,
     key_sets,
 )
-from schemaops.audit.treecheck import compile_tree
+from schemaops.audit.treecheck import LEGACY, compile_tree, draft4_ids
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
 from schemaops.registry.drafts import meta_valid
@@ -78,17 +78,22 @@ class SchemaChecker:
         fmt = format_checker() if assert_format else None
         top, nested = key_sets(schema)  # one walk answers every question below
         every = top | nested
-        plain = cls is Draft202012Validator and every.isdisjoint(_ID_KEYWORDS)
-        explain = inline_refs(schema) if plain else schema
+        no_ids = every.isdisjoint(_ID_KEYWORDS)
+        modern = cls is Draft202012Validator
+        explain = inline_refs(schema) if modern and no_ids else schema
         self.validator = cls(explain, format_checker=fmt)
         # From the first output: the closure check (cheap to build) answers "valid?", and
         # explaining a failure skips the subtrees it accepts (``explain.py``).
-        if plain and "$schema" in nested and _other_dialect(schema, cls):
-            plain = False
-        self.tree = compile_tree(explain, cls, fmt, screened=True) if plain else None
+        treeable = (
+            no_ids
+            and (modern or cls in LEGACY)
+            and not ("$schema" in nested and _other_dialect(schema, cls))
+            and not (cls is Draft4Validator and "id" in every and draft4_ids(schema))
+        )
+        self.tree = compile_tree(explain, cls, fmt, screened=True) if treeable else None
         self._explainer = None
         if self.tree is not None:
-            self._explainer = skipping_class()(explain, format_checker=fmt)
+            self._explainer = skipping_class(cls)(explain, format_checker=fmt)
         self._fast_args = (schema, cls, fmt)
         self._fast: Any = _PENDING
         self._seen = 0
