@@ -148,3 +148,26 @@ def test_reports_show_the_budget(tmp_path: Path) -> None:
     assert samples[("schemaops_audit_recommended_max_tokens", "item")] == 249
     assert samples[("schemaops_audit_recommended_max_tokens_lower_bound", "item")] == 0
     assert samples[("schemaops_audit_cut_outputs", "item")] == 1
+
+
+def test_shards_agree_with_their_concatenation(tmp_path: Path) -> None:
+    """Several input files (``shards.py``) are audited as their concatenation: the budget
+    state merges the same way across shards and ``--jobs`` workers."""
+    s = tmp_path / "item.json"
+    s.write_text(json.dumps(SCHEMA))
+    recs = [_gen(i % 250 + 1) for i in range(900)] + [_gen(96, "length", '{"name": "')] * 4
+    recs += [_chat(None, "length", '{"name": "z')]
+    parts = [recs[i::3] for i in range(3)]
+    files = []
+    for i, part in enumerate(parts):
+        f = tmp_path / f"shard{i}.jsonl"
+        f.write_text("".join(json.dumps(r) + "\n" for r in part))
+        files.append(str(f))
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("".join(Path(f).read_text() for f in files))
+    want = run_audit(str(whole), AuditOptions(schema=str(s), cache=False)).to_json()
+    for jobs in (1, 2):
+        got = run_audit(files, AuditOptions(schema=str(s), cache=False, jobs=jobs)).to_json()
+        assert got["diagnoses"] == want["diagnoses"], jobs
+    (b,) = _budgets(want)
+    assert (b["complete"], b["cut"], b["without_counts"]) == (900, 5, 1)
