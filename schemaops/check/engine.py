@@ -461,26 +461,18 @@ def run_engine_check(
     others are measured on their backend and judged by ``evaluate``; each case carries its
     route in ``result["engine_route"]``. Options as for ``run_check``.
     """
-    from schemaops.check.gate import CheckCase, CheckReport, Problem, evaluate
+    from schemaops.check.gate import CheckCase, CheckReport, Problem, evaluate, gate_options
     from schemaops.compare.run import (
-        DEFAULT_COMPILE_THREADS,
-        DEFAULT_MEM_MB,
-        DEFAULT_TIMEOUT_S,
         connect_ray,
         host_cpus,
         measure_items,
         registry_items,
     )
-    from schemaops.errors import InputError
 
     configured = configured_backend(engine, backend)
-    if compile_budget_ms < 0:
-        raise InputError("--compile-budget-ms must be >= 0")
-    timeout_s = timeout_s or max(DEFAULT_TIMEOUT_S, 3 * compile_budget_ms / 1000.0)
-    compile_threads = compile_threads or DEFAULT_COMPILE_THREADS
-    mem_mb = mem_mb or DEFAULT_MEM_MB
-    if jobs < 1 or timeout_s <= 0 or mem_mb <= 0 or compile_threads < 1:
-        raise InputError("--jobs, --timeout, --mem-mb and --compile-threads must be positive")
+    timeout_s, mem_mb, compile_threads = gate_options(
+        compile_budget_ms, timeout_s, jobs, mem_mb, compile_threads
+    )
     items = registry_items(registry)
     ray_info = connect_ray(ray)
     routes: dict[str, Route] = {}

@@ -305,6 +305,27 @@ def evaluate(
     return case
 
 
+def gate_options(
+    compile_budget_ms: float,
+    timeout_s: float | None,
+    jobs: int,
+    mem_mb: int | None,
+    compile_threads: int | None,
+) -> tuple[float, int, int]:
+    """(timeout_s, mem_mb, compile_threads) with their defaults, for ``run_check`` and
+    ``run_engine_check`` alike; ``InputError`` (exit 2) for a negative budget or a value
+    that must be positive."""
+    if compile_budget_ms < 0:
+        raise InputError("--compile-budget-ms must be >= 0")
+    if timeout_s is None:
+        timeout_s = max(DEFAULT_TIMEOUT_S, 3 * compile_budget_ms / 1000.0)
+    compile_threads = DEFAULT_COMPILE_THREADS if compile_threads is None else compile_threads
+    mem_mb = DEFAULT_MEM_MB if mem_mb is None else mem_mb
+    if jobs < 1 or timeout_s <= 0 or mem_mb <= 0 or compile_threads < 1:
+        raise InputError("--jobs, --timeout, --mem-mb and --compile-threads must be positive")
+    return timeout_s, mem_mb, compile_threads
+
+
 def run_check(
     registry: str | Path = "schemas",
     backend: str = "xgrammar",
@@ -329,14 +350,9 @@ def run_check(
     if len(names) != 1:
         raise InputError("check gates one backend: give --backend once, e.g. --backend xgrammar")
     name = names[0]
-    if compile_budget_ms < 0:
-        raise InputError("--compile-budget-ms must be >= 0")
-    if timeout_s is None:
-        timeout_s = max(DEFAULT_TIMEOUT_S, 3 * compile_budget_ms / 1000.0)
-    if compile_threads is None:
-        compile_threads = DEFAULT_COMPILE_THREADS
-    if jobs < 1 or timeout_s <= 0 or mem_mb <= 0 or compile_threads < 1:
-        raise InputError("--jobs, --timeout, --mem-mb and --compile-threads must be positive")
+    timeout_s, mem_mb, compile_threads = gate_options(
+        compile_budget_ms, timeout_s, jobs, mem_mb, compile_threads
+    )
     items = registry_items(registry)
     ray_info = connect_ray(ray)
     results = measure_items(
