@@ -84,6 +84,9 @@ def test_check_fix_gates_the_fixed_registry(tmp_path: Path) -> None:
     assert sorted(s.name for s in served) == ["plain", "shipment"]
     assert (out / "plain.json").read_text() == (reg / "plain.json").read_text()
     assert served.get("shipment").schema[LOWERED_FROM]["backend"] == "xgrammar"
+    assert "residual of shipment (check after decoding): /properties/tags/uniqueItems" in (
+        rep.summary()
+    )
 
 
 def test_check_fix_cli_exit_codes(tmp_path: Path) -> None:

@@ -58,6 +58,10 @@ class FixReport:
         ]
         if self.fixed:
             lines.append(f"  lowered, proven and passing in {self.out}: {', '.join(self.fixed)}")
+        for case in self.lowered.cases if self.lowered else []:
+            if case.lowered_ok and case.lowered.residual:
+                rules = ", ".join(f"{r.pointer} {r.keyword}" for r in case.lowered.residual)
+                lines.append(f"  residual of {case.name} (check after decoding): {rules}")
         if self.not_lowered:
             lines.append(
                 f"  cannot be lowered (not written to {self.out}; reports in "
