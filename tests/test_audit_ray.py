@@ -56,7 +56,7 @@ def test_ray_report_equals_single_process(ray_cluster, shards, tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     got = json.loads(r.stdout)
     assert got["ray"]["nodes"] == 2 and got["ray"]["tasks"] == want["shards"]["count"] == 10
-    assert got["jobs"] == 2
+    assert got["jobs"] == 2 and got["ray"]["task_cpu_s"] > 0
     assert_same_report(want, got, shard_fields=True)  # every field, shard names included
     assert got["input"] == want["input"] and got["shards"] == want["shards"]
     assert (tmp_path / "ray.jsonl").read_bytes() == want_rows

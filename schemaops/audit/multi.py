@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import multiprocessing as mp
 import re
+import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -54,6 +55,8 @@ class ShardRun:
     tally: Tally | None = None
     records: bytes | None = None
     error: str | None = None
+    #: CPU seconds the audit of this shard took in its process (Ray reports the sum)
+    cpu_s: float = 0.0
 
 
 @dataclass
@@ -86,13 +89,14 @@ def audit_shard(
     ``records_out``: where its ``--records`` rows go (a file in one process, a buffer in a
     worker, None without ``--records``).
     """
+    cpu = time.process_time()
     try:
         with armed(opts.timeout), shard_lines(shard, MAX_LINE_BYTES) as lines:
             tally = audit_lines(lines, opts, resolver, first_line, records_out, shard.name)
     except ShardError as exc:
         return ShardRun(index, shard.name, first_line, error=str(exc))
     label(tally, shard.name, first_line)
-    return ShardRun(index, shard.name, first_line, tally)
+    return ShardRun(index, shard.name, first_line, tally, cpu_s=time.process_time() - cpu)
 
 
 def label(tally: Tally, name: str, first_line: int) -> None:

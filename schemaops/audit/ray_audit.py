@@ -94,7 +94,8 @@ def run_ray(
     finally:
         if rec_out is not None:
             rec_out.close()
-    return total, summary, {**info, "tasks": len(shards)}
+    cpu_s = round(sum(r.cpu_s for r in runs), 3)  # what the audit cost the cluster
+    return total, summary, {**info, "tasks": len(shards), "task_cpu_s": cpu_s}
 
 
 def _lost(payload: tuple, exc: BaseException) -> ShardRun:
