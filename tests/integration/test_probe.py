@@ -184,3 +184,13 @@ def test_free_whitespace_and_a_reasoning_parser(sglang_factory, tmp_path: Path) 
     assert counts["truncated_at_max_tokens"] >= cut - 3, (counts, cut)
     assert counts.get("whitespace_runaway", 0) >= 1, counts
     assert "disable-any-whitespace" in audit["diagnoses"]["whitespace_runaway"]["fix"]
+    # the token budget from the server's own meta_info.completion_tokens (budget.py): more
+    # than 1% were cut, so a lower bound, twice the longest cut
+    lengths = [
+        a["meta_info"]["completion_tokens"]
+        for a in answers
+        if (a["meta_info"].get("finish_reason") or {}).get("type") == "length"
+    ]
+    (b,) = audit["diagnoses"]["truncated_at_max_tokens"]["budgets"]
+    assert (b["schema"], b["cut"], b["max_cut"]) == ("name", cut, max(lengths)), b
+    assert b["lower_bound"] and b["recommended_max_tokens"] == 2 * max(lengths), b
