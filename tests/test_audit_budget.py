@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
+from rich.console import Console
 
 from schemaops.audit import budget
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.pipeline import run_audit
 from schemaops.audit.report_html import render_html
 from schemaops.audit.report_markdown import render_markdown
+from schemaops.audit.report_terminal import render_terminal
 from schemaops.metrics import audit_metrics, write_textfile
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -138,6 +140,9 @@ def test_reports_show_the_budget(tmp_path: Path) -> None:
     md = render_markdown(doc)
     assert "recommended max_tokens" in md and "| 249 |" in md
     assert "249" in render_html(doc)
+    con = Console(record=True, width=400)
+    render_terminal(doc, con)
+    assert "item: max_tokens 249 (1 cut, 200 complete;" in con.export_text()
     prom = tmp_path / "a.prom"
     write_textfile(prom, audit_metrics(doc))
     samples = {
