@@ -82,6 +82,12 @@ def warm_cmd(
         ..., "--server", "-s", help="Server base URL; repeat for every worker/replica host."
     ),
     registry: Path = typer.Option(DEFAULT_REGISTRY, "--registry", "-r", help="Registry folder."),
+    schema: list[str] = typer.Option(
+        [],
+        "--schema",
+        help="Warm only this registry schema (repeat, or a glob such as 'billing.*'); only "
+        "the named schemas are read and checked. Default: every schema.",
+    ),
     from_log: Path | None = typer.Option(
         None,
         "--from-log",
@@ -232,6 +238,7 @@ def warm_cmd(
         api_auto=api is None,
         schema_field=schema_field.value,  # type: ignore[arg-type]
         vllm_backend=vllm_backend,
+        schemas=tuple(schema),
     )
     doc, code = call(
         run_warm, settings, show_progress=progress, notify=lambda m: typer.echo(m, err=True)

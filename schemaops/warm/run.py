@@ -47,6 +47,9 @@ class WarmSettings:
     # The backend the vLLM server was started with (--structured-outputs-config), for the
     # latch pre-check only: vLLM does not report it.
     vllm_backend: str = "auto"
+    # --schema: warm only these registry names (a glob such as ``billing.*`` selects several);
+    # only they are read and checked (a platform registry has thousands). Empty: all.
+    schemas: tuple[str, ...] = ()
 
 
 def check(settings: WarmSettings) -> None:
@@ -56,6 +59,8 @@ def check(settings: WarmSettings) -> None:
         why = check_server_url(url)
         if why:
             raise InputError(why)
+    if settings.schemas and settings.from_log is not None:
+        raise InputError("--schema selects registry schemas; --from-log warms what the log has")
     if settings.tools != "off" and opts.api != "openai" and not settings.api_auto:
         raise InputError("--tools needs --api openai (tool calling is an OpenAI API path)")
     if opts.dp is not None and not 1 <= opts.dp <= MAX_DP:
@@ -153,7 +158,11 @@ def plan(settings: WarmSettings, notify: Notify) -> list[WarmItem]:
         if not items:
             raise InputError(f"no grammar found in {settings.from_log} ({scan.records} records)")
         return items
-    reg = load_registry(settings.registry)
+    reg: Any = (
+        select_schemas(settings.registry, settings.schemas)
+        if settings.schemas
+        else load_registry(settings.registry)
+    )
     items = plan_from_registry(
         reg,
         settings.options.api,
@@ -165,6 +174,47 @@ def plan(settings: WarmSettings, notify: Notify) -> list[WarmItem]:
     if not items:
         raise InputError(f"registry {settings.registry} has no schemas")
     return items
+
+
+def select_schemas(root: Path, patterns: tuple[str, ...]) -> list[Any]:
+    """The registry schemas ``patterns`` name (names or globs), loaded and checked lazily.
+
+    A pattern that matches no schema is ``InputError`` (exit 2, a typo must not warm
+    nothing); a selected schema whose own file has problems raises ``RegistryError`` with
+    them, as a whole-registry load does for any file. The other files are only indexed.
+    """
+    from fnmatch import fnmatchcase
+
+    from schemaops.registry.lazy import LazyRegistry
+    from schemaops.registry.loader import RegistryError, unknown_schema_message
+
+    if not root.is_dir():
+        raise InputError(f"registry folder not found: {root}")
+    lazy = LazyRegistry(root)
+    known = lazy.names()
+    chosen: dict[str, None] = {}
+    for pattern in patterns:
+        hits = [n for n in known if fnmatchcase(n, pattern)] if _is_glob(pattern) else []
+        if not hits and pattern in lazy:
+            hits = [pattern]
+        if not hits:
+            raise InputError(
+                f"--schema {pattern!r}: " + unknown_schema_message(pattern, root, known)
+            )
+        chosen.update(dict.fromkeys(hits))
+    out, problems = [], []
+    for name in chosen:
+        schema, own = lazy.load(name)
+        problems += own
+        if schema is not None and not own:
+            out.append(schema)
+    if problems:
+        raise RegistryError(problems)
+    return out
+
+
+def _is_glob(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
 
 
 def run_warm(
