@@ -622,6 +622,10 @@ def main(argv: list[str] | None = None) -> int:
         runs[f"--jobs {args.jobs}" + (" warm" if cache else "")] = run_cli(
             [*base, *extra, "--jobs", str(args.jobs)], workdir
         )
+    # The baselines again, right after the audits: on a shared machine the load moves within
+    # a run; the faster of the two readings is kept (the conservative ratio for the audit).
+    fig["parse_only_lps"] = max(fig["parse_only_lps"], n / parse_only(outputs))
+    fig["naive_lps"] = max(fig["naive_lps"], k / naive(outputs, registry, naive_lines)[0])
     quarter = workdir / "outputs-quarter.jsonl"
     with open(outputs, "rb") as src, open(quarter, "wb") as dst:
         for i, line in enumerate(src):
@@ -647,7 +651,8 @@ def main(argv: list[str] | None = None) -> int:
     t_start = run_cli(["--version"], workdir)["wall_s"]
     print(
         f"parse-only: {fig['parse_only_lps']:,.0f} lines/s; naive loop: {fig['naive_lps']:,.0f}"
-        f" lines/s (first {k:,} lines)"
+        f" lines/s (first {k:,} lines); each the faster of a reading before and after the"
+        " audits"
     )
     for label, r in runs.items():
         lps = n / r["wall_s"]
