@@ -486,6 +486,7 @@ def run_engine_check(
         {r.compare_backend for r in routes.values() if r.compare_backend}
     ):
         subset = [it for it in items if routes[it.name].compare_backend == compare_backend]
+        # the worker settings keyword by keyword, as in run_check (measure_items' signature)
         results = measure_items(
             subset,
             [compare_backend],

@@ -355,6 +355,7 @@ def run_check(
     )
     items = registry_items(registry)
     ray_info = connect_ray(ray)
+    # the worker settings keyword by keyword, as in run_engine_check (measure_items' signature)
     results = measure_items(
         items,
         [name],
