@@ -76,6 +76,16 @@ def test_probe_without_the_key_says_401_and_exits_2(tmp_path: Path) -> None:
     assert gw.seen and not any(ok for _, ok in gw.seen)
 
 
+def test_probe_denied_on_every_path_but_ready_exits_2() -> None:
+    """Readiness open, every request path 401 (vLLM's --api-key guards /v1 only)."""
+    with gateway(KEY, open_paths=("/ready", "/health")) as gw:
+        r = _cli("probe", "--server", gw.url, "--json", "--paths", "response_format.json_schema")
+    assert r.returncode == 2, r.stdout
+    doc = json.loads(r.stdout)
+    assert doc["paths"][0]["verdict"] == "rejected"
+    assert "no path could be probed (HTTP 401: the server requires credentials" in doc["error"]
+
+
 def test_probe_with_a_wrong_key_is_refused_and_the_key_is_never_printed(tmp_path: Path) -> None:
     """The gateway echoes the wrong key and the header in its 401: both are scrubbed."""
     prom = tmp_path / "p.prom"
