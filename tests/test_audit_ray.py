@@ -132,3 +132,26 @@ def test_ray_node_killed_mid_run_loses_and_doubles_nothing(ray_cluster, tmp_path
     assert got["lines"] == want["lines"] == 8 * 15_000
     assert_same_report(want, got, shard_fields=True)
     assert (tmp_path / "ray.jsonl").read_bytes() == want_rows
+
+
+def test_ray_byte_ranges_of_big_shards_equal_single_process(ray_cluster, shards, tmp_path):
+    """Plain shards cut into 100 kB byte ranges (one task each; 64 MiB in production): the
+    report, shard line numbers included, and --records equal the single-process run."""
+    want, want_rows = local(str(shards), tmp_path / "local.jsonl")
+    code = (
+        "import json, sys\n"
+        "import schemaops.audit.ray_audit as ra\n"
+        "from schemaops.audit import AuditOptions, run_audit\n"
+        "ra.PIECE_BYTES = 100_000\n"
+        f"opts = AuditOptions(registry={REGISTRY!r}, records={str(tmp_path / 'ray.jsonl')!r},"
+        f" ray={ray_cluster.address!r})\n"
+        f"doc = run_audit({str(shards)!r}, opts).to_json()\n"
+        "sys.stdout.write(json.dumps(doc))\n"
+    )
+    r = ray_cluster.python(code, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout)
+    assert got["ray"]["tasks"] > got["shards"]["count"] + 20  # the plain shards were cut
+    assert_same_report(want, got, shard_fields=True)
+    assert got["shards"] == want["shards"]
+    assert (tmp_path / "ray.jsonl").read_bytes() == want_rows

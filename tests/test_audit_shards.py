@@ -196,3 +196,29 @@ def test_missing_input_is_exit_2(tmp_path):
     result = CliRunner().invoke(app, ["audit", str(tmp_path / "a.jsonl"), str(tmp_path / "x*")])
     assert result.exit_code == 2 and "no such file" in result.stderr
     assert os.path.exists(tmp_path)
+
+
+@pytest.mark.parametrize("limit", [8, 1 << 20])
+def test_byte_ranges_give_every_line_exactly_once(tmp_path, limit):
+    """However a plain shard is cut into byte ranges (``--ray`` does it for big shards),
+    the ranges' lines are the shard's lines, once each: blank lines, a line longer than
+    the cap (read past, as in one pass), no newline at the end."""
+    from schemaops.audit.shards import Shard, range_lines, shard_lines
+    from schemaops.jsonl import OverlongLine
+
+    data = b'{"a":1}\n\n{"text":"' + b"x" * 40 + b'"}\n{"b":2}\n\n\n{"c":3}\n{"d":4}'
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    shard = Shard("s.jsonl", str(path))
+
+    def rows(lines):
+        return [("LONG" if type(x) is OverlongLine else x) for x in lines]
+
+    with shard_lines(shard, limit) as lines:
+        whole = rows(lines)
+    for size in (1, 2, 3, 5, 7, 11, 16, 40, len(data) - 1, len(data)):
+        got = []
+        for start in range(0, len(data), size):
+            with range_lines(shard, start, min(start + size, len(data)), limit) as lines:
+                got.extend(rows(lines))
+        assert got == whole, size

@@ -33,7 +33,7 @@ from schemaops.audit.extract import MAX_LINE_BYTES
 from schemaops.audit.lines import audit_lines
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.resolver import SchemaResolver
-from schemaops.audit.shards import Shard, ShardError, shard_lines
+from schemaops.audit.shards import Shard, ShardError, range_lines, shard_lines
 from schemaops.audit.stats import Tally
 from schemaops.errors import InputError
 from schemaops.watchdog import armed
@@ -57,6 +57,8 @@ class ShardRun:
     error: str | None = None
     #: CPU seconds the audit of this shard took in its process (Ray reports the sum)
     cpu_s: float = 0.0
+    #: which byte range of its shard this is (0: the first, or the whole shard)
+    piece: int = 0
 
 
 @dataclass
@@ -66,6 +68,8 @@ class ShardsSummary:
     count: int = 0
     unreadable: list[dict] = field(default_factory=list)
     unreadable_count: int = 0
+    #: lines of the current shard's earlier byte ranges (``absorb``; not reported)
+    shard_base: int = 0
 
     def to_json(self) -> dict:
         return {
@@ -83,15 +87,22 @@ def audit_shard(
     resolver: SchemaResolver,
     first_line: int = 1,
     records_out: IO[bytes] | None = None,
+    span: tuple[int, int] | None = None,
 ) -> ShardRun:
     """Audit one shard into a ``ShardRun``; an unreadable shard gives its ``error`` instead.
 
     ``records_out``: where its ``--records`` rows go (a file in one process, a buffer in a
-    worker, None without ``--records``).
+    worker, None without ``--records``). ``span``: only the lines that start in this byte
+    range of an uncompressed JSONL shard (its line numbers then count from the range).
     """
     cpu = time.process_time()
+    opened = (
+        shard_lines(shard, MAX_LINE_BYTES)
+        if span is None
+        else range_lines(shard, span[0], span[1], MAX_LINE_BYTES)
+    )
     try:
-        with armed(opts.timeout), shard_lines(shard, MAX_LINE_BYTES) as lines:
+        with armed(opts.timeout), opened as lines:
             tally = audit_lines(lines, opts, resolver, first_line, records_out, shard.name)
     except ShardError as exc:
         return ShardRun(index, shard.name, first_line, error=str(exc))
@@ -108,15 +119,20 @@ def label(tally: Tally, name: str, first_line: int) -> None:
             entry["shard"], entry["shard_line"] = name, entry["line"] - first_line + 1
 
 
-def shift(tally: Tally, by: int) -> None:
-    """Add ``by`` to every global line number a tally holds (before it is merged)."""
-    if not by:
-        return
+def shift(tally: Tally, by: int, shard_by: int = 0) -> None:
+    """Add ``by`` to every global line number a tally holds (before it is merged), and
+    ``shard_by`` to its ``shard_line``s."""
     for entry in tally.input_error_lines:
         entry["line"] += by
+        if shard_by and "shard_line" in entry:
+            entry["shard_line"] += shard_by
     for exs in tally.examples.values():
         for entry in exs:
             entry["line"] += by
+            if shard_by and "shard_line" in entry:
+                entry["shard_line"] += shard_by
+    if not by:
+        return
     tally.timeouts = [t + by for t in tally.timeouts]
     tally.duplicate_key_lines = [d + by for d in tally.duplicate_key_lines]
     for run in tally.fail_runs.values():
@@ -124,13 +140,15 @@ def shift(tally: Tally, by: int) -> None:
 
 
 _LINE = re.compile(rb'^(\{"line": ?)(\d+)')
+# The first '"shard_line":' of a row is the key: inside the shard name a '"' is escaped.
+_SHARD_LINE = re.compile(rb'("shard_line": ?)(\d+)')
 
 
-def shift_records(data: bytes, by: int) -> bytes:
+def shift_records(data: bytes, by: int, shard_by: int = 0) -> bytes:
     """Shift the leading ``"line"`` of each ``--records`` row (written first, by
-    ``lines._write_record`` and ``lines._input_error``) by ``by``; the rest is kept byte for
-    byte."""
-    if not by or not data:
+    ``lines._write_record`` and ``lines._input_error``) by ``by``, and its ``shard_line`` by
+    ``shard_by`` (a later byte range of its shard); the rest is kept byte for byte."""
+    if not (by or shard_by) or not data:
         return data
     out = []
     for row in data.splitlines(keepends=True):
@@ -138,7 +156,12 @@ def shift_records(data: bytes, by: int) -> bytes:
         if m is None:  # cannot happen: every row starts with its line
             out.append(row)
             continue
-        out.append(m.group(1) + str(int(m.group(2)) + by).encode() + row[m.end() :])
+        row = m.group(1) + str(int(m.group(2)) + by).encode() + row[m.end() :]
+        if shard_by:
+            k = _SHARD_LINE.search(row)
+            if k is not None:
+                row = row[: k.start(2)] + str(int(k.group(2)) + shard_by).encode() + row[k.end(2) :]
+        out.append(row)
     return b"".join(out)
 
 
@@ -156,10 +179,14 @@ def absorb(
         return
     assert run.tally is not None
     by = total.lines + 1 - run.first_line
-    shift(run.tally, by)
+    if run.piece == 0:
+        summary.shard_base = 0
+    shard_by = summary.shard_base  # a later byte range: count on from the ranges before it
+    shift(run.tally, by, shard_by)
     total.merge(run.tally)
+    summary.shard_base += run.tally.lines
     if records_out is not None and run.records:
-        records_out.write(shift_records(run.records, by))
+        records_out.write(shift_records(run.records, by, shard_by))
 
 
 def run_sequential(
@@ -193,16 +220,25 @@ def worker_resolver(opts: AuditOptions) -> SchemaResolver:
     return _RESOLVER[0][1]
 
 
-def shard_task(name: str, index: int, opts: AuditOptions, path: str | None = None) -> ShardRun:
+def shard_task(
+    name: str,
+    index: int,
+    opts: AuditOptions,
+    path: str | None = None,
+    span: tuple[int, int] | None = None,
+    piece: int = 0,
+) -> ShardRun:
     """One shard in a worker (a process of ``--jobs`` or a Ray task): lines counted from 1,
     ``--records`` rows kept in memory and returned with the tally. ``path``: where to open
-    it, if not at ``name`` (a Ray worker's working folder is not the caller's)."""
+    it, if not at ``name`` (a Ray worker's working folder is not the caller's); ``span``
+    and ``piece``: one byte range of a big uncompressed shard, and which one it is."""
     buf = io.BytesIO() if opts.records else None
     try:
         resolver = worker_resolver(opts)
     except InputError as exc:  # checked by the caller first; a worker without the registry
         return ShardRun(index, name, error=f"cannot audit {name} here: {exc}")
-    run = audit_shard(Shard(name, path), index, opts, resolver, 1, buf)
+    run = audit_shard(Shard(name, path), index, opts, resolver, 1, buf, span)
+    run.piece = piece
     if buf is not None and run.error is None:
         run.records = buf.getvalue()
     return run

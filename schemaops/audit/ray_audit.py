@@ -32,12 +32,15 @@ from typing import Any
 from schemaops.audit.multi import ShardRun, ShardsSummary, absorb, shard_task
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.resolver import SchemaResolver
-from schemaops.audit.shards import Shard
+from schemaops.audit.shards import Shard, plain_size
 from schemaops.audit.stats import Tally
 from schemaops.errors import InputError
 
 #: Ray retries a task whose worker process or node died this many times (then ``_lost``).
 TASK_RETRIES = 3
+#: An uncompressed JSONL shard larger than this is audited as byte ranges of this size, one
+#: task each (gzip and Parquet shards are one task each: they cannot be cut).
+PIECE_BYTES = 64 << 20
 
 
 def portable(opts: AuditOptions) -> AuditOptions:
@@ -65,7 +68,10 @@ def _location(shard: Shard) -> str | None:
 
 
 def run_ray(
-    shards: list[Shard], opts: AuditOptions, resolver: SchemaResolver
+    shards: list[Shard],
+    opts: AuditOptions,
+    resolver: SchemaResolver,
+    piece_bytes: int | None = None,
 ) -> tuple[Tally, ShardsSummary, dict[str, Any]]:
     """Audit ``shards`` as Ray tasks on the cluster at ``opts.ray`` and merge them in order.
 
@@ -74,7 +80,7 @@ def run_ray(
     from schemaops.raycluster import connect, disconnect, map_tasks, require_ray
 
     wopts = portable(opts)
-    payloads = [(s.name, i, wopts, _location(s)) for i, s in enumerate(shards)]
+    payloads = _payloads(shards, wopts, piece_bytes or PIECE_BYTES)
     ours = not require_ray().is_initialized()
     # Ray's driver prints cluster events ("Task _ray_task failed ... will be retried") on
     # sys.stdout from a thread of its own: they go to stderr, so that stdout holds only the
@@ -89,24 +95,57 @@ def run_ray(
     total, summary = Tally(), ShardsSummary(len(shards))
     rec_out = open(opts.records, "w+b") if opts.records else None  # noqa: SIM115
     try:
-        for run in runs:  # in shard order, whatever order the tasks finished in
+        for run in whole_shards(runs):  # in shard order, whatever order tasks finished in
             absorb(total, summary, run, rec_out)
     finally:
         if rec_out is not None:
             rec_out.close()
     cpu_s = round(sum(r.cpu_s for r in runs), 3)  # what the audit cost the cluster
-    return total, summary, {**info, "tasks": len(shards), "task_cpu_s": cpu_s}
+    return total, summary, {**info, "tasks": len(payloads), "task_cpu_s": cpu_s}
+
+
+def _payloads(shards: list[Shard], wopts: AuditOptions, piece_bytes: int) -> list[tuple]:
+    """One task per shard, or per ``piece_bytes`` byte range of a big uncompressed one
+    (the ranges cut anywhere: each task reads the lines that start in its range)."""
+    out: list[tuple] = []
+    for i, s in enumerate(shards):
+        loc = _location(s)
+        size = plain_size(Shard(s.name, loc)) if piece_bytes > 0 else None
+        if size is None or size <= piece_bytes:
+            out.append((s.name, i, wopts, loc, None, 0))
+            continue
+        for k, start in enumerate(range(0, size, piece_bytes)):
+            out.append((s.name, i, wopts, loc, (start, min(start + piece_bytes, size)), k))
+    return out
+
+
+def whole_shards(runs: list[ShardRun]) -> list[ShardRun]:
+    """The runs in order, with a shard one of whose byte ranges failed as one failed run:
+    an unreadable shard contributes nothing, as in one process."""
+    failed: dict[int, ShardRun] = {}
+    for r in runs:
+        if r.error is not None and r.index not in failed:
+            failed[r.index] = r
+    out: list[ShardRun] = []
+    for r in runs:
+        if r.index in failed:
+            if failed[r.index] is r:
+                out.append(r)
+            continue
+        out.append(r)
+    return out
 
 
 def _lost(payload: tuple, exc: BaseException) -> ShardRun:
     """A shard whose task failed after Ray's retries (its node died each time, or a crash)."""
-    name, index = payload[0], payload[1]
+    name, index, piece = payload[0], payload[1], payload[5]
     text = str(exc).strip().splitlines()
     reason = f"{type(exc).__name__}: {text[0][:300] if text else ''}"
-    return ShardRun(index, name, error=f"{name}: not audited: its Ray task failed: {reason}")
+    msg = f"{name}: not audited: its Ray task failed: {reason}"
+    return ShardRun(index, name, error=msg, piece=piece)
 
 
 def _ray_task(payload: tuple) -> ShardRun:
     """What a Ray worker runs (a module function, so Ray pickles it by reference)."""
-    name, index, opts, path = payload
-    return shard_task(name, index, opts, path)
+    name, index, opts, path, span, piece = payload
+    return shard_task(name, index, opts, path, span, piece)

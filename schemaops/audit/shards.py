@@ -198,6 +198,61 @@ def shard_lines(shard: Shard, limit: int) -> Iterator[Iterator[bytes]]:
             raw.close()
 
 
+def plain_size(shard: Shard) -> int | None:
+    """The size of a shard that can be cut into byte ranges (uncompressed JSONL), else None
+    (gzip, Parquet, stdin, or one that cannot be opened: its task reports that)."""
+    if shard.name == "-" or shard.name.lower().endswith((".gz", ".parquet", ".pq")):
+        return None
+    try:
+        raw = _open(shard)
+    except InputError:
+        return None
+    try:
+        head = raw.read(4)
+        if is_gzip(head, shard.name) or head == PARQUET_MAGIC:
+            return None
+        return int(raw.size()) if hasattr(raw, "size") else os.fstat(raw.fileno()).st_size
+    except (OSError, ValueError):
+        return None
+    finally:
+        raw.close()
+
+
+class _RangeReader:
+    """``readline`` over the lines that start in ``[start, end)`` of a file: a range after
+    the first skips the line in progress (the range before it reads that line to its end),
+    so the ranges of a file give each of its lines exactly once."""
+
+    def __init__(self, fh: Any, start: int, end: int) -> None:
+        self.fh, self.end, self.pos = fh, end, max(start - 1, 0)
+        fh.seek(self.pos)
+        if start > 0:  # read past the rest of the line that started before this range
+            while True:
+                chunk = fh.readline(1 << 20)
+                self.pos += len(chunk)
+                if not chunk or chunk.endswith(b"\n"):
+                    break
+        self.at_line_start = True
+
+    def readline(self, size: int) -> bytes:
+        if self.at_line_start and self.pos >= self.end:
+            return b""
+        line = self.fh.readline(size)
+        self.pos += len(line)
+        self.at_line_start = line.endswith(b"\n")
+        return line
+
+
+@contextmanager
+def range_lines(shard: Shard, start: int, end: int, limit: int) -> Iterator[Iterator[bytes]]:
+    """The raw lines of an uncompressed JSONL shard that start in ``[start, end)``."""
+    raw = _open(shard)
+    try:
+        yield _checked(bounded_lines(_RangeReader(raw, start, end), limit), shard.name)
+    finally:
+        raw.close()
+
+
 def _checked(lines: Iterator[bytes], name: str) -> Iterator[bytes]:
     n = 0
     try:
