@@ -7,12 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-CORPORA = SHARED / "corpora"
-JSB = CORPORA / "jsonschemabench"
-JSTS = CORPORA / "json-schema-test-suite"
+from corpus_paths import CORPORA, JSB, JSTS, REPO, SHARED  # noqa: F401  (re-exported)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import JSB
+from corpus_paths import JSB
 
 from schemaops.check import run_check
 from schemaops.compare.run import run_compare
