@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import JSB, JSTS
+from corpus_paths import JSB, JSTS
 
 from schemaops.registry import drafts
 from schemaops.registry.drafts import DRAFTS, _meta_validator, draft_label, metaschema_problems
@@ -139,3 +139,27 @@ def test_jsonschemabench_same_verdict() -> None:
                 wrong.append((f.name, slow, fast, json.dumps(value)[:200]))
     assert n > 9000
     assert not wrong, wrong[:5]
+
+
+def test_ref_free_schemas_need_no_ref_registry() -> None:
+    """The loader skips building the ref registry for a document without any ``$ref``-family
+    or ``$id``/``id`` key: ``check_refs`` finds nothing there, on every corpus schema."""
+    from schemaops.registry import refs
+    from schemaops.registry.loader import _ref_free
+
+    n = 0
+    for f in sorted(Path(JSB).glob("*.jsonl")):
+        for line in f.open(encoding="utf-8"):
+            try:
+                value = json.loads(json.loads(line)["json_schema"])
+                label = draft_label(value.get("$schema") if isinstance(value, dict) else None)
+            except (ValueError, AttributeError, drafts.UnknownDraft):
+                continue
+            if not _ref_free(value):
+                continue
+            entry = refs.Entry("file:///reg/x.json", value, label)
+            registry, clashes = refs.build([entry])
+            report = refs.check_refs(entry, registry)
+            assert (report.problems, report.external, clashes) == ([], False, []), f.name
+            n += 1
+    assert n > 3000

@@ -203,6 +203,24 @@ def is_library(data: Any) -> bool:
     return isinstance(data, dict) and data.get("x-schemaops-library") is True
 
 
+_REF_OR_ID = frozenset((*refs.REF_KEYWORDS, "$id", "id"))
+
+
+def _ref_free(data: Any) -> bool:
+    """No ``$ref``-family and no ``$id``/``id`` key anywhere in ``data`` (data keywords
+    included, so a key inside an ``enum`` value counts too: conservative)."""
+    stack = [data]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            if not _REF_OR_ID.isdisjoint(cur):
+                return False
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return True
+
+
 def _check(
     docs: list[_Doc],
     problems: list[dict],
@@ -221,7 +239,12 @@ def _check(
     warnings = [] if warnings is None else warnings
     good = [d for d in docs if d.ok]
     entries = [refs.Entry(d.base, d.data, d.draft) for d in good]
-    registry, clashes = refs.build(entries + list(extra))
+    if not extra and all(_ref_free(d.data) for d in good):
+        # nothing to resolve and no $id to clash: check_refs would find nothing (issue 15:
+        # building the ref registry was the largest part of a schema's first use)
+        registry, clashes = None, []
+    else:
+        registry, clashes = refs.build(entries + list(extra))
     by_entry = {id(e): d for e, d in zip(entries, good, strict=True)}
     for entry, uri in clashes:
         d = by_entry.get(id(entry))
@@ -272,7 +295,7 @@ def _one(
     ``timeout`` None: sidecar examples are not read at all (``registry diff``).
     """
     try:
-        report = refs.check_refs(entry, registry)
+        report = refs.RefReport([], False) if registry is None else refs.check_refs(entry, registry)
     except Exception as exc:  # a malformed $id/$ref: explained by metaschema problems
         found = [] if not d.clean else [("", "ref_unresolvable", f"cannot check $refs: {exc}")]
         report = refs.RefReport(found, False)
