@@ -112,7 +112,39 @@ def test_a_folder_or_unwritable_path_is_a_clean_exit_2(tmp_path: Path) -> None:
     assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_grafana_dashboard_reads_only_series_schemaops_writes() -> None:
+BUDGET_SERIES = {
+    "schemaops_audit_cut_outputs",
+    "schemaops_audit_recommended_max_tokens",
+    "schemaops_audit_recommended_max_tokens_lower_bound",
+}
+
+
+def _budget_audit(tmp_path: Path) -> dict:
+    """A real audit of OpenAI-style answers with ``usage.completion_tokens``, two of them cut
+    at ``finish_reason: length``: its document carries the token budgets (the example report
+    has none), so the dashboard's budget panel is checked against series audit really writes."""
+    from schemaops.audit.options import AuditOptions
+    from schemaops.audit.pipeline import run_audit
+
+    schema = tmp_path / "item.json"
+    schema.write_text(json.dumps({"type": "object", "required": ["name"]}))
+
+    def chat(tokens: int, finish: str, text: str) -> dict:
+        return {
+            "choices": [{"message": {"content": text}, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": tokens},
+        }
+
+    recs = [chat(n, "stop", '{"name": "a"}') for n in range(5, 15)]
+    recs += [chat(40, "length", '{"name": "ab'), chat(41, "length", '{"na')]
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    doc = run_audit(str(log), AuditOptions(schema=str(schema), cache=False)).to_json()
+    assert doc["diagnoses"]["truncated_at_max_tokens"]["budgets"][0]["cut"] == 2
+    return doc
+
+
+def test_grafana_dashboard_reads_only_series_schemaops_writes(tmp_path: Path) -> None:
     import re
 
     from schemaops.metrics import audit_metrics
@@ -124,6 +156,7 @@ def test_grafana_dashboard_reads_only_series_schemaops_writes() -> None:
     exprs += [v["definition"] for v in dash["templating"]["list"] if "definition" in v]
     used = {m for e in exprs for m in re.findall(r"schemaops_[a-z0-9_]+", e)}
     audit_doc = json.loads((ROOT / "audits" / "example-report.json").read_text())
+    budget_doc = _budget_audit(tmp_path)
     warm_doc = {
         "results": [
             {"server": "s", "schema": "a", "status": "warmed", "cold_ms": 1.0, "probe_ms": 1.0}
@@ -137,10 +170,17 @@ def test_grafana_dashboard_reads_only_series_schemaops_writes() -> None:
     }
     written = {
         m.name if m.type != "counter" else m.name + "_total"
-        for reg in (audit_metrics(audit_doc), warm_metrics(warm_doc), probe_metrics(probe_doc))
+        for reg in (
+            audit_metrics(audit_doc),
+            audit_metrics(budget_doc),
+            warm_metrics(warm_doc),
+            probe_metrics(probe_doc),
+        )
         for m in reg.collect()
     }
     assert used and used <= written, used - written
+    # the token-budget series have a panel (they exist only when outputs were cut)
+    assert BUDGET_SERIES <= used, BUDGET_SERIES - used
     assert len({p["id"] for p in dash["panels"]}) == len(dash["panels"])
 
 
