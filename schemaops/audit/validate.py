@@ -80,20 +80,23 @@ class SchemaChecker:
         every = top | nested
         no_ids = every.isdisjoint(_ID_KEYWORDS)
         modern = cls is Draft202012Validator
-        explain = inline_refs(schema) if modern and no_ids else schema
-        self.validator = cls(explain, format_checker=fmt)
         # From the first output: the closure check (cheap to build) answers "valid?", and
-        # explaining a failure skips the subtrees it accepts (``explain.py``).
+        # explaining a failure skips the subtrees it accepts (``explain.py``), so jsonschema
+        # resolves only the refs of a failing part: no need for the inlined copy then.
         treeable = (
             no_ids
             and (modern or cls in LEGACY)
             and not ("$schema" in nested and _other_dialect(schema, cls))
             and not (cls is Draft4Validator and "id" in every and draft4_ids(schema))
         )
-        self.tree = compile_tree(explain, cls, fmt, screened=True) if treeable else None
+        self.tree = compile_tree(schema, cls, fmt, screened=True) if treeable else None
         self._explainer = None
         if self.tree is not None:
-            self._explainer = skipping_class(cls)(explain, format_checker=fmt)
+            self._explainer = skipping_class(cls)(schema, format_checker=fmt)
+        # Without a tree every failure walks the whole output: $refs inlined make that ~2x
+        # faster (``inline_refs``).
+        explain = inline_refs(schema) if modern and no_ids and self.tree is None else schema
+        self.validator = cls(explain, format_checker=fmt)
         self._fast_args = (schema, cls, fmt)
         self._fast: Any = _PENDING
         self._seen = 0
