@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from schemaops.audit import AuditOptions, run_audit
 from schemaops.audit.multi import shift_records
 from schemaops.cli import app
+from schemaops.errors import InputError
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -145,6 +146,12 @@ def test_unreadable_shards_named_and_rest_audited(shards, tmp_path):
     assert doc["lines"] == 5000 - (CUTS[2] - CUTS[1])
     for name in bad:
         assert "unreadable shard: " in result.stderr and name in result.stderr
+    wide = {"COLUMNS": "1000"}  # rich wraps long paths at the terminal width
+    text = CliRunner().invoke(app, ["audit", str(folder), "--registry", REGISTRY], env=wide)
+    assert text.exit_code == 2 and "Shards: 3 of 6 audited" in text.stdout
+    assert text.stdout.count("unreadable shard") == 3
+    # input errors and examples name their shard and its line in the terminal report
+    assert f"({folder / 'part-0.jsonl'}:" in text.stdout
 
 
 def test_no_readable_shard_is_an_input_error(tmp_path):
@@ -222,3 +229,8 @@ def test_byte_ranges_give_every_line_exactly_once(tmp_path, limit):
             with range_lines(shard, start, min(start + size, len(data)), limit) as lines:
                 got.extend(rows(lines))
         assert got == whole, size
+
+
+def test_ray_refuses_stdin_before_connecting():
+    with pytest.raises(InputError, match="cannot read stdin"):
+        run_audit("-", AuditOptions(registry=REGISTRY, ray="auto"))

@@ -19,6 +19,13 @@ def esc(text: object) -> str:
     return escape(visible(text))
 
 
+def _at(entry: dict) -> str:
+    """A line number, with its shard and line there when the input had several files."""
+    if "shard" not in entry:
+        return str(entry["line"])
+    return f"{entry['line']} ({entry['shard']}:{entry['shard_line']})"
+
+
 def render_terminal(doc: dict, console: Console | None = None) -> None:
     """Print the report of one ``--json`` document."""
     con = console or Console(highlight=False)
@@ -30,8 +37,13 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
         shown = ", ".join(f"{src} {s['outputs']:,} ({s['ok']:,} ok)" for src, s in by[:10])
         more = f", {len(by) - 10} more" if len(by) > 10 else ""
         con.print("Outputs by source: " + visible(shown + more), markup=False)
+    shards = doc.get("shards")
+    if shards:  # several input files: how many, and each one that could not be read
+        con.print(visible(f"Shards: {shards['audited']:,} of {shards['count']:,} audited"))
+        for u in shards["unreadable"][:10]:
+            con.print(f"[red]unreadable shard[/red] {esc(u['message'])}")
     if doc["input_errors"]:
-        shown = ", ".join(str(e["line"]) for e in doc["input_error_lines"][:10])
+        shown = ", ".join(_at(e) for e in doc["input_error_lines"][:10])
         more = " ..." if doc["input_errors"] > 10 else ""
         con.print(
             f"[yellow]{doc['input_errors']} input error(s)[/yellow] (not model outputs; excluded"
@@ -103,7 +115,7 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
             for e in exs[:2]:
                 where = f" at {e['path'] or '(root)'}" if e["path"] is not None else ""
                 con.print(
-                    visible(f"  {key} line {e['line']} ({e['schema']}){where}: {e['message']}"),
+                    visible(f"  {key} line {_at(e)} ({e['schema']}){where}: {e['message']}"),
                     markup=False,
                 )
                 con.print(f"    {visible(repr(e['text'][:120]))}", markup=False)
