@@ -12,9 +12,10 @@ episode so that episodes cross shard boundaries; generated once into
 Measured in one run, each the best of ``--rounds`` (the machine is shared):
 - ``local``: ``run_audit`` over the shards in this process (the default, one core);
 - ``ray 1`` / ``ray 2``: ``run_audit(..., ray=ADDRESS)`` on a local Ray cluster with 1 and
-  then 2 worker CPUs (``ray.init(num_cpus=N)`` in a fresh process, so every figure includes
-  starting the workers and compiling the registry in each, but not starting the cluster,
-  which a deployment does once).
+  then 2 worker CPUs (``ray.init(address="local", num_cpus=N)`` in a fresh process; the
+  clock starts when ``ray.init`` returns, so every figure includes booting the worker
+  processes (Ray starts them per job) and compiling the registry in each, but not starting
+  the cluster, which a deployment does once, nor a CLI's connection to a remote head).
 Ratios: scaling efficiency = (t_ray1 / t_ray2) / 2 (target >= 0.85) and the overhead of Ray
 with one worker = t_ray1 / t_local - 1 (target <= 10 %). The reports of all three runs are
 checked equal (the run's own fields aside) before any figure is printed.
@@ -85,7 +86,8 @@ def _one(folder: str, workers: int) -> dict:
     if workers:
         import ray
 
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        # "local": a private Ray with this many CPUs, never a running cluster found by ray.init
+        ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
         opts.ray = "auto"
     t0, c0 = time.perf_counter(), time.process_time()
     doc = run_audit(folder, opts).to_json()
