@@ -108,7 +108,8 @@ def test_paths_glob_and_file_uri_equal_folder(shards, tmp_path):
     folder, _, _ = audit(str(shards[0].parent), tmp_path)
     uri = f"file://{shards[0].parent}/part-*"
     args = [str(shards[0]), str(shards[1]), f"file://{shards[2]}", str(shards[0].parent / "*3*")]
-    for inputs in (args, uri):
+    folder_uri = f"file://{shards[0].parent}"
+    for inputs in (args, uri, folder_uri, f"file://{shards[0].parent.parent}/**/part-*"):
         doc, _, _ = audit(inputs, tmp_path)
         assert_same_report(folder, doc, shard_fields=False)
         assert doc["shards"]["count"] == 4
@@ -234,3 +235,12 @@ def test_byte_ranges_give_every_line_exactly_once(tmp_path, limit):
 def test_ray_refuses_stdin_before_connecting():
     with pytest.raises(InputError, match="cannot read stdin"):
         run_audit("-", AuditOptions(registry=REGISTRY, ray="auto"))
+
+
+def test_uri_glob_stays_within_a_segment():
+    from schemaops.audit.shards import glob_match
+
+    assert glob_match("s3://b/logs/a.jsonl", "s3://b/logs/*.jsonl")
+    assert not glob_match("s3://b/logs/2026/a.jsonl", "s3://b/logs/*.jsonl")
+    assert glob_match("s3://b/logs/2026/01/a.jsonl", "s3://b/logs/**/*.jsonl")
+    assert glob_match("s3://b/logs/a.jsonl", "s3://b/logs/**/*.jsonl")

@@ -146,9 +146,23 @@ def _expand_uri(arg: str) -> list[str]:
         if wild is None:
             if _picked(rel) and not any(p.startswith((".", "_")) for p in rel.split("/")[:-1]):
                 names.append(uri)
-        elif fnmatch.fnmatchcase(uri, arg):
+        elif glob_match(uri, arg):
             names.append(uri)
     return sorted(names)
+
+
+def glob_match(path: str, pattern: str) -> bool:
+    """``glob`` semantics on a URI: ``*``, ``?`` and ``[...]`` stay within one path segment,
+    a ``**`` segment matches any number of segments (as the local ``glob(recursive=True)``)."""
+    return _match(path.split("/"), pattern.split("/"))
+
+
+def _match(parts: list[str], pats: list[str]) -> bool:
+    if not pats:
+        return not parts
+    if pats[0] == "**":
+        return any(_match(parts[i:], pats[1:]) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatch.fnmatchcase(parts[0], pats[0]) and _match(parts[1:], pats[1:])
 
 
 def _open(shard: Shard) -> BinaryIO:
