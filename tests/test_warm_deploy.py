@@ -254,3 +254,70 @@ def test_shell_hook_report_of_a_failed_warm_is_said_plainly(tmp_path: Path) -> N
     r = _hook(env, _dead_url())
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "no report in" in r.stderr
+
+
+def _runs_warm(container: dict[str, Any]) -> bool:
+    post = container.get("lifecycle", {}).get("postStart", {}).get("exec", {}).get("command")
+    return "warm" in (post or []) or "warm" in (container.get("args") or [])
+
+
+def test_deploy_hooks_take_the_key_from_a_secret_never_from_the_command_line() -> None:
+    """Kubernetes: SCHEMAOPS_API_KEY from a Secret (optional: no Secret, no key) in every
+    container that runs warm; systemd: from an EnvironmentFile; neither puts --api-key in a
+    command line (the pod spec, ps and `systemctl show` would show it)."""
+    docs = [d for d in yaml.safe_load_all((WARMUP / "kubernetes.yaml").read_text()) if d]
+    warming = [
+        c for d in docs for c in d["spec"]["template"]["spec"]["containers"] if _runs_warm(c)
+    ]
+    assert len(warming) == 2  # postStart and sidecar
+    for c in warming:
+        (env,) = [e for e in c.get("env", []) if e["name"] == "SCHEMAOPS_API_KEY"]
+        assert "value" not in env  # never a literal key in the manifest
+        ref = env["valueFrom"]["secretKeyRef"]
+        assert ref["name"] and ref["key"] and ref["optional"] is True
+    assert "--api-key" not in (WARMUP / "kubernetes.yaml").read_text().split("# Credentials")[0]
+    for argv in _k8s_commands():
+        assert not any(a.startswith("--api-key") for a in argv), argv
+    cp = configparser.ConfigParser(interpolation=None, strict=True)
+    cp.optionxform = str
+    cp.read_string((WARMUP / "sglang-warm.conf").read_text())
+    assert Path(cp["Service"]["EnvironmentFile"].lstrip("-")).is_absolute()
+    assert "--api-key" not in cp["Service"]["ExecStartPost"]
+
+
+def test_shell_hook_sends_the_key_from_the_environment_and_refuses_it_as_an_argument(
+    tmp_path: Path, registry_dir: Path
+) -> None:
+    """Against the real API-key gateway of tests/auth_gateway.py (no server behind it: its
+    readiness answers, generation is 404): the key in SCHEMAOPS_API_KEY goes with every
+    request and is in no argument of schemaops; `--api-key KEY` in WARM_ARGS or after `--`
+    is exit 2 before anything is sent, without quoting the key."""
+    from auth_gateway import gateway
+
+    key = "sk-hook-7f3a9c1e5b"
+    argv_log = tmp_path / "argv"
+    wrapper = tmp_path / "schemaops"  # records its arguments, then runs the real CLI
+    run = f'exec "{sys.executable}" -m schemaops "$@"'
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{argv_log}"\n{run}\n')
+    wrapper.chmod(0o755)
+    base = {"SCHEMAOPS": str(wrapper), "WARM_WAIT_READY": "10", "WARM_REGISTRY": str(registry_dir)}
+    tail = ["--", "--engine", "sglang", "--retries", "0", "--no-probe"]
+    with gateway(key) as gw:
+        r = _hook(dict(base, SCHEMAOPS_API_KEY=key), gw.url, *tail)
+        # authorised all the way: the gateway has no SGLang behind it, so /server_info is 404
+        assert r.returncode == 2 and "no /server_info: HTTP 404" in r.stderr, r.stderr
+        assert gw.seen and all(ok for _, ok in gw.seen), gw.seen  # readiness included
+        assert key not in r.stdout + r.stderr and key not in argv_log.read_text()
+        n = len(gw.seen)
+        for env, extra in (
+            (dict(base, WARM_ARGS=f"--api-key {key}"), []),
+            (base, ["--api-key", key]),
+            (base, [f"--api-key={key}"]),
+        ):
+            r = _hook(env, gw.url, *tail, *extra)
+            assert r.returncode == 2 and "SCHEMAOPS_API_KEY" in r.stderr, r.stderr
+            assert key not in r.stdout + r.stderr
+        assert len(gw.seen) == n  # refused before any request
+        # --api-key "" (send no key, whatever the environment holds) is no secret: allowed
+        r = _hook(dict(base, SCHEMAOPS_API_KEY=key), gw.url, *tail, "--api-key", "")
+        assert r.returncode == 1 and "requires credentials" in r.stdout + r.stderr, r.stderr

@@ -26,6 +26,12 @@
 #                      writable before warming
 #   WARM_ARGS          extra arguments for `schemaops warm`, split with shell quoting rules
 #                      (never expanded), e.g. "--api openai --model 'my model'"
+#   SCHEMAOPS_API_KEY  the server's API key (SGLang/vLLM --api-key, a gateway): schemaops reads
+#                      it from the environment and sends 'Authorization: Bearer KEY'. Set it
+#                      from a secret (an EnvironmentFile, a Kubernetes Secret), never on a
+#                      command line: `ps` and /proc/PID/cmdline show every argument to every
+#                      user. So `--api-key KEY` in WARM_ARGS or after `--` is refused (exit 2;
+#                      `--api-key ""`, which sends no key, is allowed).
 set -euo pipefail
 
 usage() {
@@ -73,6 +79,21 @@ fi
 [ "${#cmd[@]}" -gt 0 ] || { echo "error: SCHEMAOPS is empty" >&2; exit 2; }
 extra=()
 split_words extra "${WARM_ARGS:-}" WARM_ARGS
+
+# refuse_api_key ARG...: a key on the command line is readable by every local user (ps).
+refuse_api_key() {
+  local prev="" a
+  for a in "$@"; do
+    if { [ "$prev" = "--api-key" ] && [ -n "$a" ]; } ||
+       { [ "${a#--api-key=}" != "$a" ] && [ -n "${a#--api-key=}" ]; }; then
+      echo "error: --api-key on the command line is visible to every local user (ps);" \
+        "set SCHEMAOPS_API_KEY in the environment instead (from a secret)" >&2
+      exit 2
+    fi
+    prev=$a
+  done
+}
+refuse_api_key ${extra[@]+"${extra[@]}"} ${passthrough[@]+"${passthrough[@]}"}
 
 args=(warm --registry "${WARM_REGISTRY:-schemas}" --wait-ready "${WARM_WAIT_READY:-600}"
       --timeout "${WARM_TIMEOUT:-600}" --concurrency "${WARM_CONCURRENCY:-2}" --no-progress)
