@@ -107,3 +107,66 @@ def test_terminal_report_escapes_control_characters(tmp_path: Path) -> None:
     assert not [c for c in out if (ord(c) < 32 and c != "\n") or 0x7F <= ord(c) < 0xA0], out
     assert "\u202e" not in out
     assert "\\x1b[31mRED" in out  # shown as an escape, not swallowed
+
+
+def _sources_doc(tmp_path: Path) -> dict:
+    """A real audit of one log mixing SGLang text, a two-choice completions answer and a
+    chat answer with two tool calls: five sources, one failure among them."""
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"type": "object", "required": ["a"]}))
+    recs = [
+        {"text": '{"a": 1}'},
+        {"text": '{"a": 2}'},
+        {"choices": [{"text": '{"a": 1}'}, {"text": '{"b": 1}'}]},
+        {
+            "choices": [
+                {
+                    "message": {
+                        "content": None,
+                        "tool_calls": [
+                            {"function": {"name": "f", "arguments": '{"a": 1}'}},
+                            {"function": {"name": "g", "arguments": '{"a": 3}'}},
+                        ],
+                    }
+                }
+            ]
+        },
+    ]
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    doc = run_audit(str(log), AuditOptions(schema=str(schema), cache=False)).to_json()
+    assert len(doc["sources"]) == 5 and doc["sources"]["choices[1].text"]["ok"] == 0, doc
+    return doc
+
+
+def test_markdown_and_html_reports_show_outputs_by_source(tmp_path: Path) -> None:
+    doc = _sources_doc(tmp_path)
+    md = render_markdown(doc)
+    assert "## By source" in md
+    section = md.split("## By source", 1)[1].split("\n## ", 1)[0]
+    rows = [r for r in section.splitlines() if r.startswith("| `")]
+    got = {r.split("`")[1]: [c.strip() for c in r.split("|")[2:-1]] for r in rows}
+    want = {s: [str(v["outputs"]), str(v["ok"])] for s, v in doc["sources"].items()}
+    assert {s: c[:2] for s, c in got.items()} == want
+    assert rows[0].startswith("| `text`")  # most outputs first
+    page = render_html(doc)
+    assert "<h2>By source</h2>" in page
+    for src in doc["sources"]:
+        assert f"<td><code>{src}</code></td>" in page
+    # a document written before sources existed still renders
+    old = {k: v for k, v in doc.items() if k != "sources"}
+    assert "By source" not in render_markdown(old) and "By source" not in render_html(old)
+
+
+def test_by_source_table_is_bounded(tmp_path: Path) -> None:
+    """A completions answer over 25 prompts has 25 sources: 20 rows, the rest in one line."""
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"type": "object"}))
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"choices": [{"text": "{}"}] * 25}) + "\n")
+    doc = run_audit(str(log), AuditOptions(schema=str(schema), cache=False)).to_json()
+    md = render_markdown(doc)
+    section = md.split("## By source", 1)[1].split("\n## ", 1)[0]
+    assert sum(r.startswith("| `choices[") for r in section.splitlines()) == 20
+    assert "\n\n5 more source(s) with 5 output(s).\n" in section
+    assert "5 more source(s)" in render_html(doc)

@@ -21,6 +21,8 @@ from schemaops.errors import InputError
 # cannot act): code, emphasis, links and images, table cells, strikethrough, escapes.
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~])")
 _BACKTICKS = re.compile(r"`+")
+#: rows of the "By source" table (the rest are summed in one line)
+MAX_SOURCES = 20
 
 
 def _text(value: object) -> str:
@@ -102,6 +104,29 @@ def _diagnoses(diag: dict) -> list[str]:
     return lines
 
 
+def _sources(sources: dict) -> list[str]:
+    """Outputs per source field (``text``, ``choices[1].text``, a tool call's arguments, the
+    ``--field``): most outputs first, the first ``MAX_SOURCES`` rows (an answer with many
+    choices gives a source per choice). Absent in documents written before ``sources``."""
+    if not sources:
+        return []
+    by = sorted(sources.items(), key=lambda kv: (-kv[1]["outputs"], kv[0]))
+    rows: list[list[object]] = [
+        [
+            _code(src, table=True),
+            f"{s['outputs']:,}",
+            f"{s['ok']:,}",
+            fmt_p(s["ok"] / s["outputs"]) if s["outputs"] else "-",
+        ]
+        for src, s in by[:MAX_SOURCES]
+    ]
+    lines = ["## By source", ""] + _table(["source", "outputs", "ok", "p"], rows)
+    if len(by) > MAX_SOURCES:
+        rest = sum(s["outputs"] for _, s in by[MAX_SOURCES:])
+        lines += [f"{len(by) - MAX_SOURCES} more source(s) with {rest:,} output(s).", ""]
+    return lines
+
+
 def render_markdown(doc: dict) -> str:
     """The Markdown text of one ``--json`` document."""
     n = doc["outputs"] or 1
@@ -142,6 +167,7 @@ def render_markdown(doc: dict) -> str:
         for name, s in doc["by_schema"].items()
     ]
     lines += ["## By schema", ""] + _table(["schema", "outputs", "p", "failures"], rows)
+    lines += _sources(doc.get("sources") or {})
     if doc["paths"]:
         rows = [
             [
