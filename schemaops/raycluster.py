@@ -198,8 +198,11 @@ def connect(address: str | None = None, *, timeout_s: float | None = None) -> di
     if failure:
         exc = failure[0]
         first = (str(exc).strip().splitlines() or [""])[0][:300]
-        if target is not None and target in first:
+        if target is not None:
             first = first.replace(target, shown)
+            userinfo = target.split("://", 1)[-1].rsplit("@", 1)[0] if "@" in target else ""
+            if userinfo:
+                first = first.replace(userinfo, "***")
         raise InputError(
             f"--ray: cannot connect to the Ray cluster at {shown}: {type(exc).__name__}: {first}"
         )
