@@ -95,6 +95,26 @@ def subtype(text: str) -> str | None:
         ('{"s": "\\u12"}', "invalid_syntax"),
         ('{"n": 1.x}', "invalid_syntax"),  # not at the end: not a cut
         ('{"ok": fals, "b": 1}', "invalid_syntax"),
+        # prose that starts with a JSON scalar (a word, a number) before the JSON value
+        ('true story: {"a": 1}', "prose_prefix"),
+        ("true story: " + GOOD, "prose_prefix"),
+        ("null pointer here, so: " + GOOD, "prose_prefix"),
+        ("false alarm. [1, 2]", "prose_prefix"),
+        ("1. Here is the call: " + GOOD, "prose_prefix"),  # a numbered list
+        ("2) " + GOOD, "prose_prefix"),
+        ("42 is the answer " + GOOD + " done", "prose_prefix"),
+        ('"Sure" is my answer: ' + GOOD, "prose_prefix"),
+        ('"see {} here" and then ' + GOOD, "prose_prefix"),
+        ('true story: {"a": 1', "truncated"),  # prose, then a value cut at the token limit
+        # ... but a value that is all there, then more, stays trailing_text
+        ('{"a":1} and more', "trailing_text"),
+        ('[1] true story: {"a": 1}', "trailing_text"),
+        ("42 apples", "trailing_text"),  # a real scalar output, then junk, no value after
+        ("true story", "trailing_text"),
+        ('"see {} here" and more', "trailing_text"),  # the braces are inside the string
+        ('1 {"a": 1}', "trailing_text"),  # two values, no prose between them
+        ('"a": {"b": 1}', "trailing_text"),  # a member without its object, not prose
+        ('"Sure" {"a": 1}', "trailing_text"),
     ],
 )
 def test_parse_subtypes(text: str, expected: str) -> None:

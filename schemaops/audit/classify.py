@@ -190,9 +190,13 @@ def classify_parse_failure(text: str) -> Classification:
             return Classification(PARSE, "code_fence", None, "JSON wrapped in ``` code fences")
     got = _raw_decode(s, 0)
     if not isinstance(got, Exception):
-        end = got[1]
+        value, end = got
         if _cut_inside_token(s, end):  # "1." / "-1e": the number was cut, not followed
             return Classification(PARSE, "truncated", None, "input ends inside a number")
+        if type(value) not in (dict, list) and _prose_after_scalar(s, end):
+            found = _prose_prefix(s, end)  # 'true story: {"a": 1}' is prose, then JSON
+            if found is not None:
+                return found
         return Classification(
             PARSE,
             "trailing_text",
@@ -257,11 +261,26 @@ def _starts_with_prose(s: str) -> bool:
     return word.end() < len(s) or not any(lit.startswith(w) for lit in _JSON_WORDS)
 
 
-def _prose_prefix(s: str) -> Classification | None:
+def _prose_after_scalar(s: str, end: int) -> bool:
+    """True when the JSON scalar ``s[:end]`` is the first word of a sentence, not an output:
+    a letter follows it ("true story: ...", "null pointer", '"Sure" is ...', "42 is ..."), or
+    it is a number used as a list marker ("1. ", "2) "). A string followed by ``:`` (a member
+    without its object) or one value right after another is not prose: that stays
+    ``trailing_text``, as does a scalar followed by prose with no JSON value after it."""
+    rest = s[end:]
+    word = rest.lstrip()
+    if word[:1].isalpha():
+        return True
+    return s[0] in "-0123456789" and rest[:1] in (".", ")") and rest[1:2].isspace()
+
+
+def _prose_prefix(s: str, start: int = 0) -> Classification | None:
     """``prose_prefix`` when a JSON value starts after some text (or ``truncated`` when one
-    starts and is cut); None when no opener within the first tries starts a value."""
+    starts and is cut); None when no opener within the first tries starts a value. Openers
+    are looked for from ``start`` (after a leading scalar, so braces inside a leading string
+    are not taken for a value)."""
     tries = 0
-    for m in _OPENERS.finditer(s):
+    for m in _OPENERS.finditer(s, start):
         tries += 1
         if tries > _MAX_PROSE_TRIES:
             break
