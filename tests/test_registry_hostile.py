@@ -285,3 +285,53 @@ def test_duplicate_keys_are_an_error_naming_file_and_key(tmp_path: Path) -> None
     assert ("ok.examples.json", "duplicate_key") in found
     dup = next(p for p in doc["problems"] if p["file"].endswith("dup.json"))
     assert "'a'" in dup["reason"]
+
+
+def test_symlink_inside_the_registry_is_an_alias_under_its_own_name(tmp_path: Path) -> None:
+    """A symlink to another schema file of the same registry is a deliberate second name:
+    registered under the link's own file name, with a ``symlink_alias`` warning naming the
+    target (not ``duplicate_id``: it is one file, so its base URI and ``$id`` are the target's,
+    and not ``duplicate_content``); the lazy index (audit) serves it the same. A symlink out of
+    the registry is still refused."""
+    from schemaops.registry.lazy import LazyRegistry
+
+    reg_dir = tmp_path / "reg"
+    write(reg_dir, "plain.json", {"type": "object", "required": ["a"]})
+    write(reg_dir, "withid.json", {"$id": "https://example.com/withid", "type": "integer"})
+    write(reg_dir, "named.json", {"x-schemaops-name": "Named/Thing", "type": "string"})
+    write(reg_dir, "user.json", {"$ref": "withid.json"})
+    os.symlink("plain.json", reg_dir / "plain_alias.json")
+    os.symlink("withid.json", reg_dir / "withid_alias.json")
+    os.symlink("named.json", reg_dir / "nick.json")
+    os.symlink("plain_alias.json", reg_dir / "chain.json")  # a link to a link
+    (reg_dir / "sub").mkdir()
+    os.symlink("../plain.json", reg_dir / "sub" / "deep.json")
+    reg, problems = inspect_registry(reg_dir)
+    assert problems == []
+    aliases = {"plain_alias": "plain", "withid_alias": "withid", "nick": "Named/Thing"}
+    aliases |= {"chain": "plain", "deep": "plain"}
+    assert set(reg.schemas) == {"plain", "withid", "Named/Thing", "user", *aliases}
+    for alias, target in aliases.items():
+        assert reg.schemas[alias].hash == reg.schemas[target].hash
+        assert reg.schemas[alias].path.name == f"{alias}.json"  # the link, not the target
+    warned = {Path(w["file"]).stem: w for w in reg.warnings}
+    assert set(warned) == set(aliases), reg.warnings  # no duplicate_content for an alias
+    assert {w["kind"] for w in warned.values()} == {"symlink_alias"}
+    assert "is a symlink to withid.json" in warned["withid_alias"]["reason"]
+    assert "is a symlink to plain.json" in warned["deep"]["reason"]
+    load_registry(reg_dir)  # no problem: it loads
+    lazy = LazyRegistry(reg_dir, examples=False)
+    assert set(lazy.names()) == set(reg.schemas)
+    for name in reg.schemas:
+        assert lazy.load(name) == (lazy.schema(name), [])
+        assert lazy.schema(name).hash == reg.schemas[name].hash
+    proc = cli("registry", "validate", str(reg_dir), "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # a link out of the registry stays refused, in both loads
+    write(tmp_path / "elsewhere", "secret.json", {"type": "string"})
+    os.symlink(tmp_path / "elsewhere" / "secret.json", reg_dir / "leak.json")
+    _, problems = inspect_registry(reg_dir)
+    assert [(Path(p["file"]).name, p["kind"]) for p in problems] == [
+        ("leak.json", "symlink_outside")
+    ]
+    assert LazyRegistry(reg_dir).load("leak")[1][0]["kind"] == "symlink_outside"

@@ -39,6 +39,7 @@ from schemaops.registry.loader import (
     _parse,
     _printable,
     _version,
+    alias_target,
     is_library,
     problem,
     unknown_schema_message,
@@ -64,6 +65,7 @@ class _File:
     library: bool = False
     id_uri: str | None = None  # root $id joined with the file URI, as refs.build keys it
     refused: dict | None = None  # a problem that keeps the file out of the registry
+    alias_of: Path | None = None  # a symlink to another registry file (``alias_target``)
 
 
 class LazyRegistry:
@@ -109,7 +111,7 @@ class LazyRegistry:
         real_root = root.resolve()
         for f in files:
             entry = self._scan(f, real_root)
-            if entry.refused is None:
+            if entry.refused is None and entry.alias_of is None:  # an alias is its target
                 self._by_uri.setdefault(entry.uri, entry)
                 if entry.id_uri is not None:
                     self._id_owner.setdefault(entry.id_uri, entry)
@@ -136,6 +138,8 @@ class LazyRegistry:
             reason = "file name is not valid UTF-8: it cannot name a schema (rename the file)"
             entry.refused = problem(f, "", "bad_unicode", reason)
             return entry
+        if f.is_symlink():
+            entry.alias_of = alias_target(f, self.root)
         try:
             raw = f.read_bytes()
             if not any(m in raw for m in _MARKERS):
@@ -146,10 +150,10 @@ class LazyRegistry:
         if not isinstance(data, dict):
             return entry
         override = data.get("x-schemaops-name")
-        if isinstance(override, str) and override:
-            entry.name = override
+        if isinstance(override, str) and override and entry.alias_of is None:
+            entry.name = override  # an alias keeps its own file name
         entry.library = is_library(data)
-        if "$id" in data or "id" in data:
+        if entry.alias_of is None and ("$id" in data or "id" in data):  # the target owns it
             try:
                 label = draft_label(data.get("$schema"))
                 rid = refs.SPECS[label].create_resource(data).id()
@@ -205,7 +209,14 @@ class LazyRegistry:
                 known = self._from_facts(f, text)
                 if known is not None:
                     return known, []
-        doc = _Doc(name=f.path.stem, label=str(f.path), path=f.path, base=f.uri, root=self.root)
+        doc = _Doc(
+            name=f.path.stem,
+            label=str(f.path),
+            path=f.path,
+            base=f.uri,
+            root=self.root,
+            alias_of=f.alias_of,
+        )
         problems: list[dict] = []
         _parse(doc, text, problems)
         if not doc.ok:

@@ -134,6 +134,8 @@ class _Doc:
     ok: bool = True  # parsed, is a schema, known draft: later checks can run
     clean: bool = True  # no problems at all so far: examples can be checked
     root: Path | None = None  # the registry folder a file (and its sidecar) must stay in
+    #: a symlink to another schema file of the registry: the target, relative to the root
+    alias_of: Path | None = None
 
 
 def _outside(path: Path, root: Path) -> str:
@@ -153,6 +155,35 @@ def _outside(path: Path, root: Path) -> str:
         f"{path.name} is a symlink to {target}, outside the registry {root}: refused, as a "
         "$ref outside the registry is (copy the file into the registry instead)"
     )
+
+
+def alias_target(path: Path, root: Path) -> Path | None:
+    """The schema file of the registry ``root`` that ``path`` is a symlink to (relative to
+    the root), or None.
+
+    Why: a symlink inside the registry is a deliberate second name for one schema (a rename
+    that keeps the old name working). Read as a file of its own it would clash with its
+    target on every URI (the same resolved file, the same ``$id``) and be refused as
+    ``duplicate_id``; as an alias it is registered under its own file name with a
+    ``symlink_alias`` warning naming the target. A link out of the registry, to a sidecar,
+    a hidden file or anything but a ``.json`` file is no alias (``_outside`` and the other
+    checks treat it as before).
+    """
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve(strict=True)
+        rel = target.relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return None
+    if (
+        target.suffix != ".json"
+        or target.name.endswith(SIDECAR_SUFFIX)
+        or any(part.startswith(".") for part in rel.parts)
+        or not target.is_file()
+    ):
+        return None
+    return rel
 
 
 def _version(data: Any) -> str:
@@ -244,7 +275,7 @@ def _check(
         # building the ref registry was the largest part of a schema's first use)
         registry, clashes = None, []
     else:
-        registry, clashes = refs.build(entries + list(extra))
+        registry, clashes = refs.build(_unaliased(entries, good) + list(extra))
     by_entry = {id(e): d for e, d in zip(entries, good, strict=True)}
     for entry, uri in clashes:
         d = by_entry.get(id(entry))
@@ -272,15 +303,35 @@ def _check(
                 )
             )
             continue
-        if s.hash in seen_hash:
+        if d.alias_of is not None:
             reason = (
-                f"same wire string as {seen_hash[s.hash]} (hash {s.hash[:16]}): one wire "
-                "string, two names (both work; the server caches one grammar for both)"
+                f"{Path(d.label).name} is a symlink to {d.alias_of.as_posix()}: an alias, the"
+                f" same schema under a second name {name!r} (both work; the server caches one"
+                " grammar for both)"
             )
-            warnings.append(problem(d.label, "", "duplicate_content", reason))
-        seen_hash.setdefault(s.hash, d.label)
+            warnings.append(problem(d.label, "", "symlink_alias", reason))
+        else:
+            if s.hash in seen_hash:
+                reason = (
+                    f"same wire string as {seen_hash[s.hash]} (hash {s.hash[:16]}): one wire "
+                    "string, two names (both work; the server caches one grammar for both)"
+                )
+                warnings.append(problem(d.label, "", "duplicate_content", reason))
+            seen_hash.setdefault(s.hash, d.label)
         schemas[name] = s
     return schemas
+
+
+def _unaliased(entries: list, docs: list[_Doc]) -> list:
+    """The ref entries to build the ref registry from: an alias is its target's file (the same
+    base URI, the same ``$id``), so it is left out when its target is in, never a clash."""
+    bases = {e.base for e, d in zip(entries, docs, strict=True) if d.alias_of is None}
+    out = []
+    for e, d in zip(entries, docs, strict=True):
+        if d.alias_of is None or e.base not in bases:
+            out.append(e)
+            bases.add(e.base)
+    return out
 
 
 def _one(
@@ -303,7 +354,7 @@ def _one(
         problems.append(problem(d.label, ptr, kind, reason))
         d.clean = False
     name = d.data.get("x-schemaops-name", d.name) if isinstance(d.data, dict) else d.name
-    name = name if isinstance(name, str) and name else d.name
+    name = name if isinstance(name, str) and name and d.alias_of is None else d.name
     s = Schema(
         name=name,
         schema=d.data,
@@ -403,6 +454,7 @@ def inspect_registry(
         if outside:
             problems.append(problem(f, "", "symlink_outside", outside))
             continue
+        doc.alias_of = alias_target(f, root)
         if _printable(f.name) != f.name:
             reason = "file name is not valid UTF-8: it cannot name a schema (rename the file)"
             problems.append(problem(f, "", "bad_unicode", reason))
