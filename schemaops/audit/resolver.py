@@ -4,6 +4,7 @@ line (an input error naming them) instead of stopping the audit."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,22 @@ from schemaops.errors import InputError
 
 #: a registry up to this size is compiled before ``--jobs`` workers fork (they inherit it)
 PRECOMPILE_MAX = 256
+#: from this many compiled checkers on, each new one is moved out of the garbage
+#: collector's reach (``_freeze``); a small registry never needs it
+FREEZE_AFTER = 64
+
+
+def _freeze() -> None:
+    """``gc.freeze()``: what is alive now is never scanned by the cyclic collector again.
+
+    Why: each compiled checker holds hundreds of container objects (validators, closures)
+    that live as long as the audit, and every full collection walked all of them again; on a
+    9,500-schema registry that was half of the audit's CPU (issue 15: a quarter of the
+    workload, 9.6 s CPU before, 5.4 s after, 4.7 s with the collector off). The price:
+    cyclic garbage still pending at a freeze is kept (young garbage is collected between
+    compiles, every few hundred allocations). Freezing also keeps forked ``--jobs``
+    workers from copying those pages."""
+    gc.freeze()
 
 
 class SchemaResolver:
@@ -135,4 +152,6 @@ class SchemaResolver:
         if checker is None:
             checker = self._compile_from_registry(name)
             self._cache[name] = checker
+            if len(self._cache) >= FREEZE_AFTER:
+                _freeze()
         return checker
