@@ -8,6 +8,7 @@ descends only into the failing subtrees, with the same category, path and messag
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -134,3 +135,52 @@ def test_draft4_string_id_and_item_tuples_stay_on_jsonschema() -> None:
     assert SchemaChecker("s", {"$schema": D7, "items": [{"type": "string"}]}).tree is None
     named_id = {"$schema": D4, "properties": {"id": {"type": "string"}}}  # a property "id"
     assert SchemaChecker("s", named_id).tree is not None
+
+
+def test_explain_equals_best_match_on_the_platform_workload() -> None:
+    """The bench's platform workload generator (``bench/audit_many_schemas.py``: generated
+    valid instances, mutated invalid ones) over a seeded sample of JSONSchemaBench: every
+    invalid output's keyword, path and message equal plain ``best_match``."""
+    import importlib.util
+    import json
+    import random
+    import signal
+
+    from schemaops.audit.classify import parse_output
+    from schemaops.audit.explain import explain
+    from schemaops.errors import InputError
+
+    repo = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location(
+        "audit_many_schemas", repo / "bench" / "audit_many_schemas.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    rows = []
+    for f in sorted(bench.CORPUS.glob("*.jsonl")):
+        rows += [json.loads(line)["json_schema"] for line in f.open(encoding="utf-8")]
+    rng = random.Random(15)
+    old = signal.signal(signal.SIGALRM, bench._on_alarm)
+    compared = 0
+    try:
+        for text in rng.sample(rows, 400):
+            try:
+                schema = json.loads(text)
+                checker = SchemaChecker("s", schema)
+            except (ValueError, InputError):
+                continue
+            if checker.tree is None:
+                continue
+            valid = bench.valid_instances(schema, checker.validator)
+            for out in bench.invalid_texts(schema, checker.validator, valid, rng):
+                value, failure = parse_output(out)
+                if failure is not None or checker.validator.is_valid(value):
+                    continue
+                plain = best_match(checker.validator.iter_errors(value))
+                got = explain(checker._explainer, checker.tree, value)
+                fields = (got.validator, list(got.absolute_path), got.message)
+                assert fields == (plain.validator, list(plain.absolute_path), plain.message)
+                compared += 1
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    assert compared > 300
