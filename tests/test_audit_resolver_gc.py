@@ -44,3 +44,39 @@ def test_many_compiled_checkers_are_frozen(tmp_path: Path, _unfrozen: None) -> N
         assert gc.get_freeze_count() > 0
         assert checker.check({"n": i}).category == "ok"
         assert checker.check({"n": -1}).category == "schema_violation:const"
+
+
+def _audit_all(tmp_path: Path, reg: Path, n: int) -> None:
+    from schemaops.audit import AuditOptions, run_audit
+
+    log = tmp_path / "out.jsonl"
+    log.write_text(
+        "".join(
+            json.dumps({"schema": f"s{i:03d}", "text": json.dumps({"n": i})}) + "\n"
+            for i in range(n)
+        )
+    )
+    result = run_audit(str(log), AuditOptions(registry=reg, cache=False)).to_json()
+    assert result["ok"] == n
+
+
+def test_run_audit_gives_the_collector_back(tmp_path: Path, _unfrozen: None) -> None:
+    """A Python caller's collector is as it was once ``run_audit`` returns: the audit froze
+    its checkers while it ran (a registry over ``FREEZE_AFTER``), and unfroze them at the end."""
+    gc.unfreeze()
+    n = FREEZE_AFTER + 8
+    _audit_all(tmp_path, _registry(tmp_path, n), n)
+    assert gc.get_freeze_count() == 0
+
+
+def test_run_audit_leaves_a_callers_own_freeze_alone(tmp_path: Path, _unfrozen: None) -> None:
+    """A process that froze its own objects before the audit keeps exactly that freeze: the
+    audit neither adds to it nor undoes it."""
+    gc.unfreeze()
+    keep = [[i] for i in range(1000)]
+    gc.freeze()
+    before = gc.get_freeze_count()
+    n = FREEZE_AFTER + 8
+    _audit_all(tmp_path, _registry(tmp_path, n), n)
+    assert gc.get_freeze_count() == before
+    assert keep

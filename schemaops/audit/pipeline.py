@@ -19,7 +19,7 @@ from schemaops.audit.extract import MAX_LINE_BYTES
 from schemaops.audit.lines import NO_SCHEMA, audit_lines
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.parallel import can_split, run_parallel
-from schemaops.audit.resolver import SchemaResolver
+from schemaops.audit.resolver import SchemaResolver, collector_restored
 from schemaops.audit.stats import Tally
 from schemaops.errors import InputError
 from schemaops.jsonl import open_lines
@@ -71,7 +71,12 @@ def run_audit(path: str | Sequence[str], options: AuditOptions | None = None) ->
     Raises ``InputError`` (exit 2) for unreadable input, an unknown ``--schema``, or an input
     with no model output at all (an empty file, only blank lines, only unusable lines).
     """
-    opts = options or AuditOptions()
+    with collector_restored():
+        return _run_audit(path, options or AuditOptions())
+
+
+def _run_audit(path: str | Sequence[str], opts: AuditOptions) -> AuditResult:
+    """``run_audit`` with the options resolved (its body, inside ``collector_restored``)."""
     start = time.perf_counter()
     resolver = SchemaResolver.for_options(opts)
     jobs = opts.jobs if opts.jobs > 0 else (os.cpu_count() or 1)
