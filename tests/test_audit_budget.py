@@ -95,6 +95,15 @@ def test_too_many_cut_is_a_lower_bound(tmp_path: Path) -> None:
     assert "at least 128" in b["why"]
 
 
+def test_a_lower_bound_is_never_below_a_complete_length(tmp_path: Path) -> None:
+    """Budgets that varied per request: 2 of 10 cut at 30, complete answers up to 67 long.
+    The lower bound is the longest complete answer with headroom (84), not twice the cut (60)."""
+    recs = [_chat(n) for n in range(60, 68)] + [_chat(30, "length", '{"name": "a')] * 2
+    (b,) = _budgets(_audit(tmp_path, recs))
+    assert (b["recommended_max_tokens"], b["lower_bound"]) == (84, True)
+    assert "at least 84 (the longest complete output, 67, x1.25)" in b["why"]
+
+
 def test_real_vllm_answers_cut_at_max_tokens_5(tmp_path: Path) -> None:
     """Real vLLM bodies: 17 tokens complete, one cut at 5 (usage.completion_tokens 5). The
     n=2 and two-prompt answers share one usage across choices: counted, not attributed."""
@@ -102,8 +111,9 @@ def test_real_vllm_answers_cut_at_max_tokens_5(tmp_path: Path) -> None:
     keys = ("chat_response_format_json_schema", "chat_response_format_max_tokens_cut", "chat_n2")
     (b,) = _budgets(_audit(tmp_path, [bodies[k]["response"] for k in keys], schema=VLLM["schema"]))
     assert (b["complete"], b["max_complete"], b["cut"], b["max_cut"]) == (1, 17, 1, 5)
-    # 1 of 2 counted outputs cut: the needed p99 is above 5, so at least twice that
-    assert (b["recommended_max_tokens"], b["lower_bound"]) == (10, True)
+    # 1 of 2 counted outputs cut: the needed p99 is above 5; a complete answer used 17, so
+    # at least 17 x 1.25 = 22 (twice the cut, 10, would be below a length really needed)
+    assert (b["recommended_max_tokens"], b["lower_bound"]) == (22, True)
     assert b["without_counts"] == 2  # n=2: one usage for both choices, not attributed
 
 

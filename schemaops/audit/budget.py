@@ -12,8 +12,9 @@ The budget is a quantile of the lengths a schema needs, with headroom, and never
 cut lengths: cut outputs are right-censored observations, so with ``cut`` of ``n`` outputs
 the ``QUANTILE`` of the needed length is observable only when ``cut / n <= 1 - QUANTILE``;
 otherwise it lies above the longest cut and the recommendation is a lower bound (twice the
-longest cut), marked so. Lengths are never estimated from characters: without token counts
-there is no recommendation, and the reason says so.
+longest cut, or the longest complete output with headroom when that is more), marked so.
+Lengths are never estimated from characters: without token counts there is no
+recommendation, and the reason says so.
 
 Memory is flat in the number of lines and merges exactly across ``--jobs`` workers and
 shards (``merge``): per schema, counts, two maxima and a histogram of complete lengths over
@@ -186,12 +187,20 @@ def recommend(s: Lengths) -> dict[str, Any]:
             why += f" (the {s.cut} cut at up to {s.max_cut} needed more)"
         out["why"] = f"{why}; x{HEADROOM} headroom, never below the cut lengths"
     else:
-        rec = 2 * s.max_cut
+        # never below what a complete output really used (with headroom): with budgets that
+        # varied per request, a short cut says little about the lengths others needed
+        longest = math.ceil(s.max_complete * HEADROOM) if s.complete else 0
+        rec = max(2 * s.max_cut, longest)
+        basis = (
+            "twice the longest cut"
+            if rec == 2 * s.max_cut
+            else (f"the longest complete output, {s.max_complete}, x{HEADROOM}")
+        )
         out["lower_bound"] = True
         out["why"] = (
             f"{s.cut} of {n} counted outputs were cut at up to {s.max_cut} tokens, more than "
             f"{100 - q}%: p{q} of the needed length lies above {s.max_cut}; raise to at least "
-            f"{rec} (twice the longest cut) and audit again"
+            f"{rec} ({basis}) and audit again"
         )
     out["recommended_max_tokens"] = rec
     return out
