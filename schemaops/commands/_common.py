@@ -1,4 +1,6 @@
-"""Helpers shared by CLI commands: JSON output, error-to-exit-code mapping."""
+"""Helpers shared by CLI commands: JSON output, error-to-exit-code mapping, and the options
+several commands declare alike (``--json``, ``--prometheus``, ``--api-key``, ``--header``) as
+typer ``Annotated`` types, so each flag's name and help text live in one place."""
 
 from __future__ import annotations
 
@@ -6,13 +8,42 @@ import json
 import sys
 from collections.abc import Callable
 from enum import Enum
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from schemaops.errors import SchemaopsError
 
 T = TypeVar("T")
+
+#: ``--json`` of every reporting command (the ``--json`` contract: one document on stdout).
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")]
+#: ``--prometheus FILE`` of ``audit``, ``warm`` and ``probe`` (node_exporter textfile collector).
+PrometheusOpt = Annotated[
+    Path | None,
+    typer.Option("--prometheus", help="Write Prometheus text metrics (textfile collector) here."),
+]
+#: ``--api-key`` of the commands that talk to a server (``warm``, ``probe``).
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        help="Send 'Authorization: Bearer KEY' with every request (SGLang/vLLM --api-key, "
+        "gateways). Default: the SCHEMAOPS_API_KEY environment variable, which keeps the key "
+        "out of shell history. Never printed.",
+    ),
+]
+#: ``--header 'Name: value'`` of the commands that talk to a server (``warm``, ``probe``).
+HeaderOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--header",
+        "-H",
+        help="Extra request header 'Name: value' for a gateway (repeatable). Values are sent "
+        "with every request and never printed.",
+    ),
+]
 
 
 class ApiChoice(str, Enum):
@@ -41,3 +72,27 @@ def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return fn(*args, **kwargs)
     except SchemaopsError as exc:
         raise fail(f"error: {exc}", exc.exit_code) from None
+
+
+def report(
+    doc: dict[str, Any],
+    *,
+    json_out: bool,
+    render: Callable[[dict[str, Any]], None],
+    prometheus: Path | None = None,
+    metrics: str = "",
+) -> None:
+    """Write ``--prometheus`` (when given), then print ``doc`` as JSON or through ``render``.
+
+    The tail ``audit``, ``warm`` and ``probe`` share. ``metrics`` names the builder in
+    ``schemaops.metrics`` (``"audit_metrics"``, ...): named, not passed, so prometheus_client
+    is imported only by a run that writes the file. Metrics are written before printing, so
+    the gate's exit code that follows never leaves the collector without the run's figures."""
+    if prometheus is not None:
+        from schemaops import metrics as m
+
+        call(m.write_textfile, prometheus, getattr(m, metrics)(doc))
+    if json_out:
+        emit_json(doc)
+    else:
+        render(doc)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from schemaops.commands._common import call, emit_json
+from schemaops.commands._common import JsonOpt, PrometheusOpt, call, report
 from schemaops.errors import EXIT_GATE, EXIT_USAGE, InputError
 
 
@@ -65,10 +65,8 @@ def audit_command(
     no_format: bool = typer.Option(
         False, "--no-format", help="Treat 'format' as an annotation only."
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON document on stdout."),
-    prometheus: Path = typer.Option(
-        None, "--prometheus", help="Write Prometheus text metrics (textfile collector) here."
-    ),
+    json_out: JsonOpt = False,
+    prometheus: PrometheusOpt = None,
     markdown: Path = typer.Option(None, "--markdown", help="Write a Markdown report."),
     html: Path = typer.Option(
         None, "--html", help="Write a self-contained HTML report with a chart."
@@ -133,14 +131,13 @@ def audit_command(
         from schemaops.audit.report_html import write_html
 
         call(write_html, doc, html)
-    if prometheus:
-        from schemaops.metrics import audit_metrics, write_textfile
-
-        call(write_textfile, prometheus, audit_metrics(doc))
-    if json_out:
-        emit_json(doc)
-    else:
-        render_terminal(doc)
+    report(
+        doc,
+        json_out=json_out,
+        render=render_terminal,
+        prometheus=prometheus,
+        metrics="audit_metrics",
+    )
     failed = [g for g in doc["gates"] if not g["passed"]]
     for g in failed:
         typer.echo(f"gate failed: {g['gate']}: {g['reason']}", err=True)

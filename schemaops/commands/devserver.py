@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from schemaops.commands._common import call, emit_json, fail
+from schemaops.commands._common import JsonOpt, call, emit_json, fail
 
 HELP = """Start a real SGLang 0.5.23 server on CPU (tiny random Qwen2, real Qwen tokenizer).
 
@@ -65,7 +65,7 @@ def dev_server(
     foreground: bool = typer.Option(
         False, "--foreground", help="Stay attached; Ctrl-C stops the server(s)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    as_json: JsonOpt = False,
 ) -> None:
     from schemaops import devserver as ds
 

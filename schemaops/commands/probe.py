@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from schemaops.commands._common import call, emit_json
+from schemaops.commands._common import ApiKeyOpt, HeaderOpt, JsonOpt, PrometheusOpt, call, report
 
 HELP = "\n\n".join(
     [
@@ -48,24 +48,10 @@ def probe_cmd(
     canaries: int = typer.Option(3, "--canaries", min=1, max=20, help="Canaries per path."),
     max_tokens: int = typer.Option(200, "--max-tokens", min=64, help="Token budget per answer."),
     model: str | None = typer.Option(None, "--model", help="Model name (default: /v1/models)."),
-    prometheus: Path | None = typer.Option(
-        None, "--prometheus", help="Write the verdicts as Prometheus text (textfile collector)."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print exactly one JSON document."),
-    api_key: str | None = typer.Option(
-        None,
-        "--api-key",
-        help="Send 'Authorization: Bearer KEY' with every request (SGLang/vLLM --api-key, "
-        "gateways). Default: the SCHEMAOPS_API_KEY environment variable, which keeps the key "
-        "out of shell history. Never printed.",
-    ),
-    header: list[str] | None = typer.Option(
-        None,
-        "--header",
-        "-H",
-        help="Extra request header 'Name: value' for a gateway (repeatable). Values are sent "
-        "with every request and never printed.",
-    ),
+    prometheus: PrometheusOpt = None,
+    json_out: JsonOpt = False,
+    api_key: ApiKeyOpt = None,
+    header: HeaderOpt = None,
 ) -> None:
     from schemaops.probe import ProbeSettings, run_probe
     from schemaops.probe.report import render
@@ -82,14 +68,7 @@ def probe_cmd(
         auth=call(build_auth, api_key, header),
     )
     doc, code = call(run_probe, settings)
-    if prometheus is not None:
-        from schemaops.metrics import probe_metrics, write_textfile
-
-        call(write_textfile, prometheus, probe_metrics(doc))
-    if json_out:
-        emit_json(doc)
-    else:
-        render(doc)
+    report(doc, json_out=json_out, render=render, prometheus=prometheus, metrics="probe_metrics")
     if doc.get("error"):
         typer.echo(f"error: {doc['error']}", err=True)
     raise typer.Exit(code)

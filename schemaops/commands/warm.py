@@ -11,7 +11,15 @@ from pathlib import Path
 
 import typer
 
-from schemaops.commands._common import ApiChoice, call, emit_json
+from schemaops.commands._common import (
+    ApiChoice,
+    ApiKeyOpt,
+    HeaderOpt,
+    JsonOpt,
+    PrometheusOpt,
+    call,
+    report,
+)
 from schemaops.registry.loader import DEFAULT_REGISTRY
 
 WARM_HELP = "\n\n".join(
@@ -184,32 +192,17 @@ def warm_cmd(
     model: str | None = typer.Option(
         None, "--model", help="Model name for --api openai (default: first of /v1/models)."
     ),
-    json_out: bool = typer.Option(
-        False, "--json", help="Print exactly one JSON document on stdout."
-    ),
-    prometheus: Path = typer.Option(
-        None, "--prometheus", help="Write Prometheus text metrics (textfile collector) here."
-    ),
+    json_out: JsonOpt = False,
+    prometheus: PrometheusOpt = None,
     progress: bool = typer.Option(
         True, "--progress/--no-progress", help="Progress bar on stderr (only on a terminal)."
     ),
-    api_key: str | None = typer.Option(
-        None,
-        "--api-key",
-        help="Send 'Authorization: Bearer KEY' with every request (SGLang/vLLM --api-key, "
-        "gateways). Default: the SCHEMAOPS_API_KEY environment variable, which keeps the key "
-        "out of shell history. Never printed.",
-    ),
-    header: list[str] | None = typer.Option(
-        None,
-        "--header",
-        "-H",
-        help="Extra request header 'Name: value' for a gateway (repeatable). Values are sent "
-        "with every request and never printed.",
-    ),
+    api_key: ApiKeyOpt = None,
+    header: HeaderOpt = None,
 ) -> None:
-    from schemaops.warm import WarmOptions, report
+    from schemaops.warm import WarmOptions
     from schemaops.warm.auth import build_auth
+    from schemaops.warm.report import render
     from schemaops.warm.retry import RetryPolicy
     from schemaops.warm.run import WarmSettings, run_warm
 
@@ -243,14 +236,7 @@ def warm_cmd(
     doc, code = call(
         run_warm, settings, show_progress=progress, notify=lambda m: typer.echo(m, err=True)
     )
-    if prometheus:
-        from schemaops.metrics import warm_metrics, write_textfile
-
-        call(write_textfile, prometheus, warm_metrics(doc))
-    if json_out:
-        emit_json(doc)
-    else:
-        report.render(doc)
+    report(doc, json_out=json_out, render=render, prometheus=prometheus, metrics="warm_metrics")
     raise typer.Exit(code)
 
 
