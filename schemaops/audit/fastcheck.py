@@ -72,6 +72,17 @@ class Unsupported(Exception):
     """The schema uses something the fast path does not answer exactly."""
 
 
+def _int(schema: dict, key: str) -> int | None:
+    """A length or count keyword's value (an ``int``), ``None`` when absent; anything else is
+    ``Unsupported``. Shared with ``treecheck.py``: the same subset for both forms."""
+    value = schema.get(key)
+    if value is None:
+        return None
+    if type(value) is not int:
+        raise Unsupported(f"non-integer {key}")
+    return value
+
+
 def _mentions(node: Any, keys: tuple[str, ...]) -> bool:
     """True when any of ``keys`` appears as a property of any object inside ``node``."""
     return any(any(k in d for k in keys) for d in _objects(node))
@@ -324,14 +335,6 @@ class _Gen:
         if len(out) == before:
             out.append("    " * ind + "pass")
 
-    def _int(self, schema: dict, key: str) -> int | None:
-        value = schema.get(key)
-        if value is None:
-            return None
-        if type(value) is not int:
-            raise Unsupported(f"non-integer {key}")
-        return value
-
     def emit_object(self, schema: dict, v: str, ind: int, out: list[str]) -> None:
         pad = "    " * (ind + 1)
         out.append(f"{'    ' * ind}if type({v}) is dict:")
@@ -342,7 +345,7 @@ class _Gen:
         for key in schema.get("required", []):
             out.append(f"{pad}if {key!r} not in {v}: return False")
         for key, op in (("minProperties", "<"), ("maxProperties", ">")):
-            n = self._int(schema, key)
+            n = _int(schema, key)
             if n is not None:
                 out.append(f"{pad}if len({v}) {op} {n}: return False")
         extra = schema.get("additionalProperties", True)
@@ -371,7 +374,7 @@ class _Gen:
         out.append(f"{'    ' * ind}if type({v}) is {pytype}:")
         out.append(f"{pad}pass")
         for key, op in ((lo, "<"), (hi, ">")):
-            n = self._int(schema, key)
+            n = _int(schema, key)
             if n is not None:
                 out.append(f"{pad}if len({v}) {op} {n}: return False")
         return pad

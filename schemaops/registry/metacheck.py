@@ -25,14 +25,13 @@ checked against it); ``format`` is asserted with the same checker as the slow pa
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import referencing.jsonschema
 from jsonschema._utils import equal, uniq
 from jsonschema_specifications import REGISTRY as METASCHEMAS
 
-Check = Callable[[Any], bool]
+from schemaops.closures import Check, accept, all_of, reject
 
 #: keywords that only annotate or hold subschemas reached through ``$ref``
 _IGNORED = {
@@ -61,16 +60,12 @@ class Unsupported(Exception):
     """The metaschema uses something this compiler does not answer exactly."""
 
 
-def _true(x: Any) -> bool:
-    return True
-
-
-def _false(x: Any) -> bool:
-    return False
-
-
 def _types(names: list[str], strict_int: bool) -> Check:
-    """``jsonschema``'s type test (bool is not a number; draft-04 integers are ints only)."""
+    """``jsonschema``'s type test (bool is not a number; draft-04 integers are ints only).
+
+    isinstance, as jsonschema's own checker, not audit/treecheck.py's ``type(x) is`` table:
+    a schema may come from a Python caller (subclasses of dict, str, int included), an audited
+    output only from ``json.loads``."""
     tests: list[Check] = []
     for name in names:
         if name == "object":
@@ -103,22 +98,6 @@ def _types(names: list[str], strict_int: bool) -> Check:
 
 def _is_num(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def _all(checks: list[Check]) -> Check:
-    if not checks:
-        return _true
-    if len(checks) == 1:
-        return checks[0]
-    checks_t = tuple(checks)
-
-    def node(x: Any) -> bool:
-        for c in checks_t:
-            if not c(x):
-                return False
-        return True
-
-    return node
 
 
 class _Compiler:
@@ -154,10 +133,8 @@ class _Compiler:
         return cell[0]
 
     def _build(self, schema: Any, resolver: Any) -> Check:
-        if schema is True:
-            return _true
-        if schema is False:
-            return _false
+        if isinstance(schema, bool):
+            return accept if schema else reject
         if not isinstance(schema, dict):
             raise Unsupported("schema is not an object")
         resolver = resolver.in_subresource(self.spec.create_resource(schema))
@@ -169,7 +146,7 @@ class _Compiler:
             if kw in _IGNORED or kw not in self.known:
                 continue
             checks.append(self.keyword(kw, value, schema, resolver))
-        return _all(checks)
+        return all_of(checks)
 
     def keyword(self, kw: str, value: Any, schema: dict, resolver: Any) -> Check:  # noqa: C901
         if kw == "$ref":
@@ -227,14 +204,14 @@ class _Compiler:
         if kw in ("allOf", "anyOf"):
             subs = tuple(self.node(s, resolver) for s in value)
             if kw == "allOf":
-                return _all(list(subs))
+                return all_of(list(subs))
             return lambda x: any(s(x) for s in subs)
         if kw == "minItems":
             n = value
             return lambda x: not isinstance(x, list) or len(x) >= n
         if kw == "uniqueItems":
             if not value:
-                return _true
+                return accept
             return lambda x: not isinstance(x, list) or uniq(x)
         if kw == "minimum":
             bound = value
@@ -243,7 +220,7 @@ class _Compiler:
             return lambda x: not _is_num(x) or x >= bound
         if kw == "exclusiveMinimum":
             if self.label == "draft-04":
-                return _true  # a flag on minimum (above)
+                return accept  # a flag on minimum (above)
             bound = value
             return lambda x: not _is_num(x) or x > bound
         if kw == "pattern":
@@ -278,7 +255,7 @@ class _Compiler:
     def format(self, name: str) -> Check:
         """``FormatChecker.check`` as a yes/no (an unknown format always conforms)."""
         if self.fmt is None or name not in self.fmt.checkers:
-            return _true
+            return accept
         func, raises = self.fmt.checkers[name]
 
         def conforms(x: Any) -> bool:
