@@ -92,22 +92,27 @@ def open_lines(path: str | Path, limit: int, name: str | None = None) -> Iterato
         stream: BinaryIO = buffered  # type: ignore[assignment]
         if is_gzip(head, path):
             stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
-        yield _checked(bounded_lines(stream, limit), name)
+        yield checked_lines(bounded_lines(stream, limit), name)
     finally:
         if raw is not sys.stdin.buffer:
             raw.close()
 
 
-def _checked(lines: Iterator[bytes], name: str) -> Iterator[bytes]:
-    """Iterate ``lines``, turning a broken stream into an ``InputError`` naming the line."""
+def checked_lines(
+    lines: Iterator[bytes],
+    name: str,
+    errors: tuple[type[BaseException], ...] = STREAM_ERRORS,
+    error: type[InputError] = InputError,
+) -> Iterator[bytes]:
+    """Iterate ``lines``, turning a broken stream (one of ``errors``) into ``error`` naming
+    the input and the last line read. ``audit/shards.py`` passes its own: ``ShardError``, and
+    pyarrow's ``ValueError`` too."""
     n = 0
     try:
         for n, line in enumerate(lines, 1):  # noqa: B007
             yield line
-    except STREAM_ERRORS as exc:
-        raise InputError(
-            f"{name}: unreadable after line {n}: {type(exc).__name__}: {exc}"
-        ) from None
+    except errors as exc:
+        raise error(f"{name}: unreadable after line {n}: {type(exc).__name__}: {exc}") from None
 
 
 def not_utf8(exc: UnicodeDecodeError) -> str:

@@ -33,7 +33,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from schemaops.errors import InputError
-from schemaops.jsonl import STREAM_ERRORS, OverlongLine, bounded_lines, is_gzip
+from schemaops.jsonl import STREAM_ERRORS, OverlongLine, bounded_lines, checked_lines, is_gzip
 
 #: What a folder or glob picks up (an explicitly named file is read whatever its name).
 SHARD_SUFFIXES = (".jsonl", ".ndjson", ".json", ".gz", ".parquet", ".pq")
@@ -268,16 +268,9 @@ def range_lines(shard: Shard, start: int, end: int, limit: int) -> Iterator[Iter
 
 
 def _checked(lines: Iterator[bytes], name: str) -> Iterator[bytes]:
-    n = 0
-    try:
-        for n, line in enumerate(lines, 1):  # noqa: B007
-            yield line
-    except ShardError:
-        raise
-    except (*STREAM_ERRORS, ValueError) as exc:  # pyarrow raises ArrowInvalid (a ValueError)
-        raise ShardError(
-            f"{name}: unreadable after line {n}: {type(exc).__name__}: {exc}"
-        ) from None
+    """``jsonl.checked_lines`` as ``ShardError``; a ValueError is a broken stream here too
+    (pyarrow raises ArrowInvalid, a ValueError, inside a Parquet shard)."""
+    return checked_lines(lines, name, (*STREAM_ERRORS, ValueError), ShardError)
 
 
 def _default(value: Any) -> Any:
