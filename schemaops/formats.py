@@ -60,6 +60,7 @@ def is_rfc3339_date(value: Any) -> bool:
 
 def is_rfc3339_time(value: Any) -> bool:
     """RFC 3339 ``full-time``: ``hh:mm:ss[.frac]`` plus ``Z`` or a numeric offset."""
+    # opens as is_rfc3339_date does (a non-string passes: format asserts on strings only)
     if not isinstance(value, str):
         return True
     m = _TIME.fullmatch(value)

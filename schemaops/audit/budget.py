@@ -60,6 +60,7 @@ def upper(b: int) -> int:
     return ((SUB + sub + 1) << (e - SUB_BITS)) - 1
 
 
+# A dataclass of counters: the shape of stats.Tally and lower/prove.Differential, other facts.
 @dataclass
 class Lengths:
     """One schema's observed lengths (all exact sums, maxima and bucket counts)."""
@@ -113,6 +114,7 @@ def note(lengths: dict[str, Lengths], schema: str, rec: Any, shared_usage: bool 
     if fr.__class__ is not str:
         return
     s = lengths.get(schema)
+    # The cut and the complete branch look alike (count, maximum) and stay inline: per output.
     if fr == "length":
         if s is None:
             s = lengths[schema] = Lengths()

@@ -70,6 +70,7 @@ class SchemaResolver:
         cache_dir: str | Path | None = None,
         cache: bool = True,
     ) -> None:
+        # settings kept one by one (the shape of registry/lazy.py's LazyRegistry.__init__)
         self.registry_path = Path(registry)
         self.assert_format = assert_format
         self.timeout = timeout

@@ -59,6 +59,7 @@ def required_p(target: float, n: int) -> float:
     return target ** (1.0 / n)
 
 
+# Counters as dataclass fields: the shape of lower/prove.Differential and budget.Lengths.
 @dataclass
 class Tally:
     """Everything the reports need, accumulated one output at a time."""

@@ -29,6 +29,8 @@ _UNSUPPORTED = re.compile(
 )
 
 
+# Matcher, compiled grammar and backend have the shape of xgrammar.py's and outlines.py's
+# (base.py's protocol, one file per library): the bodies are each library's own calls.
 class LLGuidanceMatcher(Matcher):
     __slots__ = ("_m",)
 

@@ -26,6 +26,8 @@ Arguments after `--` go to `sglang.launch_server` unchanged.
 """
 
 
+# Option declarations look alike across commands (typer's shape: audit, warm): each is its
+# own flag with its own help.
 def dev_server(
     ctx: typer.Context,
     port: int = typer.Option(0, "--port", help="Port of the first server (0: a free port)."),

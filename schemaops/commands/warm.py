@@ -60,6 +60,8 @@ WARM_HELP = "\n\n".join(
 )
 
 
+# The choices of four options as typer enums (one class each: the same shape, each its own
+# flag's values).
 class ToolsChoice(str, Enum):
     off = "off"
     named = "named"

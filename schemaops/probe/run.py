@@ -76,6 +76,9 @@ class Shot:
     elapsed_ms: float | None = None
     notes: list[str] = field(default_factory=list)
 
+    # Key by key, like the to_dict of the other results (check/gate.py, lower/fix.py,
+    # lower/prove.py, lower/run.py, registry/diff.py): each is its own command's --json
+    # contract (here "http_status", not the field's name), so no shared field-to-key mapping.
     def doc(self) -> dict[str, Any]:
         return {
             "judgement": self.judgement,
