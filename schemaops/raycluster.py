@@ -177,8 +177,8 @@ def connect(address: str | None = None, *, timeout_s: float | None = None) -> di
         "logging_level": "error",  # not Ray's notes (e.g. no SIGTERM handler off main thread)
         "configure_logging": True,
     }
-    if target is None:
-        kwargs["include_dashboard"] = False
+    if target is None:  # Ray's "local": a new instance even if a cluster runs here
+        kwargs.update(address="local", include_dashboard=False)
     else:
         kwargs["address"] = target
     failure: list[BaseException] = []
@@ -189,6 +189,16 @@ def connect(address: str | None = None, *, timeout_s: float | None = None) -> di
         except BaseException as exc:  # reported below, in the caller's thread
             failure.append(exc)
 
+    if target is None:
+        # In this thread: Ray starts its GCS and raylet as children with a parent-death
+        # signal, which Linux sends when the *thread* that started them ends.
+        try:
+            ray.init(**kwargs)
+        except Exception as exc:
+            raise InputError(
+                f"--ray local: Ray did not start: {type(exc).__name__}: {exc}"
+            ) from None
+        return cluster_info(ray, shown)
     limit = timeout_s if timeout_s is not None else _connect_timeout()
     t = threading.Thread(target=init, name="schemaops-ray-init", daemon=True)
     t.start()

@@ -116,6 +116,20 @@ def test_isolation_statuses_stay_statuses_on_ray(ray_cluster, tmp_path: Path) ->
     assert res["status"] == "oom" and "memory allocation" in res["error"], res
 
 
+def test_ray_local_runs_a_private_ray_for_the_run(ray_cluster, registry_dir: Path) -> None:
+    """``--ray local`` starts a one-off Ray (inside the namespace: loopback only), even though
+    a cluster runs there too, and gives the local run's results. (Regression: started from
+    a helper thread, Ray's GCS got its parent-death signal when that thread ended.)"""
+    args = ["--registry", str(registry_dir), "--backends", "llguidance", "--limit", "2"]
+    local = run_compare(registry_dir, backends="llguidance", limit=2).to_dict()
+    r = _cli(ray_cluster, "compare", *args, "--ray", "local", "--json", "-q")
+    assert r.returncode == 0, r.stderr[-3000:]
+    remote = json.loads(r.stdout)
+    assert remote["settings"]["ray"]["address"] == "local"
+    assert remote["settings"]["ray"]["nodes"] == 1  # not the 2-node cluster
+    _assert_same_results(local["results"], remote["results"])
+
+
 def test_task_that_fails_every_retry_is_reported_once(ray_cluster) -> None:
     """``map_tasks``: a task whose worker dies on every try (here: it exits) is retried, then
     handed to ``lost``; every payload gets exactly one result, in order."""
