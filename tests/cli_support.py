@@ -2,11 +2,13 @@
 
 ``run_cli`` is ``python -m schemaops ARGS`` in a subprocess, as a user runs it (exit code,
 stdout, stderr), killed past ``timeout``; ``free_port`` a local TCP port nothing listens on;
-``prom_samples`` a ``--prometheus`` file parsed by prometheus-client's own parser.
+``prom_samples`` a ``--prometheus`` file parsed by prometheus-client's own parser;
+``key_env`` the environment with ``SCHEMAOPS_API_KEY`` set to a test's key, or unset.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -50,3 +52,12 @@ def prom_samples(path: Path) -> dict[str, list]:
         for s in fam.samples:
             out.setdefault(s.name, []).append(s)
     return out
+
+
+def key_env(key: str | None) -> dict[str, str]:
+    """This process's environment with ``SCHEMAOPS_API_KEY`` = ``key`` (``None``: without it,
+    so a key in the developer's own environment never leaks into a test)."""
+    env = {k: v for k, v in os.environ.items() if k != "SCHEMAOPS_API_KEY"}
+    if key is not None:
+        env["SCHEMAOPS_API_KEY"] = key
+    return env

@@ -11,35 +11,23 @@ SGLang server: ``tests/integration/test_auth_gateway.py``.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from auth_gateway import gateway
+from cli_support import key_env, run_cli
 
 from schemaops.errors import InputError
 from schemaops.warm.auth import ENV_KEY, build_auth, parse_header
 
-REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-test-5e3c9a1f7b2d4e6a"
 WRONG = "sk-wrong-0b8d7c6e5f4a3921"
 TENANT = "tenant-alpha-93"
 
 
 def _cli(*args: str, key: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != ENV_KEY}
-    if key is not None:
-        env[ENV_KEY] = key
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    return run_cli(*args, env=key_env(key))
 
 
 def _leaks(r: subprocess.CompletedProcess[str], *files: Path) -> list[str]:

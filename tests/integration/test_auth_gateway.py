@@ -11,35 +11,23 @@ the session server is reused.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from auth_gateway import gateway
+from cli_support import key_env, run_cli
 
 from schemaops.devserver import DevServer
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-int-7d1e9c3b5a2f4860"
 TENANT = "tenant-int-4412"
 
 
 def _cli(*args: str, key: str | None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "SCHEMAOPS_API_KEY"}
-    if key is not None:
-        env["SCHEMAOPS_API_KEY"] = key
-    return subprocess.run(
-        [sys.executable, "-m", "schemaops", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    return run_cli(*args, env=key_env(key), timeout=600)
 
 
 def test_probe_and_warm_through_an_api_key_gateway(
