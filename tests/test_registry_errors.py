@@ -74,6 +74,7 @@ def test_metaschema_violations_all_reported_with_pointers(tmp_path):
     write(tmp_path, "bad.json", bad)
     code, doc, _ = validate(tmp_path)
     assert code == 1
+    # the exact set of (pointer, kind): the shape of test_registry_diff's (schema, kind) sets
     got = {(p["pointer"], p["kind"]) for p in doc["problems"]}
     assert got == {
         ("/type", "metaschema"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,20 @@ def _verdicts(value: Any, label: str) -> tuple[bool, bool]:
         warnings.simplefilter("ignore", FutureWarning)
         slow = next(iter(validator.iter_errors(value)), None) is None
         return slow, check(value)
+
+
+def _corpus_schemas() -> Iterator[tuple[str, Any, str]]:
+    """(file name, schema, draft label) of every JSONSchemaBench schema that parses and
+    names a known draft."""
+    for f in sorted(Path(JSB).glob("*.jsonl")):
+        with f.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    value = json.loads(json.loads(line)["json_schema"])
+                    label = draft_label(value.get("$schema") if isinstance(value, dict) else None)
+                except (ValueError, AttributeError, drafts.UnknownDraft):
+                    continue
+                yield f.name, value, label
 
 
 def _suite_values() -> list[Any]:
@@ -121,22 +136,16 @@ def test_valid_schema_never_reaches_jsonschema(monkeypatch: pytest.MonkeyPatch) 
 def test_jsonschemabench_same_verdict() -> None:
     """Every corpus schema (~10,000) against its own draft's metaschema (~40 s)."""
     wrong, n = [], 0
-    for f in sorted(Path(JSB).glob("*.jsonl")):
-        for line in f.open(encoding="utf-8"):
-            try:
-                value = json.loads(json.loads(line)["json_schema"])
-                label = draft_label(value.get("$schema") if isinstance(value, dict) else None)
-            except (ValueError, AttributeError, drafts.UnknownDraft):
-                continue
-            if label not in COMPILED:
-                continue
-            try:
-                slow, fast = _verdicts(value, label)
-            except RecursionError:
-                continue
-            n += 1
-            if slow != fast:
-                wrong.append((f.name, slow, fast, json.dumps(value)[:200]))
+    for name, value, label in _corpus_schemas():
+        if label not in COMPILED:
+            continue
+        try:
+            slow, fast = _verdicts(value, label)
+        except RecursionError:
+            continue
+        n += 1
+        if slow != fast:
+            wrong.append((name, slow, fast, json.dumps(value)[:200]))
     assert n > 9000
     assert not wrong, wrong[:5]
 
@@ -148,18 +157,12 @@ def test_ref_free_schemas_need_no_ref_registry() -> None:
     from schemaops.registry.loader import _ref_free
 
     n = 0
-    for f in sorted(Path(JSB).glob("*.jsonl")):
-        for line in f.open(encoding="utf-8"):
-            try:
-                value = json.loads(json.loads(line)["json_schema"])
-                label = draft_label(value.get("$schema") if isinstance(value, dict) else None)
-            except (ValueError, AttributeError, drafts.UnknownDraft):
-                continue
-            if not _ref_free(value):
-                continue
-            entry = refs.Entry("file:///reg/x.json", value, label)
-            registry, clashes = refs.build([entry])
-            report = refs.check_refs(entry, registry)
-            assert (report.problems, report.external, clashes) == ([], False, []), f.name
-            n += 1
+    for name, value, label in _corpus_schemas():
+        if not _ref_free(value):
+            continue
+        entry = refs.Entry("file:///reg/x.json", value, label)
+        registry, clashes = refs.build([entry])
+        report = refs.check_refs(entry, registry)
+        assert (report.problems, report.external, clashes) == ([], False, []), name
+        n += 1
     assert n > 3000
