@@ -150,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per schema+backend")
     ap.add_argument("--mem-mb", type=int, default=4096)
     ap.add_argument("-j", "--jobs", type=int, default=2)
+    # argparse lines look like ttft_case_study.py's: each benchmark its own flags
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
         "--generate",

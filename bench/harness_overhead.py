@@ -208,6 +208,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     rows = [row for n in args.backends.split(",") for row in bench(n, args.rounds, args.reps)]
+    # JSON or a table: the shape of bench/warm.py's output, other figures
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
