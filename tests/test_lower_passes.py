@@ -410,3 +410,24 @@ def test_a_backtracking_served_pattern_is_bounded_and_unproven() -> None:
     diff = differential(lw, n=0, examples=[hostile])
     assert time.monotonic() - t0 < 60
     assert any("unproven" in f for f in diff.failures), diff.failures
+
+
+def test_schema_location_continues_at_the_ref_target() -> None:
+    """jsonschema's ``absolute_schema_path`` walks through a ``$ref`` without naming it; the
+    location of the failing keyword is in the ref's target, where a residual rule points
+    (a walker swap once kept the path through the ref: the shipped ``issue_refund`` on
+    outlines then had an exclusiveMinimum no residual rule covered)."""
+    from schemaops.lower.residual import schema_location
+
+    root = {
+        "type": "object",
+        "properties": {"amount": {"$ref": "#/$defs/money"}},
+        "$defs": {"money": {"type": "object", "properties": {"amount": {"exclusiveMinimum": 0}}}},
+    }
+    path = ["properties", "amount", "properties", "amount", "exclusiveMinimum"]
+    assert schema_location(root, path) == "/$defs/money/properties/amount/exclusiveMinimum"
+    chained = {
+        "properties": {"a": {"$ref": "#/$defs/b"}},
+        "$defs": {"b": {"$ref": "#/$defs/c"}, "c": {"maximum": 1}},
+    }
+    assert schema_location(chained, ["properties", "a", "maximum"]) == "/$defs/c/maximum"

@@ -95,6 +95,7 @@ def schema_location(root: Any, path: Any) -> str:
             if has or local is None:
                 break
             node = _node(root, local)
+            parts = list(local)  # the location continues at the ref's target
         parts.append(key)
         node = _node(node, [key]) if node is not None else None
     return pointer(parts)
