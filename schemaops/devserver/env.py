@@ -119,6 +119,8 @@ class DevServerError(SchemaopsError):
 class DevEnv:
     """Paths of an installed dev-server environment."""
 
+    # one property per path below root (the same three lines each): each its own named place
+
     root: Path
 
     @property

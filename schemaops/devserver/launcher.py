@@ -203,6 +203,7 @@ class DevServer:
             env["SGLANG_CPU_OMP_THREADS_BIND"] = cpu_bind_groups(self.dp_size)
         return env
 
+    # key by key as the --json document of dev-server (the look-alike of check/gate.py's to_dict)
     def info(self) -> dict[str, Any]:
         return {
             "url": self.url,

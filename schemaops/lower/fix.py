@@ -74,6 +74,7 @@ class FixReport:
         lines.append(f"  gate on {self.out}: {verdict} (exit {0 if self.passed else 1})")
         return "\n".join(lines)
 
+    # key by key, each key this command's --json contract (the to_dict look-alikes: probe/run.py)
     def to_dict(self) -> dict[str, Any]:
         return {
             "passed": self.passed,

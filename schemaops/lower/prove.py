@@ -49,6 +49,7 @@ class Differential:
     def ok(self) -> bool:
         return not self.failures
 
+    # key by key, each key this command's --json contract (the to_dict look-alikes: probe/run.py)
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,

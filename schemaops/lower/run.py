@@ -52,6 +52,7 @@ LOWERED_FROM = "x-schemaops-lowered-from"
 REPORT_DIR = ".lower"
 
 
+# Fields like lower/passes.Lowered's (a dataclass of results): other facts, one schema's proof.
 @dataclass
 class LowerCase:
     """One schema's lowering and its proof."""
@@ -125,6 +126,7 @@ class LowerReport:
     def passed(self) -> bool:
         return all(c.lowered_ok for c in self.cases)
 
+    # key by key, each key this command's --json contract (the to_dict look-alikes: probe/run.py)
     def to_dict(self) -> dict[str, Any]:
         return {
             "backend": self.backend,

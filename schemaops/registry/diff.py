@@ -88,6 +88,7 @@ class Change:
     def breaking(self) -> bool:
         return bool(self.breaking_for)
 
+    # key by key, each key this command's --json contract (the to_dict look-alikes: probe/run.py)
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": self.schema,
