@@ -21,6 +21,7 @@ from schemaops.check import run_check
 from schemaops.lower import LOWERED_FROM, check_residual, lower_registry, probe_backend
 from schemaops.registry import load_registry
 
+# (paths and a dict literal: only the shape of integration/test_vllm_warm.py's opening lines)
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "schemas"
 
