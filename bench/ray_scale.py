@@ -16,8 +16,8 @@ Measured in one run, interleaved round by round (the machine is shared), each in
 process and the best of ``--rounds``:
 
 - ``local``: ``run_compare(..., jobs=1)``: schemaops' own pool with one worker process;
-- ``local2``: the same with ``jobs=2``: what two processes gain on this host at all (the
-  ceiling for Ray's two workers here: shared cores, other load);
+- ``local2``: the same with ``jobs=2``: what two processes of schemaops' own pool gain on
+  this host under the same load (for comparison, not a ceiling: it schedules differently);
 - ``ray1`` / ``ray2``: ``run_compare(..., ray=...)`` on a fresh local Ray with 1, then 2,
   worker CPUs (``ray.init(num_cpus=N)``; starting Ray is not timed, since a deployment
   starts its cluster once; starting Ray's worker processes and our isolated workers inside
@@ -178,7 +178,7 @@ def run(quick: bool = False, per_subset: int | None = None, rounds: int | None =
     t = {k: v["wall_s"] for k, v in best.items()}
     tasks = len(best["local"]["results"])
     efficiency = (t["ray1"] / t["ray2"]) / 2
-    host_efficiency = (t["local"] / t["local2"]) / 2  # the host's own 2-process ceiling
+    host_efficiency = (t["local"] / t["local2"]) / 2  # schemaops' own pool, same host
     overhead = t["ray1"] / t["local"] - 1
     per_worker = tasks / t["ray1"]
     statuses: dict[str, int] = {}
@@ -223,8 +223,8 @@ def print_table(r: dict[str, Any]) -> None:
         f" {'met' if eff >= r['efficiency_target'] else 'NOT met'})"
     )
     print(
-        f"  for scale, this host's own pool, -j 2 vs -j 1: {r['local_j2_efficiency']:.2f} "
-        "(what two processes get here at all; Ray cannot beat it)"
+        f"  for comparison, schemaops' own pool on this host, -j 2 vs -j 1: "
+        f"{r['local_j2_efficiency']:.2f} (the same cores and load, its own scheduling)"
     )
     print(
         f"overhead of Ray, 1 worker vs local: {ovh:+.1%} (target <= {r['overhead_target']:.0%}:"

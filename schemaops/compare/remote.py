@@ -20,6 +20,8 @@ one result.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -83,4 +85,7 @@ def run_ray(
         for task in tasks
         for b in backends
     ]
-    return map_tasks(ray_task, payloads, lost=_lost, progress=progress), info
+    # Ray's driver prints cluster events ("Task ... failed ... will be retried") on
+    # sys.stdout from a thread of its own: to stderr, so --json stdout stays one document.
+    with contextlib.redirect_stdout(sys.stderr):
+        return map_tasks(ray_task, payloads, lost=_lost, progress=progress), info
