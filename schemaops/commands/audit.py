@@ -93,7 +93,7 @@ def audit_command(
         "--ray",
         metavar="[ADDRESS]",
         help="Audit each shard as a Ray task: 'auto' (a bare --ray) = the running cluster, "
-        "HOST:PORT or ray://HOST:PORT, 'local' = a one-off local Ray (needs schemaops[ray]).",
+        "HOST:PORT or ray://HOST:PORT, 'local' = a one-off local Ray (needs schemaops\\[ray]).",
     ),
 ) -> None:
     """Classify every output, estimate per-step and compound success, gate and report."""

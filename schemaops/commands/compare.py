@@ -23,7 +23,7 @@ _RAY_HELP = (
     "Run each (schema, backend) as a task on a Ray cluster: --ray (or --ray auto) = the "
     "running cluster (RAY_ADDRESS or the one `ray start` recorded), --ray HOST:PORT or "
     "ray://HOST:PORT, --ray local = a private one-off local Ray. Same results as a local "
-    "run; -j is then unused. Needs schemaops[ray]."
+    "run; -j is then unused. Needs schemaops\\[ray]."
 )
 _THREADS_HELP = (
     "xgrammar compile threads (default 8: what SGLang and vLLM use; 1 for a single-core "
@@ -76,7 +76,7 @@ def compare_cmd(
         None,
         "--generate",
         help="Also walk N generated valid instances per schema (default: 0 for a "
-        "registry, 1 for a corpus; needs schemaops[compare]).",
+        "registry, 1 for a corpus; needs schemaops\\[compare]).",
     ),
     ray: str | None = typer.Option(None, "--ray", metavar="[ADDRESS]", help=_RAY_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
