@@ -157,8 +157,10 @@ def summary(tally: Any) -> dict[str, dict[str, Any]]:
     """``{diagnosis: {"count", "fix"}}``, most frequent first, then ``poisoned`` (a count of
     schemas, with ``schemas``: each one's first failing line, failures, ok outputs before);
     ``truncated_at_max_tokens`` carries ``budgets`` (``budget.budgets``)."""
+    from schemaops.audit.stats import ranked  # stats imports this module
+
     out: dict[str, dict[str, Any]] = {
-        k: {"count": n, "fix": FIXES[k]} for k, n in tally.diagnoses.most_common()
+        k: {"count": n, "fix": FIXES[k]} for k, n in ranked(tally.diagnoses)
     }
     cut = out.get("truncated_at_max_tokens")
     if cut is not None:  # where the budget ran out: how large it must be, per schema

@@ -54,11 +54,16 @@ def audit_lines(
     first_line: int = 1,
     records_out: IO[bytes] | None = None,
     shard: str | None = None,
+    route: Any = None,
 ) -> Tally:
     """Audit an iterable of raw JSONL lines into a fresh Tally (one process, one stream).
 
     ``shard``: the name of the input file these lines are, when the audit reads several
     (``multi.py``); each ``--records`` row then says it and its line in it (``shard_line``).
+
+    ``route``: a ``routing.Route`` when this is one of several workers that each own some
+    schemas; the outputs it does not own are skipped after the record is parsed, and
+    ``records_out`` is then a ``routing.KeyedRows`` (each row keyed by line and position).
 
     The ok path is kept to local variables and plain dict operations on purpose: it runs for
     ~96% of lines, and each attribute or method call there costs a measurable share.
@@ -77,7 +82,15 @@ def audit_lines(
     # the ok path at one string comparison); failures per source are counted in _failure.
     sources: Counter = Counter()
     lineno = first_line - 1
+    in_range = True
+    ranged = 0  # lines of route's range (a routed worker counts only those)
     for lineno, raw in enumerate(lines, first_line):  # noqa: B007
+        if route is not None:
+            in_range = route.lo <= lineno < route.hi
+            ranged += in_range
+            tally.order = 0
+            if records_out is not None:
+                records_out.key = b"%d 0 " % lineno  # type: ignore[attr-defined]
         try:
             try:
                 rec = loads(raw)
@@ -85,13 +98,20 @@ def audit_lines(
                 rec = parse_record(raw)
             outs = find_outputs(rec, field_, schema_field, tool_schema)
         except RecordError as exc:
-            _input_error(tally, records_out, lineno, None, str(exc), shard, first_line)
+            if in_range:
+                _input_error(tally, records_out, lineno, None, str(exc), shard, first_line)
             continue
         batch = type(rec) is list
-        for out in outs:
+        for ordinal, out in enumerate(outs):
             if out.record is not None:  # a batch element, or one choice of several
                 rec = out.record
             name = out.schema
+            if route is not None:
+                if not route.owns(name, in_range):
+                    continue
+                tally.order = ordinal
+                if records_out is not None:
+                    records_out.key = b"%d %d " % (lineno, ordinal)  # type: ignore[attr-defined]
             if fixed is not None:
                 checker = fixed
                 name = fixed.name
@@ -160,7 +180,8 @@ def audit_lines(
                 _write_record(
                     records_out, lineno, rec, out, name, outcome, batch, dups, shard, first_line
                 )
-    tally.lines = lineno - first_line + 1
+    tally.lines = lineno - first_line + 1 if route is None else ranged
+    tally.order = None
     texts = n_ok + n_fail - sum(sources.values())
     if texts:
         sources["text"] = texts

@@ -39,7 +39,7 @@ def can_split(path: str) -> bool:
         return not is_gzip(fh.read(2), path)
 
 
-def _slices(path: str, jobs: int) -> list[tuple[int, int, int]]:
+def slices(path: str, jobs: int) -> list[tuple[int, int, int]]:
     """(start, end, first_line) per slice, cut just after a newline."""
     size = os.path.getsize(path)
     n = max(jobs * 4, -(-size // MAX_SLICE), 1)
@@ -108,18 +108,23 @@ def _resolver(opts: Any) -> Any:
     return _RESOLVER[0]
 
 
+def read_slice(fh: Any, start: int, end: int) -> Any:
+    """The lines of ``[start, end)``: read whole and split in C when the slice is of the usual
+    size; streamed when one huge line made it large (that line is never held)."""
+    if end - start <= 2 * MAX_SLICE:
+        fh.seek(start)
+        lines = fh.read(end - start).split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        return [x if len(x) <= MAX_LINE_BYTES else OverlongLine() for x in lines]
+    return bounded_lines(_SliceReader(fh, start, end), MAX_LINE_BYTES)
+
+
 def _work(args: tuple) -> Tally:
     path, start, end, first_line, opts, part = args
     resolver = _resolver(opts)
     with open(path, "rb", buffering=1 << 20) as fh, armed(opts.timeout):
-        if end - start <= 2 * MAX_SLICE:  # the usual slice: read it whole, split in C
-            fh.seek(start)
-            lines: Any = fh.read(end - start).split(b"\n")
-            if lines and lines[-1] == b"":
-                lines.pop()
-            lines = [x if len(x) <= MAX_LINE_BYTES else OverlongLine() for x in lines]
-        else:  # a slice made large by one huge line: never hold that line
-            lines = bounded_lines(_SliceReader(fh, start, end), MAX_LINE_BYTES)  # type: ignore[arg-type]
+        lines = read_slice(fh, start, end)
         if part is None:
             return audit_lines(lines, opts, resolver, first_line)
         with open(part, "wb") as out:
@@ -128,7 +133,11 @@ def _work(args: tuple) -> Tally:
 
 def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally:
     """Audit ``path`` with ``jobs`` processes; tallies merge in file order."""
-    slices = _slices(path, jobs)
+    if resolver is not None and resolver.routes_by_schema():
+        from schemaops.audit.routing import run_routed
+
+        return run_routed(path, opts, jobs, resolver)
+    cuts = slices(path, jobs)
     _RESOLVER.clear()
     if resolver is not None:
         for name in resolver.precompile_names():
@@ -138,9 +147,9 @@ def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally
                 pass  # reported per line, as in one process, if a record names it
         _RESOLVER.append(resolver)
     records = getattr(opts, "records", None)
-    parts = [f"{records}.part{i}" if records else None for i in range(len(slices))]
+    parts = [f"{records}.part{i}" if records else None for i in range(len(cuts))]
     args = [
-        (path, s, e, first, opts, part) for (s, e, first), part in zip(slices, parts, strict=False)
+        (path, s, e, first, opts, part) for (s, e, first), part in zip(cuts, parts, strict=False)
     ]
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     total = Tally()

@@ -5,6 +5,7 @@ line (an input error naming them) instead of stopping the audit."""
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -164,6 +165,17 @@ class SchemaResolver:
         none of a large one (workers compile what their lines name, on first use)."""
         names = self.registry_names()
         return names if len(names) <= PRECOMPILE_MAX else []
+
+    def routes_by_schema(self) -> bool:
+        """Whether ``--jobs`` workers should each own a share of the schemas (``routing.py``)
+        rather than a byte range of the file: a registry too large to compile before forking.
+
+        ``SCHEMAOPS_AUDIT_ROUTE=schema|range`` forces one way (benchmarks, differential tests).
+        """
+        forced = os.environ.get("SCHEMAOPS_AUDIT_ROUTE", "").strip().lower()
+        if forced in ("schema", "range"):
+            return forced == "schema" and self.fixed is None
+        return self.fixed is None and len(self.registry_names()) > PRECOMPILE_MAX
 
     def has(self, name: str) -> bool:
         """True when the registry has ``name`` (used for tool-call names)."""

@@ -10,7 +10,7 @@ from typing import Any
 from schemaops import __version__
 from schemaops.audit.classify import OK, PARSE, SUBTYPES, VIOLATION
 from schemaops.audit.diagnose import summary as diagnoses_summary
-from schemaops.audit.stats import compound, episode_summary, required_p, wilson
+from schemaops.audit.stats import compound, episode_summary, ranked, required_p, wilson
 
 TOP_PATHS = 15
 
@@ -77,7 +77,7 @@ def to_json(result: Any) -> dict:
         },
         "paths": [
             {"schema": s, "category": c, "path": path, "count": k}
-            for (s, c, path), k in t.paths.most_common(TOP_PATHS)
+            for (s, c, path), k in ranked(t.paths, TOP_PATHS)
         ],
         "examples": t.examples,
         "validation_timeouts": {"count": t.timeout_count, "lines": t.timeouts},
@@ -99,7 +99,7 @@ def to_json(result: Any) -> dict:
             "met": {str(s): (p is not None and p**s >= opts.target) for s in opts.steps},
         }
     if opts.all_errors:
-        doc["all_errors"] = dict(t.all_errors.most_common())
+        doc["all_errors"] = dict(ranked(t.all_errors))
     diagnoses = diagnoses_summary(t)
     if diagnoses:  # only when found: plain JSONL audits as before
         doc["diagnoses"] = diagnoses

@@ -54,6 +54,12 @@ def compound(p: float | None, ci: tuple[float, float] | None, steps: list[int]) 
     }
 
 
+def ranked(counts: Counter, n: int | None = None) -> list[tuple[Any, int]]:
+    """``most_common`` with ties in a fixed order (by key), not in order of first insertion:
+    a report is then the same whether one process or several workers counted (``routing``)."""
+    return sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))[:n]
+
+
 def required_p(target: float, n: int) -> float:
     """Per-step success needed so that p^n reaches ``target``."""
     return target ** (1.0 / n)
@@ -93,11 +99,18 @@ class Tally:
     #: schema -> its outputs' token counts by finish reason (``budget.note``; bounded, exact
     #: merge), for the recommended ``max_tokens`` of schemas whose outputs were cut
     lengths: dict[str, budget.Lengths] = field(default_factory=dict)
+    #: the position in its line of the output being counted, set only by a routed worker
+    #: (``routing.py``): its examples and input errors then carry it as ``_ord``, so that the
+    #: merge can order two outputs of one line that different workers audited
+    order: int | None = None
 
     def add_input_error(self, line: int, message: str) -> None:
         self.input_errors += 1
         if len(self.input_error_lines) < INPUT_ERROR_LINES:
-            self.input_error_lines.append({"line": line, "message": message})
+            e: dict[str, Any] = {"line": line, "message": message}
+            if self.order is not None:
+                e["_ord"] = self.order
+            self.input_error_lines.append(e)
 
     def add_failure(
         self,
@@ -137,6 +150,8 @@ class Tally:
                     "text": safe_text(snippet),
                 }
             )
+            if self.order is not None:
+                ex[-1]["_ord"] = self.order
 
     def add_timeout(self, line: int) -> None:
         self.timeout_count += 1
@@ -204,7 +219,7 @@ def episode_summary(tally: Tally, p: float | None) -> dict | None:
     n_ep = len(tally.episodes)
     succeeded = sum(1 for n, f in tally.episodes.values() if f == 0)
     lengths = [n for n, _ in tally.episodes.values()]
-    expected = sum(p**n for n in lengths) / n_ep
+    expected = math.fsum(p**n for n in lengths) / n_ep  # exact: the same in any episode order
     ci = wilson(succeeded, n_ep)
     failures_per_failed = [f for _, f in tally.episodes.values() if f]
     by_step = {

@@ -1,0 +1,256 @@
+"""``--jobs N`` on a large registry: each worker audits the outputs of its own schemas.
+
+Why not byte ranges here: on a platform log (thousands of schemas, a few outputs each) every
+byte range names nearly every schema, so every worker pays every schema's first-use cost
+(loading, checking and compiling it: about as much as auditing its outputs). Measured on the
+JSONSchemaBench workload (``bench/audit_many_schemas.py``), two byte-range workers took longer
+than one process. Here each schema has one home worker (a hash of its name), so it is loaded
+and compiled once in the whole run.
+
+Every worker reads the whole file, but only parses the record envelope of a line it does not
+own (the output's text is parsed and validated by the owner alone). A schema that holds a large
+share of the outputs (``hot``, seen in a sample of the file's head) would make its home worker
+the bottleneck, so its outputs are split by line range instead, like ``parallel.py``'s byte
+ranges: worker k audits the hot schemas' outputs, the schema-less outputs, the unusable lines
+and the line count of the k-th line range.
+
+The merge is exact, equal to one process:
+- counters add up;
+- a schema's trailing run of failures (``diagnose.note_run``) lives in one worker for a homed
+  schema, and in range order for a hot one, so ``Tally.merge`` in worker order joins it as it
+  joins byte ranges;
+- the capped lists (first examples, input-error lines, timeouts) are re-cut from the union of
+  every worker's first few, sorted by line and by the output's position in its line;
+- ``--records`` parts carry a ``line ordinal`` prefix and are merged by it (``heapq.merge``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import multiprocessing as mp
+import os
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import IO, Any
+
+import orjson
+
+from schemaops.audit import parallel
+from schemaops.audit.extract import MAX_LINE_BYTES, RecordError, find_outputs, parse_record
+from schemaops.audit.stats import (
+    EXAMPLES_PER_CATEGORY,
+    INPUT_ERROR_LINES,
+    TIMEOUT_LINES,
+    Tally,
+)
+from schemaops.jsonl import bounded_lines
+from schemaops.watchdog import armed
+
+#: bytes of the file's head read to find the hot schemas
+SAMPLE_BYTES = 4 << 20
+#: a schema with at least this share of a worker's fair load (1/N) in the sample is hot
+HOT_SHARE = 0.25
+
+
+class Route:
+    """Which outputs worker ``k`` of ``n`` audits: its schemas' outputs, and everything of
+    lines ``[lo, hi)`` that has no home (hot schemas, schema-less outputs, unusable lines)."""
+
+    def __init__(self, k: int, n: int, lo: int, hi: int, hot: frozenset[str]) -> None:
+        self.k, self.n, self.lo, self.hi, self.hot = k, n, lo, hi, hot
+        self._home: dict[str, bool] = {}
+
+    def owns(self, name: str | None, in_range: bool) -> bool:
+        """Whether this worker audits an output of schema ``name`` on a line (in its range?)."""
+        if name is None or name in self.hot:
+            return in_range
+        mine = self._home.get(name)
+        if mine is None:
+            mine = self._home[name] = home(name, self.n) == self.k
+        return mine
+
+
+def home(name: str, n: int) -> int:
+    """A schema's home worker: the same in every process (unlike ``hash``, salted per run)."""
+    return zlib.crc32(str(name).encode("utf-8", "surrogatepass")) % n
+
+
+class KeyedRows:
+    """A ``--records`` part whose rows start with ``line ordinal `` (for the ordered merge)."""
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self.fh = fh
+        self.key = b""
+
+    def write(self, row: bytes) -> int:
+        return self.fh.write(self.key + row)
+
+
+def hot_schemas(path: str, opts: Any, resolver: Any, jobs: int) -> frozenset[str]:
+    """Schemas holding at least ``HOT_SHARE / jobs`` of the outputs in the file's head."""
+    from schemaops.audit.lines import _tool_schema
+
+    counts: Counter = Counter()
+    pick = _tool_schema(resolver)
+    with open(path, "rb") as fh:
+        head = fh.read(SAMPLE_BYTES)
+    lines = head.split(b"\n")
+    if len(head) == SAMPLE_BYTES:
+        lines.pop()  # cut mid-line
+    for raw in lines:
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            try:
+                rec = parse_record(raw)
+            except RecordError:
+                continue
+        try:
+            outs = find_outputs(rec, opts.field, opts.schema_field, pick)
+        except RecordError:
+            continue
+        for out in outs:
+            if out.schema is not None:
+                counts[out.schema] += 1
+    total = sum(counts.values())
+    if not total:
+        return frozenset()
+    cut = HOT_SHARE * total / jobs
+    return frozenset(name for name, c in counts.items() if c >= cut)
+
+
+def _work(args: tuple) -> Tally:
+    """Worker ``route.k``: every slice of the file in order, its own outputs only."""
+    path, slices, opts, route, part = args
+    from schemaops.audit.lines import audit_lines
+
+    resolver = parallel._resolver(opts)
+    total = Tally()
+    out = open(part, "wb") if part else None  # noqa: SIM115 (closed below)
+    try:
+        keyed = KeyedRows(out) if out is not None else None
+        with open(path, "rb", buffering=1 << 20) as fh, armed(opts.timeout):
+            for start, end, first in slices:
+                lines = parallel.read_slice(fh, start, end)
+                tally = audit_lines(lines, opts, resolver, first, keyed, route=route)  # type: ignore[arg-type]
+                total.merge(tally)
+    finally:
+        if out is not None:
+            out.close()
+    return total
+
+
+def line_ranges(slices: list[tuple[int, int, int]], jobs: int, last: int) -> list[tuple[int, int]]:
+    """``jobs`` contiguous line ranges of about equal bytes, from the file's slices."""
+    size = slices[-1][1] if slices else 0
+    bounds = [1]
+    for k in range(1, jobs):
+        target = size * k // jobs
+        first = next((f for s, _e, f in slices if s >= target), last)
+        bounds.append(max(first, bounds[-1]))
+    bounds.append(last)
+    return list(zip(bounds, bounds[1:], strict=False))
+
+
+def run_routed(path: str, opts: Any, jobs: int, resolver: Any) -> Tally:
+    """Audit ``path`` with ``jobs`` workers, each owning its schemas (see the module doc)."""
+    slices = parallel.slices(path, jobs)
+    last = _line_after(path, slices)
+    hot = hot_schemas(path, opts, resolver, jobs)
+    ranges = line_ranges(slices, jobs, last)
+    records = getattr(opts, "records", None)
+    parts = [f"{records}.part{k}" if records else None for k in range(jobs)]
+    args = [
+        (path, slices, opts, Route(k, jobs, lo, hi, hot), parts[k])
+        for k, (lo, hi) in enumerate(ranges)
+    ]
+    parallel._RESOLVER.clear()
+    parallel._RESOLVER.append(resolver)  # forked workers share the registry index
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method)) as pool:
+            tallies = list(pool.map(_work, args))
+    finally:
+        parallel._RESOLVER.clear()
+    total = merge_routed(tallies)
+    if records:
+        merge_records(records, [p for p in parts if p])
+    return total
+
+
+def _line_after(path: str, slices: list[tuple[int, int, int]]) -> int:
+    """The number one past the file's last line (``slices`` counted the ones before)."""
+    if not slices:
+        return 1
+    start, end, first = slices[-1]
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        n = 0
+        left = end - start
+        tail = b""
+        while left > 0:
+            block = fh.read(min(parallel.READ_BLOCK, left))
+            if not block:
+                break
+            left -= len(block)
+            n += block.count(b"\n")
+            tail = block
+    return first + n + (0 if tail.endswith(b"\n") or not tail else 1)
+
+
+def merge_routed(tallies: list[Tally]) -> Tally:
+    """One tally equal to a single process's: see the module doc."""
+    total = Tally()
+    for t in tallies:
+        total.merge(t)  # counters, runs (worker order = range order for hot schemas)
+
+    def cut(lists: list[list[Any]], cap: int, key: Any) -> list[Any]:
+        return sorted((x for xs in lists for x in xs), key=key)[:cap]
+
+    def ordered(e: dict) -> tuple[int, int]:
+        return e["line"], e.get("_ord", 0)
+
+    total.input_error_lines = _strip(
+        cut([t.input_error_lines for t in tallies], INPUT_ERROR_LINES, ordered)
+    )
+    firsts: dict[str, tuple[int, int]] = {}  # category -> its first example's place
+    for t in tallies:
+        for k, exs in t.examples.items():
+            if exs:
+                firsts[k] = min(firsts.get(k, (1 << 62, 0)), ordered(exs[0]))
+    total.examples = {
+        k: _strip(cut([t.examples.get(k, []) for t in tallies], EXAMPLES_PER_CATEGORY, ordered))
+        for k in sorted(firsts, key=firsts.__getitem__)
+    }
+    total.timeouts = cut([t.timeouts for t in tallies], TIMEOUT_LINES, None)
+    total.duplicate_key_lines = cut([t.duplicate_key_lines for t in tallies], TIMEOUT_LINES, None)
+    return total
+
+
+def _strip(entries: list[dict]) -> list[dict]:
+    for e in entries:
+        e.pop("_ord", None)
+    return entries
+
+
+def _keyed_rows(part: str) -> Iterator[tuple[int, int, bytes]]:
+    with open(part, "rb") as fh:
+        for row in bounded_lines(fh, MAX_LINE_BYTES + (1 << 20)):
+            line, ordinal, rest = row.split(b" ", 2)
+            yield int(line), int(ordinal), rest
+
+
+def merge_records(dest: str, parts: list[str]) -> None:
+    """The workers' ``--records`` parts, merged in (line, position in line) order."""
+    try:
+        with open(dest, "wb") as out:
+            for _line, _ord, row in heapq.merge(*(_keyed_rows(p) for p in parts)):
+                out.write(row)
+    finally:
+        for p in parts:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass

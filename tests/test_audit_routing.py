@@ -1,0 +1,167 @@
+"""``--jobs`` with schema routing (``audit/routing.py``, issue 15): each worker audits the
+outputs of its own schemas (plus a line range for the hot ones), and the result is the one
+process's, field by field, with ``--records`` byte for byte.
+
+The differential input is built to hit every merge rule: JSONSchemaBench schemas with valid
+and invalid outputs, one hot schema (split by line range), a schema that fails from some line
+on (``poisoned``, homed and hot), lines with several outputs of different schemas (batches and
+OpenAI tool calls: their outputs land in different workers), unusable lines, unknown names,
+episodes and steps across all of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from corpus_paths import JSB
+
+from schemaops.audit import routing
+from schemaops.audit.options import AuditOptions
+from schemaops.audit.pipeline import run_audit
+from schemaops.audit.resolver import PRECOMPILE_MAX, SchemaResolver
+
+
+def _schemas(n: int, rng: random.Random) -> dict[str, dict]:
+    rows = []
+    for f in sorted(JSB.glob("*.jsonl")):
+        with f.open(encoding="utf-8") as fh:
+            for i, line in enumerate(fh):
+                if i % 7 == 0:  # a spread over every subset, read cheaply
+                    rows.append((f.stem, i, json.loads(line)["json_schema"]))
+    out = {}
+    for subset, i, text in rng.sample(rows, n):
+        try:
+            out[f"{subset}.{i}"] = json.loads(text)
+        except ValueError:
+            continue
+    return out
+
+
+def _texts(schema: dict, rng: random.Random) -> list[str]:
+    base = ['{"a": 1}', "[]", '"x"', "{", "```json\n{}\n```", "{}", "null", '{"id": "abc"}']
+    return rng.sample(base, 4)
+
+
+def _workload(tmp: Path) -> tuple[Path, Path]:
+    if not JSB.is_dir():
+        pytest.fail(f"corpus not found: {JSB}")
+    rng = random.Random(1517)
+    reg = tmp / "reg"
+    reg.mkdir()
+    schemas = _schemas(150, rng)
+    schemas["hot"] = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    schemas["turns_bad"] = {"type": "object", "required": ["ok"]}
+    for name, schema in schemas.items():
+        (reg / f"{name}.json").write_text(json.dumps(schema), encoding="utf-8")
+    (reg / "broken.json").write_text('{"type": 12}', encoding="utf-8")
+    names = sorted(schemas)
+    lines: list[str] = []
+
+    def rec(schema: str, text: str, **kw: object) -> dict:
+        return {"id": f"r{len(lines)}", "schema": schema, "text": text, **kw}
+
+    for name in names:
+        for t in _texts(schemas[name], rng):
+            lines.append(json.dumps(rec(name, t)))
+    for _ in range(len(lines) // 2):  # the hot schema: ~1/3 of the lines
+        lines.append(json.dumps(rec("hot", rng.choice(['{"n": 1}', '{"n": "x"}', "{"]))))
+    for _ in range(40):  # several outputs per line, of schemas homed on different workers
+        a, b, c = rng.sample(names, 3)
+        lines.append(json.dumps([rec(a, "{}"), rec(b, '{"n": "x"}'), rec(c, "[")]))
+        calls = [
+            {"function": {"name": n, "arguments": rng.choice(["{}", "[", '{"z": 1}'])}}
+            for n in (a, b, "no_such_tool")
+        ]
+        lines.append(json.dumps({"id": "tc", "choices": [{"message": {"tool_calls": calls}}]}))
+    lines += ["not json", "", "[1, 2]", json.dumps(rec("no_such_schema", "{}"))]
+    lines += [json.dumps(rec("broken", "{}"))]
+    rng.shuffle(lines)
+    for i in range(len(lines)):  # episodes of 5 steps across the whole file
+        if lines[i].startswith("{") and '"id"' in lines[i]:
+            d = json.loads(lines[i])
+            d.update(episode_id=f"e{i // 5}", step=i % 5)
+            lines[i] = json.dumps(d)
+    for name in ("turns_bad", "hot"):  # ok at first, failing from the last fifth on
+        n = len(lines)
+        for j in range(6):
+            ok = '{"ok": 1}' if name == "turns_bad" else '{"n": 2}'
+            lines.insert(n // 10 + j, json.dumps(rec(name, ok)))
+            lines.append(json.dumps(rec(name, "{}" if name == "turns_bad" else '{"n": []}')))
+    data = tmp / "outputs.jsonl"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return data, reg
+
+
+def _report(data: Path, reg: Path, jobs: int, records: Path) -> tuple[dict, bytes]:
+    opts = AuditOptions(registry=str(reg), jobs=jobs, records=str(records), cache=False)
+    opts.all_errors = True
+    doc = run_audit(str(data), opts).to_json()
+    for key in ("elapsed_s", "jobs"):
+        doc.pop(key)
+    return doc, records.read_bytes()
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_routed_jobs_equal_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    data, reg = _workload(tmp_path)
+    one, one_rows = _report(data, reg, 1, tmp_path / "one.jsonl")
+    calls = []
+    real = routing.run_routed
+    monkeypatch.setattr(routing, "run_routed", lambda *a: calls.append(a) or real(*a))
+    monkeypatch.setenv("SCHEMAOPS_AUDIT_ROUTE", "schema")
+    many, many_rows = _report(data, reg, jobs, tmp_path / "many.jsonl")
+    assert len(calls) == 1  # the routed path ran
+    hot = routing.hot_schemas(str(data), AuditOptions(registry=str(reg)), calls[0][3], jobs)
+    assert "hot" in hot and "turns_bad" not in hot  # both merge rules for runs are exercised
+    assert json.dumps(many) == json.dumps(one)  # every field, in the same order
+    assert many_rows == one_rows
+    assert one["diagnoses"]["poisoned"]["count"] >= 1
+    assert not list(tmp_path.glob("many.jsonl.part*"))  # parts merged and removed
+    cats = {r["category"].split(":")[0] for r in map(json.loads, one_rows.splitlines())}
+    assert {"ok", "schema_violation", "json_parse_failure", "input_error"} <= cats
+
+
+def test_home_worker_is_the_same_in_every_process() -> None:
+    """Workers must agree on a schema's home: Python's ``hash`` is salted per process."""
+    names = ["a", "Github_easy.o1", "ünïcode", "x" * 300]
+    code = f"from schemaops.audit.routing import home; print([home(n, 7) for n in {names!r}])"
+    seen = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        seen.add(r.stdout)
+    assert len(seen) == 1 and seen.pop().strip() == str([routing.home(n, 7) for n in names])
+
+
+def test_routing_is_chosen_for_a_large_registry_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SCHEMAOPS_AUDIT_ROUTE", raising=False)
+    small, large = tmp_path / "small", tmp_path / "large"
+    for reg, n in ((small, 3), (large, PRECOMPILE_MAX + 1)):
+        reg.mkdir()
+        for i in range(n):
+            (reg / f"s{i}.json").write_text('{"type": "object"}', encoding="utf-8")
+    assert not SchemaResolver(None, small, lazy=True, cache=False).routes_by_schema()
+    assert SchemaResolver(None, large, lazy=True, cache=False).routes_by_schema()
+    fixed = SchemaResolver("s1", large, lazy=True, cache=False)
+    assert not fixed.routes_by_schema()  # one schema for every record: byte ranges
+    monkeypatch.setenv("SCHEMAOPS_AUDIT_ROUTE", "range")
+    assert not SchemaResolver(None, large, lazy=True, cache=False).routes_by_schema()
+
+
+def test_line_ranges_cover_every_line_once() -> None:
+    slices = [(0, 100, 1), (100, 200, 11), (200, 300, 25), (300, 400, 31)]
+    for jobs in (1, 2, 3, 4, 6):
+        ranges = routing.line_ranges(slices, jobs, 40)
+        assert ranges[0][0] == 1 and ranges[-1][1] == 40 and len(ranges) == jobs
+        assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
