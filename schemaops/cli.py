@@ -7,6 +7,7 @@ parses options and calls one library function that a Python user can call too.
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 
@@ -47,6 +48,9 @@ def main() -> None:
     """Console entry point. Usage errors exit 2 (click's convention matches ours)."""
     from schemaops.raycluster import normalise_ray_flag  # a bare --ray means --ray auto
 
+    # Python's ``re`` warns about a schema pattern's ``[[`` or ``--`` (a possible future set
+    # syntax) once per pattern: noise on stderr about the user's schemas, not about their data.
+    warnings.filterwarnings("ignore", message="Possible (nested set|set )", category=FutureWarning)
     try:
         app(args=normalise_ray_flag(sys.argv[1:]))
     except KeyboardInterrupt:
