@@ -37,6 +37,12 @@ the residual names where it came from. Per node, after its children are lowered:
    ``contains``, ``minProperties``, ``not``, number bounds, ...): removed from the served
    schema and moved to the residual with the reason.
 
+``relax`` (``schemaops.lower.relax``: the ladder ``lower_registry`` climbs when the served
+schema does not compile within the cap) maps ladder steps to the reason they were taken: the
+keywords of those steps are moved to the residual with that reason (length and item bounds and
+patterns right after the enum filter; formats and integer ranges instead of being rewritten
+into a pattern or an enum).
+
 The insides of ``not``, ``if`` and ``contains`` are never rewritten: dropping a constraint
 there would tighten the schema, not relax it. Key order is kept everywhere (property order is
 generation order); a replacement keyword takes the place of the one it replaces.
@@ -55,6 +61,7 @@ from schemaops.compare.instances import validator
 from schemaops.lower.merge import ANNOTATIONS, VOCABULARY, NotExact, _eq, merge
 from schemaops.lower.patterns import JSON_ANY_NARROWS, anchored_search, format_pattern, is_anchored
 from schemaops.lower.probes import ENFORCED
+from schemaops.lower.relax import LADDER
 from schemaops.lower.residual import ResidualRule, pointer
 from schemaops.registry.model import canonical_text, content_hash
 from schemaops.strings import MISSING, ref_parts, resolve_pointer
@@ -155,10 +162,13 @@ def _cap(caps: dict[str, str], key: str) -> str:
 
 
 class _Lowerer:
-    def __init__(self, root: Any, caps: dict[str, str], backend: str) -> None:
+    def __init__(
+        self, root: Any, caps: dict[str, str], backend: str, relax: dict[str, str] | None = None
+    ) -> None:
         self.root = root
         self.caps = caps
         self.backend = backend
+        self.relax = dict(relax or {})
         self.rewrites: list[Rewrite] = []
         self.residual: list[ResidualRule] = []
         self.memo: dict[str, Any] = {}
@@ -239,6 +249,7 @@ class _Lowerer:
             self.if_then_else,
             self.required_unlisted,
             self.enum_filter,
+            self.relaxed,
             self.integer_range,
             self.format,
             self.pattern,
@@ -469,11 +480,28 @@ class _Lowerer:
         # a keyword the backend named in a compile error (see ``refine``)
         return f"keyword.{kw}" if f"keyword.{kw}" in self.caps else None
 
+    def relaxed(self, out: dict, parts: list) -> None:
+        """The ladder steps that move plain keywords (``relax``): string length bounds, array
+        item bounds, patterns; each moved keyword is a residual rule with the step's reason."""
+        for step in _PLAIN_STEPS:
+            why = self.relax.get(step.key)
+            if why is None:
+                continue
+            for kw in step.keywords:
+                if kw in out and (kw != "pattern" or isinstance(out[kw], str)):
+                    self.move(out, parts, kw, why)
+
     def integer_range(self, out: dict, parts: list) -> None:
         if out.get("type") != "integer" or "enum" in out or "const" in out:
             return
         present = [k for k in _NUMERIC if k in out]
         if not present or all(self.enforced(f"integer.{k}") for k in present):
+            return
+        why = self.relax.get("integer.enum")
+        if why is not None:  # ladder: the bounds the backend ignores go to the residual
+            for k in present:
+                if not self.enforced(f"integer.{k}"):
+                    self.move(out, parts, k, why)
             return
         if not self.enforced("enum.integer"):
             return
@@ -512,6 +540,10 @@ class _Lowerer:
             self.move(out, parts, "format", reason)
             return
         pat, narrower = found
+        why = self.relax.get("format.pattern") or self.relax.get("pattern")
+        if why is not None:  # ladder: the format is the application's to check
+            self.move(out, parts, "format", why)
+            return
         if "pattern" in out:
             reason = f"{self.why('format.' + fmt, 'format')}; the node already has a pattern"
             self.move(out, parts, "format", reason)
@@ -722,9 +754,18 @@ def refine(caps: dict[str, str], error: str) -> dict[str, str] | None:
     return new if new != caps else None
 
 
-def lower_schema(original: Any, caps: dict[str, str], backend: str) -> Lowered:
-    """Lower one (bundled) schema for ``backend`` given its probed capabilities."""
+#: the ladder steps the ``relaxed`` pass applies (formats and integer ranges have their own)
+_PLAIN_STEPS = tuple(s for s in LADDER if s.key in ("string.length", "array.bounds", "pattern"))
+
+
+def lower_schema(
+    original: Any, caps: dict[str, str], backend: str, relax: dict[str, str] | None = None
+) -> Lowered:
+    """Lower one (bundled) schema for ``backend`` given its probed capabilities.
+
+    ``relax``: {ladder step key: reason} (``schemaops.lower.relax``), the steps taken because
+    the served schema did not compile within the cap; empty for the first lowering."""
     root = copy.deepcopy(original)
-    lw = _Lowerer(root, caps, backend)
+    lw = _Lowerer(root, caps, backend, relax)
     served = lw.node(root, [])
     return Lowered(backend, original, served, lw.rewrites, lw.residual)
