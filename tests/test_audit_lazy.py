@@ -250,7 +250,8 @@ def test_fast_check_is_compiled_only_for_schemas_with_enough_outputs(tmp_path: P
     _write(reg, "many", schema)
     _write(reg, "few", schema)
     data = tmp_path / "in.jsonl"
-    rows = [_line(i, "many", '{"n": 1}') for i in range(400)] + [_line(9, "few", '{"n": 2}')]
+    # distinct texts: a repeated one is answered from the verdict memo, not checked again
+    rows = [_line(i, "many", f'{{"n": {i}}}') for i in range(400)] + [_line(9, "few", '{"n": 2}')]
     data.write_bytes(b"\n".join(rows) + b"\n")
     for jobs in (1, 2):
         result = run_audit(str(data), AuditOptions(registry=str(reg), jobs=jobs, cache=False))

@@ -98,9 +98,11 @@ def _workload(tmp: Path) -> tuple[Path, Path]:
     return data, reg
 
 
-def _report(data: Path, reg: Path, jobs: int, records: Path) -> tuple[dict, bytes]:
+def _report(
+    data: Path, reg: Path, jobs: int, records: Path, all_errors: bool = True
+) -> tuple[dict, bytes]:
     opts = AuditOptions(registry=str(reg), jobs=jobs, records=str(records), cache=False)
-    opts.all_errors = True
+    opts.all_errors = all_errors  # on: every value is parsed (the memo is off then)
     doc = run_audit(str(data), opts).to_json()
     for key in ("elapsed_s", "jobs"):
         doc.pop(key)
@@ -165,3 +167,37 @@ def test_line_ranges_cover_every_line_once() -> None:
         ranges = routing.line_ranges(slices, jobs, 40)
         assert ranges[0][0] == 1 and ranges[-1][1] == 40 and len(ranges) == jobs
         assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+
+
+@pytest.mark.parametrize("memo_chars", [None, 40])
+def test_verdict_memo_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memo_chars: int | None
+) -> None:
+    """Repeated (schema, text) pairs are classified once: the report and every ``--records``
+    row are those of an audit without the memo, also when the memo keeps starting over."""
+    from schemaops.audit import resolver as resolver_mod
+
+    data, reg = _workload(tmp_path)
+    monkeypatch.setenv("SCHEMAOPS_AUDIT_MEMO", "0")
+    off, off_rows = _report(data, reg, 1, tmp_path / "off.jsonl", all_errors=False)
+    monkeypatch.delenv("SCHEMAOPS_AUDIT_MEMO")
+    if memo_chars is not None:
+        monkeypatch.setattr(resolver_mod, "MEMO_CHARS", memo_chars)
+    seen = []
+    real = resolver_mod.SchemaResolver.remember
+    monkeypatch.setattr(
+        resolver_mod.SchemaResolver,
+        "remember",
+        lambda self, *a: seen.append(len(self.verdicts)) or real(self, *a),
+    )
+    on, on_rows = _report(data, reg, 1, tmp_path / "on.jsonl", all_errors=False)
+    # ``schemas`` says which check each schema used: with fewer checks run, a schema may not
+    # reach FAST_AFTER outputs, so it is left out; every verdict and count is compared
+    on_schemas, off_schemas = on.pop("schemas"), off.pop("schemas")
+    assert on_schemas.keys() == off_schemas.keys()
+    assert json.dumps(on) == json.dumps(off)
+    assert on_rows == off_rows
+    if memo_chars is None:
+        assert 0 < len(seen) < on["outputs"] * 0.8  # repeats were answered from the memo
+    else:
+        assert max(seen) <= memo_chars  # it started over instead of growing

@@ -81,6 +81,9 @@ def audit_lines(
     # Outputs per source field, other than the usual "text" (counted once at the end, to keep
     # the ok path at one string comparison); failures per source are counted in _failure.
     sources: Counter = Counter()
+    # Verdicts by (checker, exact text), kept by the resolver across this process's chunks;
+    # off for --all-errors, which needs every parsed value (``SchemaResolver.remember``).
+    memo = resolver.verdicts if not opts.all_errors else None
     lineno = first_line - 1
     in_range = True
     ranged = 0  # lines of route's range (a routed worker counts only those)
@@ -128,21 +131,35 @@ def audit_lines(
             else:
                 checker = None
                 name = NO_SCHEMA
-            value, outcome = parse_output(out.text)
-            dups = None
-            if outcome is None:
-                if type(value) in (dict, list):
-                    dups = duplicate_keys(out.text, value) or None
-                    if dups is not None:
-                        tally.add_duplicate_keys(lineno)
-                try:
-                    outcome = OUTCOME_OK if checker is None else checker.check(value)
-                except Exception as exc:  # the schema, not the output: e.g. an unresolvable $ref
-                    msg = f"cannot validate against schema {name!r}: {type(exc).__name__}: {exc}"
-                    _input_error(
-                        tally, records_out, lineno, record_id(rec), msg[:300], shard, first_line
-                    )
-                    continue
+            key = (checker, out.text)
+            hit = memo.get(key) if memo is not None else None
+            if hit is not None:  # this schema has seen this exact text: the same verdict
+                outcome, dups = hit
+                value = None  # only --all-errors reads it, and that turns the memo off
+                if dups is not None:
+                    tally.add_duplicate_keys(lineno)
+            else:
+                value, outcome = parse_output(out.text)
+                dups = None
+                if outcome is None:
+                    if type(value) in (dict, list):
+                        dups = duplicate_keys(out.text, value) or None
+                        if dups is not None:
+                            tally.add_duplicate_keys(lineno)
+                    try:
+                        outcome = OUTCOME_OK if checker is None else checker.check(value)
+                    except Exception as exc:  # the schema, not the output: an unresolvable $ref
+                        msg = (
+                            f"cannot validate against schema {name!r}: {type(exc).__name__}: {exc}"
+                        )
+                        _input_error(
+                            tally, records_out, lineno, record_id(rec), msg[:300], shard, first_line
+                        )
+                        continue
+                if memo is not None and (
+                    outcome is OUTCOME_OK or not (outcome.message or "").startswith(TIMEOUT_PREFIX)
+                ):
+                    resolver.remember(key, outcome, dups)
             ok = outcome is OUTCOME_OK
             if "meta_info" in rec or "usage" in rec or "choices" in rec or "finish_reason" in rec:
                 note_length(tally.lengths, name, rec, out.record is not None)  # budget.py

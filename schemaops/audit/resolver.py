@@ -16,6 +16,8 @@ from schemaops.errors import InputError
 
 #: a registry up to this size is compiled before ``--jobs`` workers fork (they inherit it)
 PRECOMPILE_MAX = 256
+#: characters of output text the verdict memo may hold before it starts over (bounded memory)
+MEMO_CHARS = 32 << 20
 #: from this many compiled checkers on, each new one is moved out of the garbage
 #: collector's reach (``_freeze``); a small registry never needs it
 FREEZE_AFTER = 64
@@ -83,6 +85,13 @@ class SchemaResolver:
         self._registry: Any = None
         self._problems: dict[str, list[dict]] = {}
         self._cache: dict[str, SchemaChecker | None] = {}
+        # (checker, output text) -> (classification, duplicate keys): repeated outputs (a
+        # tool's usual answer, retries) are classified once per process. Deterministic, so
+        # exact; a verdict that timed out is never kept. ``SCHEMAOPS_AUDIT_MEMO=0`` turns it
+        # off (the benchmark's no-repeat figure and the differential test use that).
+        off = os.environ.get("SCHEMAOPS_AUDIT_MEMO", "").strip() == "0"
+        self.verdicts: dict[tuple, tuple] | None = None if off else {}
+        self._memo_chars = 0
         self.fixed: SchemaChecker | None = None
         if schema is not None:
             path = Path(schema)
@@ -165,6 +174,17 @@ class SchemaResolver:
         none of a large one (workers compile what their lines name, on first use)."""
         names = self.registry_names()
         return names if len(names) <= PRECOMPILE_MAX else []
+
+    def remember(self, key: tuple, outcome: Any, dups: Any) -> None:
+        """Keep a verdict; start over when the texts held pass ``MEMO_CHARS`` (flat memory)."""
+        memo = self.verdicts
+        if memo is None:
+            return
+        self._memo_chars += len(key[1])
+        if self._memo_chars > MEMO_CHARS:
+            memo.clear()
+            self._memo_chars = len(key[1])
+        memo[key] = (outcome, dups)
 
     def routes_by_schema(self) -> bool:
         """Whether ``--jobs`` workers should each own a share of the schemas (``routing.py``)
