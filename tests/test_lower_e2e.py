@@ -2,14 +2,14 @@
 ``schemaops check`` gates, the residual, and the exit codes.
 
 xgrammar compiles in milliseconds; outlines builds a token-level index per schema (seconds),
-so its shipped-registry test is marked slow, and the shipped ``tool_call`` (49 s cold on
-outlines, out of memory at 4 GiB once lowered) is left out of it.
+so its shipped-registry test is marked slow (the lowered ``tool_call`` envelope alone takes
+about 11 s to compile there, 0.8 GiB peak). A compile that runs out of memory climbs the
+relaxation ladder (``schemaops.lower.relax``): tested here with a small ``mem_mb``.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -210,19 +210,67 @@ def test_outlines_mixed_schema(tmp_path: Path) -> None:
     assert gate.passed, [p.text() for c in gate.failed for p in c.problems]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(
+    reason="outlines compiles each of the 9 served schemas twice (lower, check): ~70 s"
+)
 def test_outlines_shipped_registry(tmp_path: Path) -> None:
-    reg = tmp_path / "reg"
-    shutil.copytree(SHIPPED, reg)
-    for f in reg.glob("tool_call*.json"):
-        f.unlink()
     out = tmp_path / "served"
-    report = lower_registry(reg, "outlines", out=out, generate=5)
+    report = lower_registry(SHIPPED, "outlines", out=out, generate=5)
     assert report.passed, [c.problems for c in report.cases]
     _assert_served_folder(report, out)
     by_name = {c.name: c for c in report.cases}
+    assert len(by_name) == 9 and "tool_call" in by_name  # the envelope is served too
     assert {r.keyword for r in by_name["update_profile"].lowered.residual} == {"minProperties"}
     assert by_name["kb_search"].lowered.served["properties"]["top_k"]["enum"] == list(range(1, 11))
+    envelope = by_name["tool_call"]
+    assert envelope.result["enforcement"]["verdict"] == "enforced"
+    # served in full at the default cap: the ladder is for compiles that do not fit
+    assert envelope.relaxations == []
+    assert {(r.pointer, r.keyword) for r in envelope.lowered.residual} == {
+        ("/$defs/update_profile/properties/changes/minProperties", "minProperties"),
+        ("/$defs/common__money/properties/amount/exclusiveMinimum", "exclusiveMinimum"),
+        ("/$defs/common__money/properties/amount/maximum", "maximum"),
+    }
+    gate = run_check(out, "outlines", compile_budget_ms=120_000)
+    assert gate.passed, [p.text() for c in gate.failed for p in c.problems]
+
+
+NOTE = {
+    "title": "note",
+    "type": "object",
+    "properties": {
+        "kind": {"type": "string", "enum": ["memo", "todo"]},
+        "text": {"type": "string", "minLength": 1, "maxLength": 400},
+    },
+    "required": ["kind", "text"],
+    "additionalProperties": False,
+}
+NOTE_EXAMPLES = {
+    "valid": [{"kind": "memo", "text": "call back"}],
+    "invalid": [{"kind": "memo", "text": ""}, {"kind": "idea", "text": "x"}],
+}
+
+
+def test_outlines_compile_out_of_memory_climbs_the_ladder(tmp_path: Path) -> None:
+    """A maxLength of 400 costs outlines ~0.9 GiB of index (about 2.2 MiB a unit); under a
+    64 MiB cap the exact served schema runs out of memory, and the first ladder step (string
+    length bounds to the residual) compiles. Without the ladder ``lower`` exits 1 here."""
+    reg = _registry(tmp_path, {"note": (NOTE, NOTE_EXAMPLES)})
+    out = tmp_path / "served"
+    report = lower_registry(reg, "outlines", out=out, generate=5, mem_mb=64)
+    (case,) = report.cases
+    assert report.passed, case.problems
+    _assert_served_folder(report, out)
+    (rel,) = case.relaxations
+    assert (rel.step, rel.trigger, rel.status) == ("string.length", "oom", "ok")
+    assert rel.moved == ["/properties/text/minLength", "/properties/text/maxLength"]
+    assert case.lowered.served["properties"]["text"] == {"type": "string"}
+    for rule in case.lowered.residual:
+        assert rule.reason.startswith("relaxed for compile") and "(oom" in rule.reason
+    assert case.invalid_residual == [{"kind": "memo", "text": ""}]  # the app checks minLength
+    assert case.diff is not None and case.diff.ok and case.diff.residual_flagged > 0
+    doc = json.loads((out / ".lower" / "note.json").read_text())
+    assert doc["relaxations"][0]["step"] == "string.length"  # in the --json case too
     gate = run_check(out, "outlines", compile_budget_ms=120_000)
     assert gate.passed, [p.text() for c in gate.failed for p in c.problems]
 

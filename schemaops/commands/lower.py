@@ -36,6 +36,12 @@ def lower_cmd(
     ),
     tokenizer: str = typer.Option("qwen2.5", "--tokenizer", help="Tokenizer of the model."),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds per served compile."),
+    mem_mb: int = typer.Option(
+        4096,
+        "--mem-mb",
+        help="Memory cap per compile worker (MiB); a served schema past it or --timeout "
+        "climbs the relaxation ladder.",
+    ),
     generate: int = typer.Option(
         25, "--generate", help="Instances generated per schema and side for the differential."
     ),
@@ -60,6 +66,7 @@ def lower_cmd(
         timeout_s=timeout,
         generate=generate,
         progress=None if quiet else progress,
+        mem_mb=mem_mb,
     )
     if json_out:
         emit_json(report.to_dict())

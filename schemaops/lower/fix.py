@@ -155,5 +155,6 @@ def fix_registry(
         timeout_s=lower_timeout_s,
         generate=generate,
         progress=lower_progress,
+        mem_mb=check_opts.get("mem_mb"),
     )
     return FixReport(before, lowered, gate(outp), str(outp))

@@ -1,5 +1,6 @@
 """Plain-text rendering of a ``LowerReport``: per schema, the served hash and wire string,
-the rewrites with their exactness, and the residual the application must check."""
+the rewrites with their exactness, the relaxation ladder's steps taken, and the residual the
+application must check."""
 
 from __future__ import annotations
 
@@ -51,6 +52,11 @@ def print_lower(report: LowerReport, file: TextIO | None = None) -> None:
                 continue
             tag = "exact" if r["exact"] else "NARROWER"
             w(f"  rewrite {r['rule']} at {r['pointer'] or '/'} ({tag})\n")
+        for rel in d["relaxations"]:
+            w(
+                f"  relaxation {rel['step']}: compile {rel['trigger']} -> {rel['status']}; "
+                f"{len(rel['moved'])} constraint(s) moved to the residual ({rel['what']})\n"
+            )
         if d["residual"]:
             w("  residual (check after decoding):\n")
             for r in d["residual"]:

@@ -8,6 +8,11 @@ Per schema: probe the backend's keywords (``probes``), rewrite (``passes``), the
    valid and the walked invalid examples gives ``enforced``;
 3. the differential check of ``prove`` (generated instances on both schemas plus mutations).
 
+A served schema whose compile ends in ``timeout`` or ``oom`` (past ``timeout_s`` or
+``mem_mb``) climbs the relaxation ladder (``relax``): the most compile-expensive constraints
+move into the residual one class at a time, and the schema is lowered and measured again
+until it compiles; each step taken is a ``Relaxation`` in the case (``relaxations``).
+
 With ``engine`` (``sglang`` or ``vllm``, configured with the backend) the engine's own
 refusals are applied before the rewrite and checked on the served document (``engine``).
 
@@ -42,6 +47,7 @@ from schemaops.lower.engine import (
 from schemaops.lower.passes import Lowered, lower_schema, refine
 from schemaops.lower.probes import probe_backend
 from schemaops.lower.prove import INSTANCE_TIMEOUT_S, Differential, differential
+from schemaops.lower.relax import LADDER, TRIGGERS, Relaxation, reason
 from schemaops.lower.residual import check_residual
 from schemaops.registry.model import canonical_text, content_hash
 from schemaops.watchdog import WatchdogTimeout, armed, watched
@@ -68,6 +74,7 @@ class LowerCase:
     problems: list[str] = field(default_factory=list)
     doc: Any = None  # what is served: the lowered schema with x-schemaops-lowered-from
     engine: dict[str, Any] | None = None  # with --engine: route, request path, key string
+    relaxations: list[Relaxation] = field(default_factory=list)  # ladder steps taken
 
     @property
     def wire(self) -> str:
@@ -107,6 +114,7 @@ class LowerCase:
                 "verdict": enf.get("verdict"),
                 "error": self.result.get("error"),
             },
+            "relaxations": [r.to_dict() for r in self.relaxations],
             "differential": self.diff.to_dict() if self.diff else None,
             "engine": self.engine,
             "problems": self.problems,
@@ -199,10 +207,13 @@ def _judge_result(case: LowerCase, result: dict[str, Any]) -> None:
     verdict = enf.get("verdict")
     if status != "ok":
         err = str(result.get("error") or "").strip().splitlines()
+        tried = ", ".join(r.step for r in case.relaxations)
         case.problems.append(
             f"the served schema does not compile on {case.lowered.backend} ({status}"
             + (f": {err[0][:200]}" if err else "")
             + ")"
+            + (f" after the relaxation ladder ({tried})" if tried else "")
+            + (" and no relaxation ladder step applies" if status in TRIGGERS and not tried else "")
         )
     elif verdict not in ("enforced", "unchecked"):
         kws = sorted(k for k, v in (enf.get("keywords") or {}).items() if v.get("ignored"))
@@ -249,6 +260,7 @@ def lower_registry(
     timeout_s: float = 120.0,
     generate: int = 25,
     progress: Callable[[str], None] | None = None,
+    mem_mb: int | None = None,
 ) -> LowerReport:
     """Lower (all or one ``name`` of) ``registry`` for ``backend``; see module doc.
 
@@ -256,8 +268,10 @@ def lower_registry(
     ``generate`` is the number of instances generated per schema and side for the
     differential check (0 skips it). ``names`` lowers several named schemas (``check
     --fix`` passes the failing ones); ``engine`` is ``sglang`` or ``vllm`` (see ``engine``).
+    ``mem_mb`` is the compile worker's memory cap (compare's, 4096 MiB by default): a served
+    schema that runs past it, or past ``timeout_s``, climbs the relaxation ladder.
     """
-    from schemaops.compare.run import Item, measure_items, parse_backends
+    from schemaops.compare.run import DEFAULT_MEM_MB, Item, measure_items, parse_backends
     from schemaops.registry import RegistryError, load_registry
 
     backends = parse_backends(backend)
@@ -266,6 +280,9 @@ def lower_registry(
     b = backends[0]
     if generate < 0 or timeout_s <= 0:
         raise InputError("--generate must be >= 0 and --timeout > 0")
+    mem = DEFAULT_MEM_MB if mem_mb is None else mem_mb
+    if mem <= 0:
+        raise InputError("--mem-mb must be > 0")
     root = Path(registry)
     if out is not None:
         outp = Path(out)
@@ -284,17 +301,16 @@ def lower_registry(
     if target is not None:
         caps = engine_caps(caps, target)
 
-    def make(s: Any, caps_: dict[str, str]) -> LowerCase:
-        case = LowerCase(s.name, lower_schema(s.bundled(), caps_, b), s.hash)
+    def make(s: Any, caps_: dict[str, str], relax: dict[str, str] | None = None) -> LowerCase:
+        case = LowerCase(s.name, lower_schema(s.bundled(), caps_, b, relax), s.hash)
         _split_examples(case, list(s.valid), list(s.invalid))
         case.doc = served_document(s, case.lowered)
         return case
 
     def measure(cs: list[LowerCase]) -> dict[str, dict[str, Any]]:
         items = [Item(c.name, c.wire, c.valid, c.invalid_walked) for c in cs]
-        return {
-            str(r["schema"]): r for r in measure_items(items, [b], tokenizer, timeout_s=timeout_s)
-        }
+        found = measure_items(items, [b], tokenizer, timeout_s=timeout_s, mem_mb=mem)
+        return {str(r["schema"]): r for r in found}
 
     cases = [make(s, caps) for s in schemas]
     if progress:
@@ -320,6 +336,7 @@ def lower_registry(
         for i, c in retry.items():
             cases[i] = c
             results[c.name] = again.get(c.name, {"status": "error", "error": "no result"})
+    _climb(schemas, cases, case_caps, results, make, measure, b, progress)
     for c in cases:
         _judge_result(c, results.get(c.name, {"status": "error", "error": "no result"}))
         if target is not None:
@@ -334,3 +351,48 @@ def lower_registry(
         if out is not None:
             _write(Path(out), c, c.doc, c.to_dict())
     return LowerReport(b, str(root), caps, cases, str(out) if out is not None else None, target)
+
+
+def _climb(
+    schemas: list[Any],
+    cases: list[LowerCase],
+    case_caps: list[dict[str, str]],
+    results: dict[str, dict[str, Any]],
+    make: Callable[..., LowerCase],
+    measure: Callable[[list[LowerCase]], dict[str, dict[str, Any]]],
+    backend: str,
+    progress: Callable[[str], None] | None,
+) -> None:
+    """The relaxation ladder (``schemaops.lower.relax``) for every case whose served compile
+    ran out of time or memory: one step at a time, for all such cases together, each lowered
+    again with the steps so far and measured again; ``cases`` and ``results`` are updated in
+    place. A step that moves nothing in a schema costs no compile."""
+    steps: list[dict[str, str]] = [{} for _ in cases]
+    for step in LADDER:
+        retry: dict[int, LowerCase] = {}
+        for i, c in enumerate(cases):
+            r = results.get(c.name) or {}
+            if r.get("status") not in TRIGGERS:
+                continue
+            steps[i] = {**steps[i], step.key: reason(step, backend, r)}
+            new = make(schemas[i], case_caps[i], steps[i])
+            before = {rule.pointer for rule in c.lowered.residual}
+            moved = [rule.pointer for rule in new.lowered.residual if rule.pointer not in before]
+            if not moved:
+                continue
+            err = str(r.get("error") or "").strip().splitlines()
+            rel = Relaxation(step.key, step.what, str(r.get("status")), err[0][:200] if err else "")
+            rel.moved = moved
+            new.relaxations = [*c.relaxations, rel]
+            retry[i] = new
+        if not retry:
+            if not any((results.get(c.name) or {}).get("status") in TRIGGERS for c in cases):
+                return
+            continue
+        if progress:
+            progress(f"relaxing {len(retry)} schema(s) that did not compile: step {step.key}")
+        again = measure(list(retry.values()))
+        for i, c in retry.items():
+            cases[i] = c
+            results[c.name] = again.get(c.name, {"status": "error", "error": "no result"})
+            c.relaxations[-1].status = results[c.name].get("status")
