@@ -65,6 +65,20 @@ def test_cold_then_warm_gives_the_same_records(tmp_path: Path) -> None:
     ]
 
 
+def test_a_warm_start_reads_a_bound_beyond_64_bits_as_an_integer(tmp_path: Path) -> None:
+    """A warm start parses the cached-clean file with orjson, which reads an integer beyond
+    64 bits as a float: 2**70 + 1 would become 2**70 and 2**70 + 1 would fail ``maximum``."""
+    reg, cdir = tmp_path / "reg", tmp_path / "cache"
+    reg.mkdir()
+    big = 2**70 + 1
+    (reg / "big.json").write_text(f'{{"type": "integer", "maximum": {big}}}', encoding="utf-8")
+    lines = [json.dumps({"id": 1, "schema": "big", "text": str(big)}).encode()]
+    cold, facts = _audit(reg, cdir, lines)
+    warm, facts = _audit(reg, cdir, lines)
+    assert facts.hits == 1
+    assert [r["category"] for r in cold] == [r["category"] for r in warm] == ["ok"]
+
+
 def test_a_changed_schema_is_checked_afresh(tmp_path: Path) -> None:
     reg, cdir = _registry(tmp_path), tmp_path / "cache"
     _audit(reg, cdir)

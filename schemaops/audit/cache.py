@@ -30,6 +30,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 FORMAT = 1  # entry layout; bump when it changes
 
 
@@ -96,8 +98,8 @@ class SchemaFacts:
             self.misses += 1
             return None
         try:
-            doc = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+            doc = orjson.loads(raw)
+        except orjson.JSONDecodeError:  # truncated, edited, not ours: rebuilt, never trusted
             doc = None
         facts = doc.get("facts") if isinstance(doc, dict) else None
         if (

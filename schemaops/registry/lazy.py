@@ -55,6 +55,10 @@ _OUTWARD = re.compile(rb'"\$(?:ref|dynamicRef|recursiveRef)"\s*:\s*"(?!#)')
 _MARKERS = (b"x-schemaops-", b'"$id"', b'"id"', b"\\u")
 
 
+#: a run of 19 digits: an integer orjson would read as a float (``_from_facts``)
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
 @dataclass
 class _File:
     """One schema file as the index sees it (nothing checked yet)."""
@@ -206,7 +210,7 @@ class LazyRegistry:
         if self.facts is not None and not outward and not clash:
             key = self.facts.key(raw, f.path, self.examples, self.timeout)
             if self.facts.get(key) is not None:
-                known = self._from_facts(f, text)
+                known = self._from_facts(f, raw, text)
                 if known is not None:
                     return known, []
         doc = _Doc(
@@ -238,11 +242,19 @@ class LazyRegistry:
             self.facts.put(key, {"clean": True})
         return s, own
 
-    def _from_facts(self, f: _File, text: str) -> Schema | None:
+    def _from_facts(self, f: _File, raw: bytes, text: str) -> Schema | None:
         """A file found clean before (same bytes and sidecar, same versions): parsed, not
         re-checked. Its name, version and draft are read from it as the loader reads them."""
         try:
-            data = json.loads(text)
+            # orjson is faster, but reads an integer beyond 64 bits as a float (a different
+            # bound): such a file goes to the stdlib, as does anything orjson refuses
+            if _LONG_DIGITS.search(raw) is None:
+                try:
+                    data = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    data = json.loads(text)
+            else:
+                data = json.loads(text)
             draft = draft_uri(draft_label(data.get("$schema") if isinstance(data, dict) else None))
         except (ValueError, RecursionError, UnknownDraft):
             return None  # the entry cannot be right for this file: check it afresh
