@@ -70,7 +70,13 @@ def _workload(tmp: Path) -> tuple[Path, Path]:
         for t in _texts(schemas[name], rng):
             lines.append(json.dumps(rec(name, t)))
     for _ in range(len(lines) // 2):  # the hot schema: ~1/3 of the lines
-        lines.append(json.dumps(rec("hot", rng.choice(['{"n": 1}', '{"n": "x"}', "{"]))))
+        text = rng.choice(['{"n": 1}', '{"n": "x"}', "{", '{"n": "a\tb"}'])
+        # the same texts with and without a finish reason: their diagnoses differ
+        # (truncated_at_max_tokens vs truncated_other), so a memo keyed by text alone fails
+        kw = rng.choice(
+            [{}, {}, {"finish_reason": "length"}, {"meta_info": {"finish_reason": "stop"}}]
+        )
+        lines.append(json.dumps(rec("hot", text, **kw)))
     for _ in range(40):  # several outputs per line, of schemas homed on different workers
         a, b, c = rng.sample(names, 3)
         lines.append(json.dumps([rec(a, "{}"), rec(b, '{"n": "x"}'), rec(c, "[")]))
@@ -197,6 +203,7 @@ def test_verdict_memo_changes_nothing(
     assert on_schemas.keys() == off_schemas.keys()
     assert json.dumps(on) == json.dumps(off)
     assert on_rows == off_rows
+    assert {"truncated_at_max_tokens", "truncated_other"} <= set(on["diagnoses"])
     if memo_chars is None:
         assert 0 < len(seen) < on["outputs"] * 0.8  # repeats were answered from the memo
     else:

@@ -103,8 +103,13 @@ def _message(rec: Any) -> dict | None:
     return None
 
 
+_CONTROL = re.compile("[\x00-\x1f]")
+
+
 def control_char_in_string(text: str) -> bool:
     """Whether a raw control character sits inside a JSON string of ``text``."""
+    if _CONTROL.search(text) is None:  # none anywhere (a scan in C): nothing to place
+        return False
     in_string = escaped = False
     for ch in text:
         if in_string:

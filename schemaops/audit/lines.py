@@ -134,7 +134,7 @@ def audit_lines(
             key = (checker, out.text)
             hit = memo.get(key) if memo is not None else None
             if hit is not None:  # this schema has seen this exact text: the same verdict
-                outcome, dups = hit
+                outcome, dups = hit[0], hit[1]
                 value = None  # only --all-errors reads it, and that turns the memo off
                 if dups is not None:
                     tally.add_duplicate_keys(lineno)
@@ -159,9 +159,13 @@ def audit_lines(
                 if memo is not None and (
                     outcome is OUTCOME_OK or not (outcome.message or "").startswith(TIMEOUT_PREFIX)
                 ):
-                    resolver.remember(key, outcome, dups)
+                    hit = [outcome, dups, None]
+                    resolver.remember(key, hit)
             ok = outcome is OUTCOME_OK
-            if "meta_info" in rec or "usage" in rec or "choices" in rec or "finish_reason" in rec:
+            plain = not (
+                "meta_info" in rec or "usage" in rec or "choices" in rec or "finish_reason" in rec
+            )
+            if not plain:
                 note_length(tally.lengths, name, rec, out.record is not None)  # budget.py
             if out.source != "text":
                 sources[out.source] += 1
@@ -170,7 +174,9 @@ def audit_lines(
                 ok_counts[name] = ok_counts.get(name, 0) + 1
             else:
                 n_fail += 1
-                _failure(tally, lineno, rec, name, outcome, out, checker, value, opts)
+                # a plain record's diagnoses depend on the text and verdict only: memoised
+                entry = hit if plain else None
+                _failure(tally, lineno, rec, name, outcome, out, checker, value, opts, entry)
                 note_run(tally.fail_runs, name, lineno, ok_counts.get(name, 0))
             # Episode and step counters, written out twice on purpose: a shared helper would
             # cost a call per line on the hot path (see the docstring).
@@ -245,8 +251,13 @@ def _failure(
     checker: Any,
     value: Any,
     opts: AuditOptions,
+    entry: list | None = None,
 ) -> None:
-    """Count one failed output: category, subtype, location, example, timeouts, all errors."""
+    """Count one failed output: category, subtype, location, example, timeouts, all errors.
+
+    ``entry``: the output's verdict-memo entry when its record has no finish reason and no
+    message (``diagnose`` then reads only the text and the verdict): its diagnoses are kept
+    there, found once."""
     text = out.text
     tally.source_failures[out.source] += 1
     tally.add_failure(
@@ -259,7 +270,14 @@ def _failure(
         outcome.message,
         text,
     )
-    tally.diagnoses.update(diagnose(rec, text, outcome))
+    if entry is None:
+        found: Any = diagnose(rec, text, outcome)
+    else:
+        found = entry[2]
+        if found is None:
+            found = entry[2] = tuple(diagnose(rec, text, outcome))
+    if found:
+        tally.diagnoses.update(found)
     if (outcome.message or "").startswith(TIMEOUT_PREFIX):
         tally.add_timeout(line)
     elif outcome.category.startswith(VIOLATION):

@@ -85,12 +85,12 @@ class SchemaResolver:
         self._registry: Any = None
         self._problems: dict[str, list[dict]] = {}
         self._cache: dict[str, SchemaChecker | None] = {}
-        # (checker, output text) -> (classification, duplicate keys): repeated outputs (a
+        # (checker, output text) -> [classification, duplicate keys, diagnoses]: repeated outputs (a
         # tool's usual answer, retries) are classified once per process. Deterministic, so
         # exact; a verdict that timed out is never kept. ``SCHEMAOPS_AUDIT_MEMO=0`` turns it
         # off (the benchmark's no-repeat figure and the differential test use that).
         off = os.environ.get("SCHEMAOPS_AUDIT_MEMO", "").strip() == "0"
-        self.verdicts: dict[tuple, tuple] | None = None if off else {}
+        self.verdicts: dict[tuple, list] | None = None if off else {}
         self._memo_chars = 0
         self.fixed: SchemaChecker | None = None
         if schema is not None:
@@ -175,8 +175,10 @@ class SchemaResolver:
         names = self.registry_names()
         return names if len(names) <= PRECOMPILE_MAX else []
 
-    def remember(self, key: tuple, outcome: Any, dups: Any) -> None:
-        """Keep a verdict; start over when the texts held pass ``MEMO_CHARS`` (flat memory)."""
+    def remember(self, key: tuple, entry: list) -> None:
+        """Keep a verdict entry ``[classification, duplicate keys, diagnoses or None]`` (the
+        diagnoses of a record without finish reason or message, filled on first failure);
+        start over when the texts held pass ``MEMO_CHARS`` (flat memory)."""
         memo = self.verdicts
         if memo is None:
             return
@@ -184,7 +186,7 @@ class SchemaResolver:
         if self._memo_chars > MEMO_CHARS:
             memo.clear()
             self._memo_chars = len(key[1])
-        memo[key] = (outcome, dups)
+        memo[key] = entry
 
     def routes_by_schema(self) -> bool:
         """Whether ``--jobs`` workers should each own a share of the schemas (``routing.py``)
