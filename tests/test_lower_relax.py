@@ -15,7 +15,7 @@ from test_lower_passes import OUTLINES
 from schemaops.compare.instances import validator
 from schemaops.lower import check_residual, lower_schema
 from schemaops.lower.prove import differential
-from schemaops.lower.relax import LADDER, TRIGGERS, reason
+from schemaops.lower.relax import LADDER, TRIGGERS, reason, triggered
 
 # one of every class the ladder moves, next to constraints no step touches
 TICKET = {
@@ -67,6 +67,10 @@ def test_the_ladder_is_the_measured_order() -> None:
         "pattern",
     ]
     assert TRIGGERS == ("timeout", "oom")
+    assert triggered(_RESULT) and triggered({"status": "timeout", "compile_ms": None})
+    # a walk that timed out after compiling, a refusal, an error: not a matter of size
+    assert not triggered({"status": "timeout", "compile_ms": 812.0})
+    assert not any(triggered({"status": s}) for s in ("ok", "unsupported", "error", "crash"))
     why = reason(LADDER[0], "outlines", _RESULT)
     assert "oom: memory allocation of 2359312 bytes failed" in why and "string.length" in why
 
@@ -122,3 +126,24 @@ def test_the_fully_relaxed_schema_passes_the_differential() -> None:
     diff = differential(lw, 10, VALID)
     assert diff.ok, diff.failures
     assert diff.residual_flagged > 0
+
+
+def test_a_compile_the_ladder_cannot_help_is_reported_precisely() -> None:
+    from schemaops.lower.relax import Relaxation
+    from schemaops.lower.run import LowerCase, _judge_result
+
+    err = "worker died after 2.0 s (killed by signal SIGABRT): memory allocation of 9 bytes failed"
+    climbed = LowerCase("ticket", lower_schema(TICKET, OUTLINES, "outlines", _steps(5)), "h")
+    climbed.relaxations = [Relaxation(s.key, s.what, "oom", err, [], "oom") for s in LADDER]
+    _judge_result(climbed, {"status": "oom", "error": err})
+    assert climbed.problems == [
+        f"the served schema does not compile on outlines (oom: {err}) after the relaxation "
+        "ladder (string.length, array.bounds, format.pattern, integer.enum, pattern)"
+    ]
+    bare = LowerCase("kind", lower_schema({"enum": ["a", "b"]}, OUTLINES, "outlines"), "h")
+    _judge_result(bare, {"status": "timeout", "error": "compile exceeded 120 s"})
+    assert bare.problems == [
+        "the served schema does not compile on outlines (timeout: compile exceeded 120 s) "
+        "and no relaxation ladder step applies"
+    ]
+    assert not bare.lowered_ok and bare.to_dict()["relaxations"] == []

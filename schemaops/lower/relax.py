@@ -4,7 +4,7 @@ A served schema can be exact and still not compile on the backend within compare
 (``--timeout`` seconds, 4 GiB above the worker's start-up size): outlines builds a
 token-level index whose size grows with the number of regex states, and some constraints
 cost far more states than others. When the served schema's compile ends in ``timeout`` or
-``oom`` (``TRIGGERS``), ``lower_registry`` climbs this ladder: each step moves one class of
+``oom`` (``triggered``), ``lower_registry`` climbs this ladder: each step moves one class of
 constraints from the served schema into the residual (with the trigger in each rule's
 reason), and the schema is lowered, compiled, walked and proven again; the climb stops at the
 first step that compiles. Steps are cumulative and a step that finds nothing of its class in
@@ -31,6 +31,14 @@ from schemaops.compare.model import OOM, TIMEOUT
 
 #: compile statuses that start the ladder (a refusal or an error is not a matter of size)
 TRIGGERS = (TIMEOUT, OOM)
+
+
+def triggered(result: dict[str, Any]) -> bool:
+    """Whether a compare result starts (or continues) the ladder: out of memory, or out of
+    time before the compile finished (a walk that times out after compiling is not a matter
+    of the grammar's size)."""
+    status = result.get("status")
+    return status == OOM or (status == TIMEOUT and result.get("compile_ms") is None)
 
 
 @dataclass(frozen=True)

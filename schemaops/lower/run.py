@@ -47,7 +47,7 @@ from schemaops.lower.engine import (
 from schemaops.lower.passes import Lowered, lower_schema, refine
 from schemaops.lower.probes import probe_backend
 from schemaops.lower.prove import INSTANCE_TIMEOUT_S, Differential, differential
-from schemaops.lower.relax import LADDER, TRIGGERS, Relaxation, reason
+from schemaops.lower.relax import LADDER, Relaxation, reason, triggered
 from schemaops.lower.residual import check_residual
 from schemaops.registry.model import canonical_text, content_hash
 from schemaops.watchdog import WatchdogTimeout, armed, watched
@@ -213,7 +213,7 @@ def _judge_result(case: LowerCase, result: dict[str, Any]) -> None:
             + (f": {err[0][:200]}" if err else "")
             + ")"
             + (f" after the relaxation ladder ({tried})" if tried else "")
-            + (" and no relaxation ladder step applies" if status in TRIGGERS and not tried else "")
+            + (" and no relaxation ladder step applies" if triggered(result) and not tried else "")
         )
     elif verdict not in ("enforced", "unchecked"):
         kws = sorted(k for k, v in (enf.get("keywords") or {}).items() if v.get("ignored"))
@@ -372,7 +372,7 @@ def _climb(
         retry: dict[int, LowerCase] = {}
         for i, c in enumerate(cases):
             r = results.get(c.name) or {}
-            if r.get("status") not in TRIGGERS:
+            if not triggered(r):
                 continue
             steps[i] = {**steps[i], step.key: reason(step, backend, r)}
             new = make(schemas[i], case_caps[i], steps[i])
@@ -386,7 +386,7 @@ def _climb(
             new.relaxations = [*c.relaxations, rel]
             retry[i] = new
         if not retry:
-            if not any((results.get(c.name) or {}).get("status") in TRIGGERS for c in cases):
+            if not any(triggered(results.get(c.name) or {}) for c in cases):
                 return
             continue
         if progress:
