@@ -224,13 +224,18 @@ def test_outlines_shipped_registry(tmp_path: Path) -> None:
     assert by_name["kb_search"].lowered.served["properties"]["top_k"]["enum"] == list(range(1, 11))
     envelope = by_name["tool_call"]
     assert envelope.result["enforcement"]["verdict"] == "enforced"
-    # served in full at the default cap: the ladder is for compiles that do not fit
-    assert envelope.relaxations == []
-    assert {(r.pointer, r.keyword) for r in envelope.lowered.residual} == {
+    # served in full at the default cap (~12 s, +0.6 GiB on 2 idle cores); only a machine
+    # over ten times slower would time out and climb the ladder, which must then say so
+    unrelaxed = {
         ("/$defs/update_profile/properties/changes/minProperties", "minProperties"),
         ("/$defs/common__money/properties/amount/exclusiveMinimum", "exclusiveMinimum"),
         ("/$defs/common__money/properties/amount/maximum", "maximum"),
     }
+    rules = {(r.pointer, r.keyword): r.reason for r in envelope.lowered.residual}
+    assert unrelaxed <= set(rules)
+    moved = {p for rel in envelope.relaxations for p in rel.moved}
+    assert {p for p, _ in set(rules) - unrelaxed} == moved
+    assert all(rules[k].startswith("relaxed for compile") for k in set(rules) - unrelaxed)
     gate = run_check(out, "outlines", compile_budget_ms=120_000)
     assert gate.passed, [p.text() for c in gate.failed for p in c.problems]
 
@@ -288,3 +293,4 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     same = _cli("lower", "--backend", "xgrammar", "--out", str(SHIPPED), "-q")
     assert same.returncode == 2 and "must not be the registry" in same.stderr
     assert _cli("lower", "--backend", "nope").returncode == 2
+    assert _cli("lower", "--backend", "xgrammar", "--mem-mb", "0", "-q").returncode == 2
