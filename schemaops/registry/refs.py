@@ -220,6 +220,9 @@ def check_refs(entry: Entry, registry: referencing.Registry) -> RefReport:
     """Resolve every ``$ref`` of one document and find ref cycles that cannot terminate."""
     problems: list[tuple[str, str, str]] = []
     external = False
+    # (base, $ref) -> (target contents, target URI): the cycle search below follows the same
+    # refs again, often many times (one walk per starting $ref); each is looked up once
+    resolved: dict[tuple[str, str], tuple[Any, str]] = {}
     own = {entry.base}
     nodes: list[tuple[dict, list, str]] = list(
         iter_subschemas(entry.contents, entry.base, entry.label)
@@ -233,7 +236,9 @@ def check_refs(entry: Entry, registry: referencing.Registry) -> RefReport:
                 continue
             url = split_target(base, ref)[0]
             try:
-                registry.resolver(base).lookup(ref)
+                found = registry.resolver(base).lookup(ref)
+                if kw == "$ref":
+                    resolved[(base, ref)] = (found.contents, url)
             except referencing.exceptions.Unresolvable as exc:
                 kind, reason = _classify(exc, ref, url)
                 problems.append((pointer([*parts, kw]), kind, reason))
@@ -244,21 +249,30 @@ def check_refs(entry: Entry, registry: referencing.Registry) -> RefReport:
                 continue
             if kw == "$ref" and url not in own:
                 external = True
-    problems.extend(_cycles(nodes, registry, entry.label))
+    problems.extend(_cycles(nodes, registry, entry.label, resolved))
     return RefReport(problems, external)
 
 
-def _inplace(node: dict, base: str, registry: referencing.Registry, label: str):
+def _inplace(
+    node: dict,
+    base: str,
+    registry: referencing.Registry,
+    label: str,
+    resolved: dict[tuple[str, str], tuple[Any, str]],
+):
     """Subschemas applied to the *same* instance location as ``node`` (no input consumed)."""
     out: list[tuple[Any, str, str]] = []  # (contents, base, how)
     ref = node.get("$ref")
     if isinstance(ref, str):
-        try:
-            resolved = registry.resolver(base).lookup(ref)
-            target = split_target(base, ref)[0]
-            out.append((resolved.contents, target, f"$ref {ref}"))
-        except Exception:  # unresolvable refs are reported by check_refs
-            pass
+        hit = resolved.get((base, ref))
+        if hit is None:
+            try:
+                found = registry.resolver(base).lookup(ref)
+                hit = resolved[(base, ref)] = (found.contents, split_target(base, ref)[0])
+            except Exception:  # unresolvable refs are reported by check_refs
+                pass
+        if hit is not None:
+            out.append((hit[0], hit[1], f"$ref {ref}"))
         if label in _OLD:
             return out
     for kw in _INPLACE_MANY:
@@ -270,7 +284,7 @@ def _inplace(node: dict, base: str, registry: referencing.Registry, label: str):
     return out
 
 
-def _cycles(nodes, registry, label) -> list[tuple[str, str, str]]:
+def _cycles(nodes, registry, label, resolved=None) -> list[tuple[str, str, str]]:
     """Cycles of in-place applicators through ``$ref``: validation would never terminate.
 
     ``{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}`` (or one routed
@@ -279,6 +293,8 @@ def _cycles(nodes, registry, label) -> list[tuple[str, str, str]]:
     """
     out: list[tuple[str, str, str]] = []
     done: set[int] = set()
+    if resolved is None:
+        resolved = {}
     for start, parts, base in nodes:
         if "$ref" not in start or id(start) in done:
             continue
@@ -306,6 +322,6 @@ def _cycles(nodes, registry, label) -> list[tuple[str, str, str]]:
             on_path[id(node)] = len(path)
             path.append(how)
             stack.append((node, nbase, how, True))
-            for child, cbase, chow in _inplace(node, nbase, registry, label):
+            for child, cbase, chow in _inplace(node, nbase, registry, label, resolved):
                 stack.append((child, cbase, chow, False))
     return out
