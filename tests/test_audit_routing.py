@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -208,3 +209,29 @@ def test_verdict_memo_changes_nothing(
         assert 0 < len(seen) < on["outputs"] * 0.8  # repeats were answered from the memo
     else:
         assert max(seen) <= memo_chars  # it started over instead of growing
+
+
+@pytest.mark.parametrize("route", ["schema", "range"])
+def test_a_worker_killed_mid_run_is_exit_2_with_no_parts_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: str
+) -> None:
+    """A worker killed (the OOM killer's SIGKILL, sent here by the worker to itself: the
+    kill is real, its timing made certain) is an explained exit 2, never a traceback or exit
+    1 (a failed gate), and the ``--records`` parts are removed."""
+    from schemaops.audit import parallel
+    from schemaops.errors import SchemaopsError
+
+    data, reg = _workload(tmp_path)
+    monkeypatch.setenv("SCHEMAOPS_AUDIT_ROUTE", route)
+    monkeypatch.setattr(routing if route == "schema" else parallel, "_work", _die)
+    records = tmp_path / "rows.jsonl"
+    opts = AuditOptions(registry=str(reg), jobs=2, records=str(records), cache=False)
+    with pytest.raises(SchemaopsError) as err:
+        run_audit(str(data), opts)
+    assert err.value.exit_code == 2 and "worker process died" in str(err.value)
+    assert not list(tmp_path.glob("rows.jsonl.part*"))
+
+
+def _die(args: tuple) -> None:
+    """A worker task that is killed as the OOM killer kills (module level: pickled by name)."""
+    os.kill(os.getpid(), signal.SIGKILL)

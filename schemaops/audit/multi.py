@@ -21,11 +21,9 @@ processes and in Ray tasks (``ray_audit.py``), and every runner merges the same
 from __future__ import annotations
 
 import io
-import multiprocessing as mp
 import re
 import time
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -253,11 +251,12 @@ def _pool_task(args: tuple) -> ShardRun:
 def run_pool(shards: list[Shard], opts: AuditOptions, jobs: int) -> tuple[Tally, ShardsSummary]:
     """``--jobs N`` over shards: one shard per task, merged in shard order."""
     total, summary = Tally(), ShardsSummary(len(shards))
-    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    from schemaops.audit.parallel import worker_pool
+
     args = [(s.name, i, opts) for i, s in enumerate(shards)]
     rec_out = _open_out(opts.records) if opts.records else None
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method)) as pool:
+        with worker_pool(jobs) as pool:
             merge_in_order(total, summary, pool.map(_pool_task, args), rec_out)
     finally:
         if rec_out is not None:

@@ -12,7 +12,10 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import shutil
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,32 @@ from schemaops.watchdog import armed
 
 MAX_SLICE = 16 << 20
 READ_BLOCK = 8 << 20
+
+
+@contextmanager
+def worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+    """``jobs`` worker processes (forked where the platform can). A worker that dies (killed,
+    out of memory) is a bounded, explained failure, exit 2: not a traceback, and never exit
+    1, which says a gate failed."""
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method)) as pool:
+            yield pool
+    except BrokenProcessPool:
+        raise SchemaopsError(
+            "an audit worker process died (killed, or out of memory?): no report was made;"
+            " run again, with fewer --jobs or more memory"
+        ) from None
+
+
+def remove_parts(parts: list[Any]) -> None:
+    """Delete the ``--records`` part files a failed run leaves (missing ones are fine)."""
+    for part in parts:
+        if part:
+            try:
+                os.unlink(part)
+            except OSError:
+                pass
 
 
 def can_split(path: str) -> bool:
@@ -151,12 +180,14 @@ def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally
     args = [
         (path, s, e, first, opts, part) for (s, e, first), part in zip(cuts, parts, strict=False)
     ]
-    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     total = Tally()
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method)) as pool:
+        with worker_pool(jobs) as pool:
             for tally in pool.map(_work, args):
                 total.merge(tally)
+    except BaseException:
+        remove_parts(parts)
+        raise
     finally:
         _RESOLVER.clear()
     if records:

@@ -27,12 +27,10 @@ The merge is exact, equal to one process:
 from __future__ import annotations
 
 import heapq
-import multiprocessing as mp
 import os
 import zlib
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from typing import IO, Any
 
 import orjson
@@ -168,10 +166,12 @@ def run_routed(path: str, opts: Any, jobs: int, resolver: Any) -> Tally:
     ]
     parallel._RESOLVER.clear()
     parallel._RESOLVER.append(resolver)  # forked workers share the registry index
-    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method)) as pool:
+        with parallel.worker_pool(jobs) as pool:
             tallies = list(pool.map(_work, args))
+    except BaseException:
+        parallel.remove_parts(parts)
+        raise
     finally:
         parallel._RESOLVER.clear()
     total = merge_routed(tallies)
