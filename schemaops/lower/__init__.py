@@ -11,22 +11,27 @@ Public API::
 - ``check_residual(original, rules, instance) -> ResidualCheck``: the application's check
   after decoding (``residual``);
 - ``lower_registry(registry, backend, out=...) -> LowerReport``: lower, prove (compile, walk,
-  differential) and write a served registry folder (``run``).
+  differential) and write a served registry folder (``run``); a served schema that runs out
+  of time or memory compiling climbs the relaxation ladder (``relax``: ``LADDER``, each step
+  taken a ``Relaxation`` in its case).
 """
 
 from schemaops.lower.passes import Lowered, Rewrite, lower_schema
 from schemaops.lower.probes import PROBES, probe_backend
 from schemaops.lower.prove import Differential, differential
+from schemaops.lower.relax import LADDER, Relaxation
 from schemaops.lower.residual import ResidualCheck, ResidualRule, check_residual
 from schemaops.lower.run import LOWERED_FROM, LowerCase, LowerReport, lower_registry
 
 __all__ = [
+    "LADDER",
     "LOWERED_FROM",
     "PROBES",
     "Differential",
     "LowerCase",
     "LowerReport",
     "Lowered",
+    "Relaxation",
     "ResidualCheck",
     "ResidualRule",
     "Rewrite",
