@@ -235,3 +235,24 @@ def test_a_worker_killed_mid_run_is_exit_2_with_no_parts_left(
 def _die(args: tuple) -> None:
     """A worker task that is killed as the OOM killer kills (module level: pickled by name)."""
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_hot_schemas_are_sampled_over_the_whole_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema that dominates only the second half of a log is still found hot (sampled in
+    windows spread over the file), and a rare one is not."""
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    for name in ("early", "late", "rare"):
+        (reg / f"{name}.json").write_text('{"type": "object"}', encoding="utf-8")
+    rows = [{"schema": "early", "text": "{}"}] * 2000 + [{"schema": "late", "text": "{}"}] * 2000
+    rows.insert(10, {"schema": "rare", "text": "{}"})
+    data = tmp_path / "log.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    monkeypatch.setattr(routing, "SAMPLE_BYTES", 8192)  # the file is ~120 KB: windows
+    resolver = SchemaResolver(None, reg, cache=False)
+    hot = routing.hot_schemas(str(data), AuditOptions(registry=str(reg)), resolver, 2)
+    assert hot == {"early", "late"}
+    monkeypatch.setattr(routing, "SAMPLE_BYTES", 1 << 20)  # the whole file in one read
+    assert routing.hot_schemas(str(data), AuditOptions(registry=str(reg)), resolver, 2) == hot

@@ -9,7 +9,7 @@ and compiled once in the whole run.
 
 Every worker reads the whole file, but only parses the record envelope of a line it does not
 own (the output's text is parsed and validated by the owner alone). A schema that holds a large
-share of the outputs (``hot``, seen in a sample of the file's head) would make its home worker
+share of the outputs (``hot``, seen in a sample spread over the file) would make its home worker
 the bottleneck, so its outputs are split by line range instead, like ``parallel.py``'s byte
 ranges: worker k audits the hot schemas' outputs, the schema-less outputs, the unusable lines
 and the line count of the k-th line range.
@@ -46,8 +46,9 @@ from schemaops.audit.stats import (
 from schemaops.jsonl import bounded_lines
 from schemaops.watchdog import armed
 
-#: bytes of the file's head read to find the hot schemas
+#: bytes of the file read to find the hot schemas, in windows spread over it
 SAMPLE_BYTES = 4 << 20
+SAMPLE_WINDOWS = 4
 #: a schema with at least this share of a worker's fair load (1/N) in the sample is hot
 HOT_SHARE = 0.25
 
@@ -87,16 +88,29 @@ class KeyedRows:
 
 
 def hot_schemas(path: str, opts: Any, resolver: Any, jobs: int) -> frozenset[str]:
-    """Schemas holding at least ``HOT_SHARE / jobs`` of the outputs in the file's head."""
+    """Schemas holding at least ``HOT_SHARE / jobs`` of the outputs in a sample of the file
+    (four 1 MiB windows at its start, quarter, middle and three quarters)."""
     from schemaops.audit.lines import _tool_schema
 
     counts: Counter = Counter()
     pick = _tool_schema(resolver)
+    lines: list[bytes] = []
+    size = os.path.getsize(path)
+    if size <= SAMPLE_BYTES:
+        windows = [(0, size + 1)]  # the whole file
+    else:  # spread over the file: a schema that is hot only later counts too
+        each = SAMPLE_BYTES // SAMPLE_WINDOWS
+        windows = [(size * i // SAMPLE_WINDOWS, each) for i in range(SAMPLE_WINDOWS)]
     with open(path, "rb") as fh:
-        head = fh.read(SAMPLE_BYTES)
-    lines = head.split(b"\n")
-    if len(head) == SAMPLE_BYTES:
-        lines.pop()  # cut mid-line
+        for start, length in windows:
+            fh.seek(start)
+            block = fh.read(length)
+            part = block.split(b"\n")
+            if start > 0:
+                part = part[1:]  # starts mid-line
+            if len(block) == length:
+                part = part[:-1]  # ends mid-line
+            lines += part
     for raw in lines:
         try:
             rec = orjson.loads(raw)
