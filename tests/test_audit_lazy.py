@@ -62,9 +62,10 @@ def test_lazy_equals_eager_on_a_jsonschemabench_sample(tmp_path: Path) -> None:
     bench = _bench()
     rows = []
     for f in sorted(JSB.glob("*.jsonl")):
-        for line in f.open(encoding="utf-8"):
-            d = json.loads(line)
-            rows.append((f.stem, d["unique_id"], d["json_schema"]))
+        with f.open(encoding="utf-8") as fh:
+            for line in fh:
+                d = json.loads(line)
+                rows.append((f.stem, d["unique_id"], d["json_schema"]))
     rng = random.Random(1515)
     reg = tmp_path / "reg"
     reg.mkdir()
