@@ -117,6 +117,9 @@ def test_gates_exit_codes(monkeypatch: pytest.MonkeyPatch) -> None:
     assert run(f, "--steps", "x").exit_code == 2
     assert run(f, "--schema", "no_such_schema").exit_code == 2
     assert run(f, "--registry", "nowhere").exit_code == 2
+    dash = run(f, "--records", "-")  # not a file named '-' beside the report
+    assert dash.exit_code == 2 and "file path" in dash.stderr
+    assert not (REPO / "-").exists()
 
 
 def test_input_errors_have_line_numbers_and_are_excluded(tmp_path: Path, reg: Path) -> None:

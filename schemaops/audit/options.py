@@ -53,3 +53,8 @@ class AuditOptions:
                 raise InputError(f"{flag} must be between 0 and 1, got {value}")
         if self.target == 0:
             raise InputError("--target must be above 0")
+        if self.records is not None and self.records.strip() in ("", "-"):
+            # not stdout: the rows would interleave with the report printed there
+            raise InputError(
+                f"--records needs a file path, got {self.records!r} (stdout carries the report)"
+            )
