@@ -277,6 +277,7 @@ def test_reports_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     ):
         assert key in doc
     assert doc["all_errors"]["enum"] >= 61 and doc["target"]["required_p"]["20"] > 0.997
+    assert doc["all_errors_incomplete"] == 0
     assert len(rec.read_text().splitlines()) == 5000
     row = json.loads(rec.read_text().splitlines()[0])
     assert set(row) >= {"line", "id", "category", "subtype", "path", "message"}
@@ -416,3 +417,30 @@ def test_jobs_keep_global_line_numbers(tmp_path: Path) -> None:
     assert [e["line"] for e in one["input_error_lines"]] == expected
     assert two["input_error_lines"] == one["input_error_lines"]
     assert two["examples"] == one["examples"] and two["categories"] == one["categories"]
+
+
+def test_all_errors_says_when_a_count_was_cut_short(tmp_path: Path) -> None:
+    """The verdict (``required``) comes back at once: the closure check skips the 200,000 valid
+    items. Counting every violation walks them all in jsonschema, which the watchdog stops
+    (a ``pattern`` makes the schema a watched one): the report says the count was cut short
+    instead of showing a silently short count."""
+    schema = {
+        "type": "object",
+        "required": ["must"],
+        "properties": {
+            "rows": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"n": {"type": "integer"}}},
+            },
+            "tag": {"type": "string", "pattern": "^x"},
+        },
+    }
+    (tmp_path / "s.json").write_text(json.dumps(schema), encoding="utf-8")
+    text = json.dumps({"rows": [{"n": i} for i in range(200_000)]})
+    data = tmp_path / "in.jsonl"
+    data.write_text(json.dumps({"id": 1, "text": text}) + "\n", encoding="utf-8")
+    opts = AuditOptions(schema=str(tmp_path / "s.json"), all_errors=True, timeout=1.0)
+    doc = run_audit(str(data), opts).to_json()
+    assert doc["categories"]["schema_violation:required"] == 1  # the verdict was in time
+    assert doc["all_errors_incomplete"] == 1
+    assert doc["all_errors"] == {"required": 1}  # what was counted before the cut is kept

@@ -282,7 +282,10 @@ def _failure(
         tally.add_timeout(line)
     elif outcome.category.startswith(VIOLATION):
         if opts.all_errors and checker is not None:
-            tally.all_errors.update(checker.all_errors(value))
+            counts, complete = checker.all_errors(value)
+            tally.all_errors.update(counts)
+            if not complete:
+                tally.all_errors_cut += 1
 
 
 def _write_record(

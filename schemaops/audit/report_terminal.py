@@ -106,7 +106,13 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
     if doc.get("all_errors"):
         con.print(
             "All violations: "
-            + visible(", ".join(f"{k} {v}" for k, v in doc["all_errors"].items())),
+            + visible(", ".join(f"{k} {v}" for k, v in doc["all_errors"].items()))
+            + (
+                f" ({doc['all_errors_incomplete']:,} output(s) counted only in part: the"
+                " validation timeout or the nesting limit stopped the count)"
+                if doc.get("all_errors_incomplete")
+                else ""
+            ),
             markup=False,
         )
     if doc["examples"]:

@@ -100,6 +100,7 @@ def to_json(result: Any) -> dict:
         }
     if opts.all_errors:
         doc["all_errors"] = dict(ranked(t.all_errors))
+        doc["all_errors_incomplete"] = t.all_errors_cut
     diagnoses = diagnoses_summary(t)
     if diagnoses:  # only when found: plain JSONL audits as before
         doc["diagnoses"] = diagnoses

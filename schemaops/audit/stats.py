@@ -81,6 +81,8 @@ class Tally:
     paths: Counter = field(default_factory=Counter)
     examples: dict[str, list[dict]] = field(default_factory=dict)
     all_errors: Counter = field(default_factory=Counter)
+    #: outputs whose --all-errors count stopped part way (timeout or recursion limit)
+    all_errors_cut: int = 0
     timeouts: list[int] = field(default_factory=list)
     timeout_count: int = 0
     duplicate_keys: int = 0  # outputs with a name repeated in one object
@@ -186,6 +188,7 @@ class Tally:
                 if len(mine) < EXAMPLES_PER_CATEGORY:
                     mine.append({**e, "line": e["line"] + line_offset})
         self.all_errors.update(other.all_errors)
+        self.all_errors_cut += other.all_errors_cut
         self.diagnoses.update(other.diagnoses)
         self.sources.update(other.sources)
         self.source_failures.update(other.source_failures)

@@ -163,16 +163,18 @@ class SchemaChecker:
             truncate(err.message, MESSAGE_LIMIT),
         )
 
-    def all_errors(self, value: Any) -> Counter:
-        """Keyword -> count of every top-level violation (for ``--all-errors``)."""
+    def all_errors(self, value: Any) -> tuple[Counter, bool]:
+        """Keyword -> count of every top-level violation (for ``--all-errors``), and whether
+        the count is complete: the watchdog or the recursion limit can stop it part way, and
+        the report then says how many outputs were counted only in part."""
         counts: Counter = Counter()
         try:
             with self._watch:
                 for err in self.validator.iter_errors(value):
                     counts[err.validator if err.validator is not None else "false"] += 1
         except (RecursionError, WatchdogTimeout):
-            pass
-        return counts
+            return counts, False
+        return counts, True
 
 
 def _too_deep() -> Classification:
