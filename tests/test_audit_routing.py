@@ -256,3 +256,30 @@ def test_hot_schemas_are_sampled_over_the_whole_file(
     assert hot == {"early", "late"}
     monkeypatch.setattr(routing, "SAMPLE_BYTES", 1 << 20)  # the whole file in one read
     assert routing.hot_schemas(str(data), AuditOptions(registry=str(reg)), resolver, 2) == hot
+
+
+def test_routed_jobs_equal_one_process_on_the_platform_workload(tmp_path: Path) -> None:
+    """The benchmark's quick workload (600 JSONSchemaBench schemas with generated valid and
+    mutated invalid outputs, 22,800 lines, built in ~10 s into ``tmp_path``): ``--jobs 2``
+    routed by schema (the registry is over 256 schemas: no override) gives one process's
+    report and ``--records``."""
+    import importlib.util
+
+    from corpus_paths import REPO
+
+    spec = importlib.util.spec_from_file_location(
+        "audit_many_schemas", REPO / "bench" / "audit_many_schemas.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    work = tmp_path / "work"
+    bench.build_workload(work, JSB, True, 20_000, 15)
+    data, reg = work / "outputs.jsonl", work / "registry"
+    assert SchemaResolver(None, reg, cache=False).routes_by_schema()
+    one, one_rows = _report(data, reg, 1, tmp_path / "one.jsonl", all_errors=False)
+    two, two_rows = _report(data, reg, 2, tmp_path / "two.jsonl", all_errors=False)
+    one_schemas, two_schemas = one.pop("schemas"), two.pop("schemas")
+    assert one_schemas.keys() == two_schemas.keys()  # which check each used may differ
+    assert json.dumps(two) == json.dumps(one)
+    assert two_rows == one_rows
+    assert one["lines"] >= 20_000 and one["categories"]["ok"] > 1000
