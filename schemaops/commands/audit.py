@@ -76,7 +76,13 @@ def audit_command(
         "--records",
         help="Write one JSON line per output/input line (with the output's source field).",
     ),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (0 = all cores)."),
+    jobs: int = typer.Option(
+        1,
+        "--jobs",
+        "-j",
+        help="Worker processes (0 = all cores): byte ranges of one file, one shard each, or,"
+        " with a registry over 256 schemas, a share of the schemas each. Same report.",
+    ),
     timeout: float = typer.Option(
         1.0,
         "--timeout",
