@@ -17,11 +17,12 @@ the folder) is reported by its problem when a record names it, instead of "unkno
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import quote_from_bytes, urldefrag, urljoin
 
 import orjson
 from jsonschema_specifications import REGISTRY as METASCHEMAS
@@ -53,6 +54,7 @@ _OUTWARD = re.compile(rb'"\$(?:ref|dynamicRef|recursiveRef)"\s*:\s*"(?!#)')
 #: bytes without any of these hold no name override, library flag or ``$id`` (a key written
 #: with ``\u`` escapes is caught by the last one)
 _MARKERS = (b"x-schemaops-", b'"$id"', b'"id"', b"\\u")
+_MARKER_RE = re.compile(b"|".join(re.escape(m) for m in _MARKERS))  # one scan, in C
 
 
 #: a run of 19 digits: an integer orjson would read as a float (``_from_facts``)
@@ -105,16 +107,21 @@ class LazyRegistry:
         if self._by_name is not None:
             return self._by_name
         root = self.root
+        depth = len(root.parts)
         files = sorted(
-            f
-            for f in root.rglob("*.json")
-            if not f.name.endswith(SIDECAR_SUFFIX)
-            and not any(part.startswith(".") for part in f.relative_to(root).parts)
+            (
+                f
+                for f in root.rglob("*.json")
+                if not f.name.endswith(SIDECAR_SUFFIX)
+                and not any(part.startswith(".") for part in f.parts[depth:])
+            ),
+            key=lambda f: f.parts,  # Path order (parts, case-sensitive), without Path.__lt__
         )
         by_name: dict[str, _File] = {}
         real_root = root.resolve()
+        root_uri = real_root.as_uri() if real_root.parent != real_root else ""  # not "/"
         for f in files:
-            entry = self._scan(f, real_root)
+            entry = self._scan(f, real_root, root_uri)
             if entry.refused is None and entry.alias_of is None:  # an alias is its target
                 self._by_uri.setdefault(entry.uri, entry)
                 if entry.id_uri is not None:
@@ -125,12 +132,18 @@ class LazyRegistry:
         self._by_name = by_name
         return by_name
 
-    def _scan(self, f: Path, real_root: Path) -> _File:
-        if f.parent == self.root and not f.is_symlink():
+    def _scan(self, f: Path, real_root: Path, root_uri: str = "") -> _File:
+        link = f.is_symlink()
+        if f.parent == self.root and not link:
             # rglob does not enter symlinked folders, so only the file itself could lead
             # out: a plain file at the top resolves to real_root/name (no path walk for
-            # each of 10,000 files)
-            outside, uri = "", (real_root / f.name).as_uri()
+            # each of 10,000 files); its URI is the root's plus the quoted name, as
+            # ``Path.as_uri`` writes it
+            outside = ""
+            if root_uri:
+                uri = f"{root_uri}/{quote_from_bytes(os.fsencode(f.name))}"
+            else:
+                uri = (real_root / f.name).as_uri()
         else:
             outside = _outside(f, self.root)
             uri = f.resolve().as_uri() if not outside else ""
@@ -142,11 +155,11 @@ class LazyRegistry:
             reason = "file name is not valid UTF-8: it cannot name a schema (rename the file)"
             entry.refused = problem(f, "", "bad_unicode", reason)
             return entry
-        if f.is_symlink():
+        if link:
             entry.alias_of = alias_target(f, self.root)
         try:
             raw = f.read_bytes()
-            if not any(m in raw for m in _MARKERS):
+            if _MARKER_RE.search(raw) is None:
                 return entry  # no name override, library flag or $id: nothing to parse for
             data = orjson.loads(raw)
         except (OSError, orjson.JSONDecodeError):
