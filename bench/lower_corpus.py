@@ -70,9 +70,18 @@ def sample(corpus: Path, per_subset: int, seed: int) -> list[tuple[str, str, Any
 def _ascii(x: Any) -> bool:
     """Printable-ASCII JSON text: hypothesis fills strings with control characters and rare
     code points, which backends' string grammars treat differently; that is not what lowering
-    changes, so such instances are left out of the evidence (``compare`` reports them)."""
-    text = json.dumps(x, ensure_ascii=False)
-    return all(" " <= ch <= "~" for ch in text)
+    changes, so such instances are left out of the evidence (``compare`` reports them).
+
+    The decoded strings (keys and values) are checked, not the JSON text: ``json.dumps``
+    writes a control character as a printable ``\\u0017`` escape even with
+    ``ensure_ascii=False``, which let such instances through as "ASCII"."""
+    if isinstance(x, str):
+        return all(" " <= ch <= "~" for ch in x)
+    if isinstance(x, dict):
+        return all(_ascii(k) and _ascii(v) for k, v in x.items())
+    if isinstance(x, list):
+        return all(_ascii(v) for v in x)
+    return True
 
 
 def evidence(schema: Any, n: int) -> tuple[list[Any], list[Any]]:
