@@ -420,10 +420,14 @@ def test_jobs_keep_global_line_numbers(tmp_path: Path) -> None:
 
 
 def test_all_errors_says_when_a_count_was_cut_short(tmp_path: Path) -> None:
-    """The verdict (``required``) comes back at once: the closure check skips the 200,000 valid
+    """The verdict (``required``) comes back at once: the closure check skips the 500,000 valid
     items. Counting every violation walks them all in jsonschema, which the watchdog stops
     (a ``pattern`` makes the schema a watched one): the report says the count was cut short
-    instead of showing a silently short count."""
+    instead of showing a silently short count.
+
+    Sized so the cut cannot be missed on a fast machine: the walk takes ~3 s here against a
+    0.2 s bound (200,000 items against 1 s once ran in under a second in CI and the test
+    failed)."""
     schema = {
         "type": "object",
         "required": ["must"],
@@ -436,10 +440,10 @@ def test_all_errors_says_when_a_count_was_cut_short(tmp_path: Path) -> None:
         },
     }
     (tmp_path / "s.json").write_text(json.dumps(schema), encoding="utf-8")
-    text = json.dumps({"rows": [{"n": i} for i in range(200_000)]})
+    text = json.dumps({"rows": [{"n": i} for i in range(500_000)]})
     data = tmp_path / "in.jsonl"
     data.write_text(json.dumps({"id": 1, "text": text}) + "\n", encoding="utf-8")
-    opts = AuditOptions(schema=str(tmp_path / "s.json"), all_errors=True, timeout=1.0)
+    opts = AuditOptions(schema=str(tmp_path / "s.json"), all_errors=True, timeout=0.2)
     doc = run_audit(str(data), opts).to_json()
     assert doc["categories"]["schema_violation:required"] == 1  # the verdict was in time
     assert doc["all_errors_incomplete"] == 1
