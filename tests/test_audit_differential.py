@@ -23,6 +23,8 @@ from jsonschema.exceptions import best_match
 
 from schemaops.audit.classify import parse_output
 from schemaops.audit.explain import explain
+from schemaops.audit.fastcheck import Unsupported
+from schemaops.audit.treecheck import compile_tree
 from schemaops.audit.validate import SchemaChecker
 from schemaops.errors import InputError
 
@@ -199,11 +201,26 @@ def _fields(err: Any) -> tuple | None:
     return None if err is None else (err.validator, list(err.absolute_path), err.message)
 
 
+def _tree_says(tree: Any, value: Any) -> bool | None:
+    """A lazy tree's answer, or None when a subtree compiled on this call cannot answer."""
+    if tree is None or tree.broken:
+        return None
+    try:
+        return tree(value)
+    except Unsupported:
+        assert tree.broken, "a lazy subtree that cannot answer marks its tree broken"
+        return None
+
+
 def _compare(schema: Any, instances: list[Any], stats: dict[str, int]) -> list[str]:
     try:
         checker = SchemaChecker("t", schema)
     except InputError:
         return []
+    # the checker's tree compiles subtrees on first use: the eager one is the reference
+    eager = compile_tree(*checker._fast_args)
+    if eager is not None and checker.tree is None:
+        return [f"lazy tree missing where the eager one compiles: {json.dumps(schema)[:200]}"]
     if checker.fast is None and checker.tree is None:
         return []
     stats["schemas"] += 1
@@ -219,9 +236,16 @@ def _compare(schema: Any, instances: list[Any], stats: dict[str, int]) -> list[s
             valid = checker.validator.is_valid(m)
             if checker.fast is not None and checker.fast(value) and not valid:
                 bad.append(f"{json.dumps(schema)[:200]} accepts {json.dumps(m)[:120]}")
-            if checker.tree is not None and checker.tree(value) and not valid:
+            lazy = _tree_says(checker.tree, value)
+            if lazy and not valid:
                 bad.append(f"tree: {json.dumps(schema)[:200]} accepts {json.dumps(m)[:120]}")
-            if checker.tree is not None and not valid:
+            if eager is not None and lazy is not None:
+                stats["lazy_vs_eager"] = stats.get("lazy_vs_eager", 0) + 1
+                if eager(value) != lazy:
+                    bad.append(
+                        f"lazy {lazy} != eager: {json.dumps(schema)[:150]} {json.dumps(m)[:80]}"
+                    )
+            if checker.tree is not None and not checker.tree.broken and not valid:
                 # explaining with valid subtrees skipped: the same best_match, field by field
                 stats["explained"] += 1
                 plain = _fields(best_match(checker.validator.iter_errors(value)))
@@ -265,3 +289,4 @@ def test_fast_path_never_accepts_what_jsonschema_rejects() -> None:
     assert not bad, f"{len(bad)} false accepts, e.g. {bad[:5]}"
     assert stats["schemas"] > 500 and stats["comparisons"] > 60_000, stats
     assert stats["explained"] > 20_000 and stats["legacy"] > 300, stats
+    assert stats["lazy_vs_eager"] > 50_000, stats

@@ -184,3 +184,41 @@ def test_explain_equals_best_match_on_the_platform_workload() -> None:
     finally:
         signal.signal(signal.SIGALRM, old)
     assert compared > 300
+
+
+def test_lazy_subtrees_compile_on_first_use_and_fall_back_exactly() -> None:
+    """A lazy tree compiles a property's subtree only when an output has that property. A
+    subtree it cannot answer exactly (``multipleOf`` is not in the subset) breaks the whole
+    tree on first use: that output and every later one get jsonschema's own verdict."""
+    from schemaops.audit.classify import parse_output
+    from schemaops.audit.fastcheck import Unsupported
+    from schemaops.audit.treecheck import compile_tree
+
+    schema = {
+        "type": "object",
+        "required": ["a"],
+        "properties": {
+            "a": {"type": "object", "properties": {"n": {"type": "integer", "maximum": 3}}},
+            "odd": {"type": "integer", "multipleOf": 7},
+        },
+    }
+    checker = SchemaChecker("lazy", schema)
+    tree = checker.tree
+    assert tree is not None and compile_tree(*checker._fast_args) is None  # eager: refused
+    a_schema = schema["properties"]["a"]
+    n_schema = a_schema["properties"]["n"]
+    assert tree.of(n_schema) is None  # under a lazy child: not even known yet
+    assert tree({"a": {"n": 1}}) and not tree({"a": {"n": 4}})
+    assert tree.of(n_schema) is not None  # compiled by that call, reachable for explain
+    assert checker.check(parse_output('{"a": {"n": 9}}')[0]).path == "/a/n"
+    assert not tree.broken
+    with pytest.raises(Unsupported):
+        tree({"a": {}, "odd": 8})
+    assert tree.broken and tree.of(a_schema) is None
+    for text, category in (
+        ('{"a": {}, "odd": 8}', "schema_violation:multipleOf"),
+        ('{"a": {}, "odd": 14}', "ok"),
+        ('{"a": {"n": 5}, "odd": 14}', "schema_violation:maximum"),
+    ):
+        assert checker.check(parse_output(text)[0]).category == category, text
+    assert checker.tree is None  # jsonschema alone from now on

@@ -22,6 +22,8 @@ from jsonschema._utils import find_additional_properties
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.validators import extend
 
+from schemaops.audit.fastcheck import Unsupported
+
 #: the ``TreeCheck`` of the output being explained (one audit loop per process, not shared)
 _TREE: list[Any] = [None]
 
@@ -36,7 +38,7 @@ def _valid(schema: Any, value: Any) -> bool:
         return False
     try:
         return check(value)
-    except RecursionError:
+    except (RecursionError, Unsupported):  # Unsupported: a lazy subtree (``treecheck``)
         return False
 
 

@@ -69,19 +69,39 @@ _TYPES: dict[str, Check] = {
 
 
 class TreeCheck:
-    """The check of a whole schema (``__call__``) and of each subschema by identity."""
+    """The check of a whole schema (``__call__``) and of each subschema by identity.
 
-    def __init__(self, root: Check, sub: dict[int, tuple[Any, Check]]) -> None:
+    A lazy tree (``compile_tree(lazy=True)``) compiles the subschemas under ``properties``,
+    ``additionalProperties``, ``items`` and ``prefixItems`` on their first call: a platform
+    registry's schema sees a few outputs, which touch a fraction of its subtrees. A subtree
+    that turns out not to be answerable exactly raises ``Unsupported`` from that call and
+    marks the whole tree ``broken`` (its partly built nodes may be referenced from others):
+    the caller then answers with ``jsonschema`` alone, as when ``compile_tree`` returns None.
+    """
+
+    def __init__(
+        self, root: Check, sub: dict[int, Any], lazies: dict[int, tuple[Any, Check]] | None = None
+    ) -> None:
         self.root = root
-        self.sub = sub  # id(subschema) -> (subschema, check): the object kept for `is`
+        # id(subschema) -> (subschema, check): the object kept for `is`; a lazy tree's live
+        # table of [subschema, check] cells, where a check may still be ``_pending``
+        self.sub = sub
+        # a lazy tree's children not compiled yet: id -> (subschema, check compiling on call)
+        self.lazies = lazies or {}
+        self.broken = False
 
     def __call__(self, value: Any) -> bool:
         return self.root(value)
 
     def of(self, schema: Any) -> Check | None:
-        """The check of ``schema`` when it is one of this schema's own subschemas."""
+        """The check of ``schema`` when it is one of this schema's own compiled subschemas."""
+        if self.broken:
+            return None
         found = self.sub.get(id(schema))
-        return found[1] if found is not None and found[0] is schema else None
+        if found is not None and found[0] is schema and found[1] is not _pending:
+            return found[1]
+        lazy = self.lazies.get(id(schema))
+        return lazy[1] if lazy is not None and lazy[0] is schema else None
 
 
 class _Tree:
@@ -97,6 +117,9 @@ class _Tree:
         self.cells: dict[int, list] = {}
         self.refs: dict[str, Check] = {}
         self.size = 0
+        self.lazy_children = False
+        self.lazies: dict[int, tuple[Any, Check]] = {}
+        self.owner: TreeCheck | None = None  # set once the root is built (lazy trees)
 
     def node(self, schema: Any) -> Check:
         """The check of ``schema`` (each subschema object compiled once)."""
@@ -108,6 +131,35 @@ class _Tree:
         self.cells[key] = cell
         cell[1] = self.build(schema)
         return cell[1]
+
+    def child(self, schema: Any) -> Check:
+        """``node(schema)`` now, or (lazy trees) on the first call of the returned check."""
+        if not self.lazy_children or schema is True:
+            return self.node(schema)
+        cell = self.cells.get(id(schema))
+        if cell is not None and cell[1] is not _pending:
+            return cell[1]
+        box: list[Check] = []
+
+        def first(x: Any) -> bool:
+            if box:
+                return box[0](x)
+            owner = self.owner
+            if owner is None or owner.broken:
+                raise Unsupported("tree check broken")
+            try:
+                check = self.node(schema)
+            except _COMPILE_ERRORS as exc:
+                owner.broken = True
+                raise Unsupported(f"subschema not answerable exactly: {exc!r}") from None
+            except BaseException:  # a watchdog timeout mid-build: cells may be half done
+                owner.broken = True
+                raise
+            box.append(check)
+            return check(x)
+
+        self.lazies[id(schema)] = (schema, first)
+        return first
 
     def ref(self, ref: Any) -> Check:
         if not isinstance(ref, str) or not ref.startswith("#"):
@@ -191,9 +243,9 @@ class _Tree:
         extra = schema.get("additionalProperties", True)
         known = frozenset(props)
         closed = extra is False
-        extra_check = None if extra is True or closed else self.node(extra)
+        extra_check = None if extra is True or closed else self.child(extra)
         table = tuple(
-            (key, self.node(sub)) for key, sub in props.items() if not (sub is True or sub == {})
+            (key, self.child(sub)) for key, sub in props.items() if not (sub is True or sub == {})
         )
 
         def check(x: Any) -> bool:
@@ -228,9 +280,9 @@ class _Tree:
                 raise Unsupported("items as an array")  # (additionalItems is a no-op then)
         low, high = _int(schema, "minItems"), _int(schema, "maxItems")
         unique = schema.get("uniqueItems") is True
-        prefix = tuple(self.node(s) for s in schema.get("prefixItems", []))
+        prefix = tuple(self.child(s) for s in schema.get("prefixItems", []))
         items = schema["items"] if "items" in schema else True
-        each = None if items is True else self.node(items)
+        each = None if items is True else self.child(items)
         start = len(prefix)
 
         def check(x: Any) -> bool:
@@ -342,14 +394,22 @@ def _int4(x: Any) -> bool:
 _INT4 = _int4
 
 
+_COMPILE_ERRORS = (Unsupported, RecursionError, ValueError, IndexError, TypeError, MemoryError)
+
+
 def compile_tree(
-    schema: Any, validator_cls: type, format_checker: Any, screened: bool = False
+    schema: Any,
+    validator_cls: type,
+    format_checker: Any,
+    screened: bool = False,
+    lazy: bool = False,
 ) -> TreeCheck | None:
     """The closure form of ``fastcheck.compile_fast`` (same conditions, and drafts 4, 6, 7
     too), or ``None``.
 
     ``screened``: the caller found no base-URI keyword and no subschema in another dialect
-    (``validate.py`` walks the schema once for all its questions)."""
+    (``validate.py`` walks the schema once for all its questions). ``lazy``: child subtrees
+    compile on first use (``TreeCheck``); a call may then raise ``Unsupported``."""
     if validator_cls is not Draft202012Validator and validator_cls not in LEGACY:
         return None
     if not screened and (
@@ -359,8 +419,12 @@ def compile_tree(
     ):
         return None
     tree = _Tree(schema, format_checker, validator_cls)
+    tree.lazy_children = lazy
     try:
         root = tree.node(schema)
-    except (Unsupported, RecursionError, ValueError, IndexError, TypeError, MemoryError):
+    except _COMPILE_ERRORS:
         return None
+    if lazy:
+        tree.owner = TreeCheck(root, tree.cells, tree.lazies)
+        return tree.owner
     return TreeCheck(root, {k: (c[0], c[1]) for k, c in tree.cells.items()})

@@ -33,6 +33,7 @@ from schemaops.audit.classify import (
 from schemaops.audit.explain import explain, skipping_class
 from schemaops.audit.fastcheck import (
     _ID_KEYWORDS,
+    Unsupported,
     _other_dialect,
     compile_fast,
     inline_refs,
@@ -89,7 +90,7 @@ class SchemaChecker:
             and not ("$schema" in nested and _other_dialect(schema, cls))
             and not (cls is Draft4Validator and "id" in every and draft4_ids(schema))
         )
-        self.tree = compile_tree(schema, cls, fmt, screened=True) if treeable else None
+        self.tree = compile_tree(schema, cls, fmt, screened=True, lazy=True) if treeable else None
         self._explainer = None
         if self.tree is not None:
             self._explainer = skipping_class(cls)(schema, format_checker=fmt)
@@ -129,8 +130,12 @@ class SchemaChecker:
                 if fast is _PENDING:
                     self._seen += 1
                     fast = self.fast if self._seen > FAST_AFTER else self.tree
-                if fast is not None and fast(value):
-                    return OUTCOME_OK
+                if fast is not None:
+                    try:
+                        if fast(value):
+                            return OUTCOME_OK
+                    except Unsupported:  # a lazy subtree the tree cannot answer exactly
+                        self.tree = None
                 return self._slow(value)
         except WatchdogTimeout:
             self.timeouts += 1
@@ -149,6 +154,8 @@ class SchemaChecker:
         try:
             if self._explainer is not None:
                 err = explain(self._explainer, self.tree, value)
+                if self.tree is not None and self.tree.broken:
+                    self.tree = None  # later outputs: jsonschema alone (the same answers)
             else:
                 err = best_match(self.validator.iter_errors(value))
         except RecursionError:
