@@ -11,16 +11,18 @@ generated from it (hypothesis-jsonschema, known formats spelled as patterns) and
 made by mutating them (kept only when jsonschema rejects them). Then, per backend, the
 original and the lowered schema are compiled and walked with ``compare``'s isolated workers
 over the same instances (the lowered one over the invalid instances it can express; the
-rest must be flagged by the residual). A schema with no generated instance is ``unchecked``:
-without examples nothing can be said about enforcement.
+rest must be flagged by the residual). A served schema whose compile runs out of time or memory
+climbs ``lower``'s relaxation ladder, one class of constraints to the residual per step, as
+``lower`` does. A schema with no generated instance is ``unchecked``: without examples nothing
+can be said about enforcement.
 
 Outcomes: ``before``: the original's verdict (``enforced``, ``accepts_invalid``,
 ``rejects_valid``, ``unsupported``, ``failed``); ``unchanged``: lowering rewrote nothing;
 ``enforced already``: enforced before and after (``(lowered)``: the served form differs:
 keywords the generated evidence did not exercise were rewritten or moved to the residual);
 ``helped``: not enforced before, compiled and enforced after (``exact``: no residual,
-``residual``: with one); ``still not enforced``: neither; ``why``: the most common reasons
-lowering could not help.
+``residual``: with one, ``relaxed for compile``: only after ladder steps); ``still not
+enforced``: neither; ``why``: the most common reasons lowering could not help.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from schemaops.compare.run import iter_corpus  # noqa: E402
 from schemaops.lower import lower_schema, probe_backend  # noqa: E402
 from schemaops.lower.passes import refine  # noqa: E402
 from schemaops.lower.prove import generable, mutations  # noqa: E402
+from schemaops.lower.relax import LADDER, reason, triggered  # noqa: E402
 from schemaops.lower.residual import check_residual  # noqa: E402
 
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "jsonschemabench"
@@ -133,6 +136,19 @@ def _why(r: dict[str, Any]) -> str:
     return v
 
 
+def _lowered(
+    row: dict[str, Any], caps: dict[str, str], backend: str, relax: dict[str, str] | None = None
+) -> tuple[Any, list[Any], int]:
+    """(lowered, the invalid instances the served schema rejects, how many of the others no
+    residual rule flags)."""
+    lw = lower_schema(row["schema"], caps, backend, relax)
+    served_check = validator(lw.served)
+    walked = [x for x in row["invalid"] if not served_check.is_valid(x)]
+    left = [x for x in row["invalid"] if served_check.is_valid(x)]
+    uncovered = sum(1 for x in left if check_residual(row["schema"], lw.residual, x).uncovered)
+    return lw, walked, uncovered
+
+
 def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, Any]:
     caps = probe_backend(backend)
     items, plan = [], []
@@ -141,14 +157,10 @@ def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, A
             plan.append(("unchecked", row, None))
             continue
         try:
-            lw = lower_schema(row["schema"], caps, backend)
-            served_check = validator(lw.served)
-            walked = [x for x in row["invalid"] if not served_check.is_valid(x)]
-            left = [x for x in row["invalid"] if served_check.is_valid(x)]
+            lw, walked, uncovered = _lowered(row, caps, backend)
         except (Exception, RecursionError) as exc:
             plan.append((f"lower error: {type(exc).__name__}", row, None))
             continue
-        uncovered = sum(1 for x in left if check_residual(row["schema"], lw.residual, x).uncovered)
         items.append(
             {
                 "name": "o:" + row["name"],
@@ -181,15 +193,9 @@ def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, A
                 continue
             row_caps[row["name"]] = refined
             try:
-                lw = lower_schema(row["schema"], refined, backend)
-                served_check = validator(lw.served)
-                walked = [x for x in row["invalid"] if not served_check.is_valid(x)]
-                left = [x for x in row["invalid"] if served_check.is_valid(x)]
+                lw, walked, uncovered = _lowered(row, refined, backend)
             except (Exception, RecursionError):
                 continue
-            uncovered = sum(
-                1 for x in left if check_residual(row["schema"], lw.residual, x).uncovered
-            )
             plan[i] = (kind, row, (lw, uncovered))
             again.append(
                 {
@@ -202,6 +208,41 @@ def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, A
         if not again:
             break
         results.update({r["schema"]: r for r in measure_many(again, [backend], timeout_s=timeout)})
+    # a served schema out of time or memory climbs lower's relaxation ladder, as lower does
+    relax: dict[str, dict[str, str]] = {}
+    climbed: dict[str, list[str]] = {}  # the steps that moved something, per schema
+    for step in LADDER:
+        again = []
+        for i, (kind, row, extra) in enumerate(plan):
+            r = results.get("s:" + row["name"]) if kind == "measured" else None
+            if r is None or not triggered(r):
+                continue
+            steps = relax[row["name"]] = {
+                **relax.get(row["name"], {}),
+                step.key: reason(step, backend, r),
+            }
+            try:
+                lw, walked, uncovered = _lowered(
+                    row, row_caps.get(row["name"], caps), backend, steps
+                )
+            except (Exception, RecursionError):
+                continue
+            before = {rule.pointer for rule in extra[0].residual}
+            if all(rule.pointer in before for rule in lw.residual):
+                continue  # nothing of this class in the schema: no compile
+            climbed.setdefault(row["name"], []).append(step.key)
+            plan[i] = (kind, row, (lw, uncovered))
+            again.append(
+                {
+                    "name": "s:" + row["name"],
+                    "schema": lw.served,
+                    "valid": row["valid"],
+                    "invalid": walked,
+                }
+            )
+        if again:
+            measured = measure_many(again, [backend], timeout_s=timeout)
+            results.update({r["schema"]: r for r in measured})
     wall = time.perf_counter() - t0
     details = []
     before: Counter[str] = Counter()
@@ -222,6 +263,7 @@ def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, A
                 "after": _why(ra),
                 "rewrites": sorted({r.rule for r in lw.rewrites if r.rule != "residual"}),
                 "residual": sorted({r.keyword for r in lw.residual}),
+                "relaxed": climbed.get(row["name"], []),
             }
         )
         if not lw.rewrites:
@@ -235,6 +277,8 @@ def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, A
             why["served lets through an invalid instance no residual rule covers"] += 1
         elif va == "enforced" and vb == "enforced":
             outcome["enforced already" + (" (lowered)" if lw.rewrites else "")] += 1
+        elif va == "enforced" and climbed.get(row["name"]):
+            outcome["helped, residual (relaxed for compile)"] += 1
         elif va == "enforced":
             outcome["helped, exact" if not lw.residual else "helped, residual"] += 1
         elif vb == "enforced":

@@ -13,6 +13,7 @@ import typer
 
 from schemaops import __version__
 from schemaops.commands import audit, compare, devserver, drift, lower, probe, registry, warm
+from schemaops.commands._common import Process
 
 app = typer.Typer(
     name="schemaops",
@@ -51,6 +52,7 @@ def main() -> None:
     # Python's ``re`` warns about a schema pattern's ``[[`` or ``--`` (a possible future set
     # syntax) once per pattern: noise on stderr about the user's schemas, not about their data.
     warnings.filterwarnings("ignore", message="Possible (nested set|set )", category=FutureWarning)
+    Process.one_shot = True
     try:
         app(args=normalise_ray_flag(sys.argv[1:]))
     except KeyboardInterrupt:

@@ -17,6 +17,15 @@ from schemaops.errors import SchemaopsError
 
 T = TypeVar("T")
 
+
+class Process:
+    """What the command knows about its process. ``one_shot``: set by the console entry point
+    (``cli.main``), which exits after one command; not when a Python caller or a test runner
+    invokes the app in its own long-lived process."""
+
+    one_shot = False
+
+
 #: ``--json`` of every reporting command (the ``--json`` contract: one document on stdout).
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")]
 #: ``--prometheus FILE`` of ``audit``, ``warm`` and ``probe`` (node_exporter textfile collector).
