@@ -219,3 +219,20 @@ def test_cli_cache_dir_and_no_cache(tmp_path: Path) -> None:
     assert on.exit_code == 0, on.output
     assert len(_entries(tmp_path / "on")) == 2
     assert json.loads(on.stdout)["categories"] == json.loads(off.stdout)["categories"]
+
+
+def test_long_digit_scan_equals_the_regex_it_replaced() -> None:
+    """``_long_digits`` (translate + ``in``) answers what ``re`` with ``[0-9]{19}`` did."""
+    import random
+    import re
+
+    from schemaops.registry.lazy import _long_digits
+
+    rng = random.Random(7)
+    cases = [b"", b"1" * 18, b"1" * 19, b"-" + b"9" * 19, b"1" * 18 + b".1", b"0" * 19]
+    for _ in range(2000):
+        cases.append(bytes(rng.choice(b"0123456789.,-e\"a ") for _ in range(rng.randint(0, 60))))
+        cases.append(b"x" * rng.randint(0, 5) + b"7" * rng.randint(15, 22) + b"]")
+    regex = re.compile(rb"[0-9]{19}")
+    assert all(_long_digits(c) == (regex.search(c) is not None) for c in cases)
+    assert sum(_long_digits(c) for c in cases) > 100  # both answers occur
