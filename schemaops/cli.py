@@ -6,8 +6,10 @@ parses options and calls one library function that a Python user can call too.
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
+from typing import Any
 
 import typer
 
@@ -45,6 +47,43 @@ for _area in (registry, audit, warm, probe, compare, devserver, lower):
 drift.register(registry.registry_app)  # `registry drift`: the key-drift report of a request log
 
 
+class _ClosedPipeSafe:
+    """stdout that survives its reader leaving (``schemaops audit ... | head``): from the
+    first ``BrokenPipeError`` on, output goes to /dev/null and the command runs to its end,
+    so the exit code still says what it means (0 ok, 1 a gate failed, 2 usage or input).
+    Without it click turns the error into exit 1, which reads as "gate failed"."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.closed_by_reader = False
+
+    def _divert(self) -> None:
+        self.closed_by_reader = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())  # the interpreter's own last flush too
+        os.close(devnull)
+
+    def write(self, text: str) -> int:
+        if self.closed_by_reader:
+            return len(text)
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._divert()
+            return len(text)
+
+    def flush(self) -> None:
+        if self.closed_by_reader:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._divert()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main() -> None:
     """Console entry point. Usage errors exit 2 (click's convention matches ours)."""
     from schemaops.raycluster import normalise_ray_flag  # a bare --ray means --ray auto
@@ -53,6 +92,7 @@ def main() -> None:
     # syntax) once per pattern: noise on stderr about the user's schemas, not about their data.
     warnings.filterwarnings("ignore", message="Possible (nested set|set )", category=FutureWarning)
     Process.one_shot = True
+    sys.stdout = _ClosedPipeSafe(sys.stdout)
     try:
         app(args=normalise_ray_flag(sys.argv[1:]))
     except KeyboardInterrupt:

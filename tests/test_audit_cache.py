@@ -231,7 +231,7 @@ def test_long_digit_scan_equals_the_regex_it_replaced() -> None:
     rng = random.Random(7)
     cases = [b"", b"1" * 18, b"1" * 19, b"-" + b"9" * 19, b"1" * 18 + b".1", b"0" * 19]
     for _ in range(2000):
-        cases.append(bytes(rng.choice(b"0123456789.,-e\"a ") for _ in range(rng.randint(0, 60))))
+        cases.append(bytes(rng.choice(b'0123456789.,-e"a ') for _ in range(rng.randint(0, 60))))
         cases.append(b"x" * rng.randint(0, 5) + b"7" * rng.randint(15, 22) + b"]")
     regex = re.compile(rb"[0-9]{19}")
     assert all(_long_digits(c) == (regex.search(c) is not None) for c in cases)

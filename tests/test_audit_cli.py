@@ -448,3 +448,27 @@ def test_all_errors_says_when_a_count_was_cut_short(tmp_path: Path) -> None:
     assert doc["categories"]["schema_violation:required"] == 1  # the verdict was in time
     assert doc["all_errors_incomplete"] == 1
     assert doc["all_errors"] == {"required": 1}  # what was counted before the cut is kept
+
+
+@pytest.mark.parametrize(
+    ("extra", "code"), [([], 0), (["--json"], 0), (["--max-failure-rate", "0.001"], 1)]
+)
+def test_exit_code_survives_a_reader_that_leaves(extra: list[str], code: int) -> None:
+    """``schemaops audit ... | head``: the reader is gone before the report is written. The
+    exit code still says ok (0) or gate failed (1); click alone made it 1 either way."""
+    import subprocess
+    import sys
+
+    from cli_support import REPO
+
+    p = subprocess.Popen(
+        [sys.executable, "-m", "schemaops", "audit", "audits/example-outputs.jsonl", *extra],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()  # every write of the child now meets a closed pipe
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == code, err
+    assert "Traceback" not in err and "BrokenPipe" not in err
