@@ -294,3 +294,58 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert same.returncode == 2 and "must not be the registry" in same.stderr
     assert _cli("lower", "--backend", "nope").returncode == 2
     assert _cli("lower", "--backend", "xgrammar", "--mem-mb", "0", "-q").returncode == 2
+
+
+ANNOTATED = {
+    "type": "object",
+    "properties": {
+        "note": {"description": "free text or any JSON value"},
+        "meta": {"instanceof": "function"},  # a keyword JSON Schema does not know: ignored
+        "extra": {},
+        "host": {
+            "format": "hostname",
+            "description": "left with a description once the format moves to the residual",
+        },
+    },
+    "required": ["note"],
+}
+ANNOTATED_EXAMPLES = {
+    "valid": [
+        {"note": 1, "meta": "x", "host": "api.example.com", "extra": [True]},
+        {"note": {"a": [1, None]}, "extra": "x"},
+    ],
+    "invalid": [{"meta": 1}, {"note": 1, "host": "not a host name!"}],
+}
+
+
+def test_outlines_any_value_subschemas_are_served_as_a_type_union(tmp_path: Path) -> None:
+    """outlines refuses a subschema with no validation keyword (``{"description": ...}``) and
+    its ``{}`` produces no value in the walk; JSON Schema accepts any value in both, so
+    ``lower`` serves an ``anyOf`` of the six JSON types (exact), which compiles, is enforced
+    and passes ``check``; the format it cannot enforce is the residual."""
+    from outlines_core.json_schema import build_regex_from_schema
+
+    from schemaops.lower.passes import ANY_VALUE
+
+    with pytest.raises(Exception, match="Unsupported JSON Schema structure"):
+        build_regex_from_schema(json.dumps(ANNOTATED))
+    caps = probe_backend("outlines")
+    assert caps["schema.annotations_only"] == "refused"
+    assert caps["schema.empty"] == "narrower"
+    reg = _registry(tmp_path, {"annotated": (ANNOTATED, ANNOTATED_EXAMPLES)})
+    out = tmp_path / "served"
+    report = lower_registry(reg, "outlines", out=out, generate=5)
+    (case,) = report.cases
+    assert report.passed, case.problems
+    props = case.lowered.served["properties"]
+    assert props == {k: ANY_VALUE for k in ("note", "meta", "extra", "host")}
+    unions = [r for r in case.lowered.rewrites if r.rule == "any value -> union of the JSON types"]
+    assert len(unions) == 4 and all(r.exact for r in unions)
+    assert {(r.pointer, r.keyword) for r in case.lowered.residual} == {
+        ("/properties/host/format", "format")
+    }
+    gate = run_check(out, "outlines", compile_budget_ms=120_000)
+    assert gate.passed, [p.text() for c in gate.failed for p in c.problems]
+    # xgrammar serves both forms as they are: nothing to rewrite there
+    xg = probe_backend("xgrammar")
+    assert xg["schema.annotations_only"] == xg["schema.empty"] == "enforced"

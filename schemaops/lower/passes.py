@@ -36,6 +36,12 @@ the residual names where it came from. Per node, after its children are lowered:
 9. Any remaining keyword whose probe says the backend ignores or refuses it (``uniqueItems``,
    ``contains``, ``minProperties``, ``not``, number bounds, ...): removed from the served
    schema and moved to the residual with the reason.
+10. A subschema (not the root) that accepts any value, where the backend does not serve it
+   as such (outlines refuses one with only annotations or keywords JSON Schema does not know,
+   ``{"description": ...}``, ``{"instanceof": ...}`` or what the passes above left of
+   ``{"format": "hostname"}``, and its ``{}`` produces no value in the walk): served as an
+   ``anyOf`` of the six JSON types (exact). Kept when it holds an ``$id``, an anchor or
+   another ``$`` keyword.
 
 ``relax`` (``schemaops.lower.relax``: the ladder ``lower_registry`` climbs when the served
 schema does not compile within the cap) maps ladder steps to the reason they were taken: the
@@ -257,6 +263,7 @@ class _Lowerer:
             self.one_of,
             self.distribute,
             self.drops,
+            self.any_value,
         ):
             rewrite(out, parts)
         return out
@@ -647,6 +654,33 @@ class _Lowerer:
                 continue  # handled by the format pass
             self.move(out, parts, kw, self.why(probe, kw))
 
+    def any_value(self, out: dict, parts: list) -> None:
+        if not parts:
+            return
+        if out:
+            if self.enforced("schema.annotations_only"):
+                return
+            if any(k in VOCABULARY or (k.startswith("$") and k not in _PLAIN_DOLLAR) for k in out):
+                return
+            why = (
+                f"{self.backend} refuses a subschema without a validation keyword; JSON Schema "
+                f"reads {', '.join(out)} as annotations: any value is valid"
+            )
+        elif self.enforced("schema.empty"):
+            return
+        else:
+            why = f"{self.backend} {_VERB.get(_cap(self.caps, 'schema.empty'), '')}: {{}}"
+        out.clear()
+        out.update(copy.deepcopy(ANY_VALUE))
+        self.note(parts, "any value -> union of the JSON types", True, why)
+
+
+#: ``$`` keywords that neither name a location nor change a base URI (safe to drop)
+_PLAIN_DOLLAR = frozenset({"$comment", "$schema"})
+#: every JSON value, spelled with ``type`` only (what ``{}`` means in JSON Schema)
+ANY_VALUE = {
+    "anyOf": [{"type": t} for t in ("null", "boolean", "number", "string", "array", "object")]
+}
 
 _TYPES = ("null", "boolean", "object", "array", "number", "string")
 

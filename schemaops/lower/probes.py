@@ -308,6 +308,13 @@ PROBES: tuple[Probe, ...] = (
         _v(True, None),
     ),
     Probe("const", _obj({"const": "x"}), _v("x"), _v("y")),
+    Probe(
+        "schema.annotations_only",  # no validation keyword: any value (outlines refuses it)
+        _obj({"description": "any value"}),
+        _v(1, "x", None, [1], {"a": 1}),
+        [{"w": 1}, {}],
+    ),
+    Probe("schema.empty", _obj({}), _v(1, "x", None, [1], {"a": 1}), [{"w": 1}, {}]),
 )
 
 
