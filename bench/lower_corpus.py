@@ -149,6 +149,11 @@ def _lowered(
     return lw, walked, uncovered
 
 
+def _item(tag: str, row: dict[str, Any], schema: Any, invalid: list[Any]) -> dict[str, Any]:
+    """One ``measure_many`` item: ``o:`` the original, ``s:`` the served schema of ``row``."""
+    return {"name": tag + row["name"], "schema": schema, "valid": row["valid"], "invalid": invalid}
+
+
 def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, Any]:
     caps = probe_backend(backend)
     items, plan = [], []
@@ -161,22 +166,8 @@ def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, A
         except (Exception, RecursionError) as exc:
             plan.append((f"lower error: {type(exc).__name__}", row, None))
             continue
-        items.append(
-            {
-                "name": "o:" + row["name"],
-                "schema": row["schema"],
-                "valid": row["valid"],
-                "invalid": row["invalid"],
-            }
-        )
-        items.append(
-            {
-                "name": "s:" + row["name"],
-                "schema": lw.served,
-                "valid": row["valid"],
-                "invalid": walked,
-            }
-        )
+        items.append(_item("o:", row, row["schema"], row["invalid"]))
+        items.append(_item("s:", row, lw.served, walked))
         plan.append(("measured", row, (lw, uncovered)))
     t0 = time.perf_counter()
     results = {r["schema"]: r for r in measure_many(items, [backend], timeout_s=timeout)}
@@ -197,14 +188,7 @@ def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, A
             except (Exception, RecursionError):
                 continue
             plan[i] = (kind, row, (lw, uncovered))
-            again.append(
-                {
-                    "name": "s:" + row["name"],
-                    "schema": lw.served,
-                    "valid": row["valid"],
-                    "invalid": walked,
-                }
-            )
+            again.append(_item("s:", row, lw.served, walked))
         if not again:
             break
         results.update({r["schema"]: r for r in measure_many(again, [backend], timeout_s=timeout)})
@@ -232,14 +216,7 @@ def run(backend: str, rows: list[dict[str, Any]], timeout: float) -> dict[str, A
                 continue  # nothing of this class in the schema: no compile
             climbed.setdefault(row["name"], []).append(step.key)
             plan[i] = (kind, row, (lw, uncovered))
-            again.append(
-                {
-                    "name": "s:" + row["name"],
-                    "schema": lw.served,
-                    "valid": row["valid"],
-                    "invalid": walked,
-                }
-            )
+            again.append(_item("s:", row, lw.served, walked))
         if again:
             measured = measure_many(again, [backend], timeout_s=timeout)
             results.update({r["schema"]: r for r in measured})
