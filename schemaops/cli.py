@@ -59,9 +59,12 @@ class _ClosedPipeSafe:
 
     def _divert(self) -> None:
         self.closed_by_reader = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, self._stream.fileno())  # the interpreter's own last flush too
-        os.close(devnull)
+        try:  # the interpreter's own last flush too
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):  # no descriptor: writes are dropped anyway
+            pass
 
     def write(self, text: str) -> int:
         if self.closed_by_reader:
