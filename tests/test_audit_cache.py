@@ -43,11 +43,17 @@ def _audit(
     resolver = SchemaResolver(None, reg, cache_dir=cache_dir)
     out = io.BytesIO()
     audit_lines(lines, AuditOptions(registry=str(reg)), resolver, 1, out)
+    resolver.flush_cache()  # what run_audit does when the run ends
     return [json.loads(x) for x in out.getvalue().splitlines()], resolver._registry.facts
 
 
-def _entries(cache_dir: Path) -> list[Path]:
-    return sorted(cache_dir.rglob("*.json"))
+def _entries(cache_dir: Path) -> dict[str, dict]:
+    """The trusted entries of this version on disk (a fresh reader)."""
+    return SchemaFacts(cache_dir).entries()
+
+
+def _packs(cache_dir: Path) -> list[Path]:
+    return sorted(cache_dir.rglob("*" + cache_mod.PACK_SUFFIX))
 
 
 def test_cold_then_warm_gives_the_same_records(tmp_path: Path) -> None:
@@ -111,34 +117,52 @@ def test_a_version_change_invalidates(tmp_path: Path, monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(schemaops, "__version__", "999.0.0")
     recs, facts = _audit(reg, cdir)
-    assert facts.hits == 0 and len(_entries(cdir)) == 4  # new keys beside the old ones
+    assert facts.hits == 0 and facts.misses == 2
+    assert len(_packs(cdir)) == 2 and len(_entries(cdir)) == 2  # new keys, own pack
     # an entry under the right key but written by another version is refused too
     old = SchemaFacts(cdir, versions="schemaops=0.0.1")
-    new = SchemaFacts(cdir)
-    key = new.key(b"{}", tmp_path / "x.json", True, 1.0)
+    key = SchemaFacts(cdir).key(b"{}", tmp_path / "x.json", True, 1.0)
     old.put(key, {"clean": True})
-    assert new.get(key) is None and new.rejected == 1
+    old.flush()
+    assert key in old.entries()
+    new = SchemaFacts(cdir)
+    assert new.get(key) is None and new.misses == 1
+
+
+def _retext(p: Path, edit) -> None:
+    head, *rest = p.read_bytes().split(b"\n")
+    p.write_bytes(b"\n".join([head, *[edit(x) if x else x for x in rest]]))
 
 
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda p: p.write_bytes(p.read_bytes()[:10]),  # truncated
+        lambda p: p.write_bytes(p.read_bytes()[: p.read_bytes().index(b"\n") + 20]),  # cut short
         lambda p: p.write_bytes(b"\xff\xfe garbage"),  # not JSON
-        lambda p: p.write_text(json.dumps({"key": "other", "facts": {"clean": True}})),
-        lambda p: p.write_text(json.dumps(["clean"])),
+        lambda p: p.write_bytes(p.read_bytes().replace(b'"format":2', b'"format":1', 1)),
+        lambda p: _retext(p, lambda x: b'["clean"]'),  # entries of the wrong shape
+        lambda p: _retext(p, lambda x: x.replace(b'"clean":true', b'"clean":1')),
+        lambda p: _retext(p, lambda x: x.replace(b'"key":"', b'"key":"00', 1)),  # bad key
         lambda p: os.chmod(p, 0o666),  # writable by others: not trusted
     ],
-    ids=["truncated", "binary", "wrong-key", "wrong-shape", "world-writable"],
+    ids=[
+        "truncated",
+        "binary",
+        "other-format",
+        "wrong-shape",
+        "not-clean",
+        "wrong-key",
+        "world-writable",
+    ],
 )
 def test_a_corrupt_entry_is_rebuilt_never_trusted(tmp_path: Path, damage) -> None:
     reg, cdir = _registry(tmp_path), tmp_path / "cache"
     _audit(reg, cdir)
-    # every entry is damaged: both files must be checked afresh and their entries rebuilt
-    for entry in _entries(cdir):
-        damage(entry)
+    # every pack is damaged: both files must be checked afresh and their entries rebuilt
+    for pack in _packs(cdir):
+        damage(pack)
     recs, facts = _audit(reg, cdir)
-    assert facts.hits == 0 and facts.rejected == 2
+    assert facts.hits == 0 and facts.rejected >= 1
     assert [r["category"] for r in recs] == [
         "ok",
         "schema_violation:type",
@@ -163,7 +187,7 @@ def test_no_cache_and_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyP
     run_audit(str(data), AuditOptions(registry=str(reg), cache=False))
     assert not (tmp_path / "xdg").exists()
     run_audit(str(data), AuditOptions(registry=str(reg)))
-    assert len(_entries(tmp_path / "xdg")) == 2
+    assert len(_entries(tmp_path / "xdg" / "schemaops" / "audit")) == 2
     other = tmp_path / "elsewhere"
     run_audit(str(data), AuditOptions(registry=str(reg), cache_dir=str(other), jobs=2))
     assert len(_entries(other)) == 2
@@ -174,28 +198,57 @@ def test_an_unwritable_cache_never_fails_the_audit(tmp_path: Path) -> None:
     blocker = tmp_path / "file-not-dir"
     blocker.write_text("x")
     recs, facts = _audit(reg, blocker / "cache")
-    assert len(recs) == 4 and facts.write_errors == 2
+    assert len(recs) == 4 and facts.write_errors == 1  # the run's one pack
 
 
 def _hammer(args: tuple) -> int:
-    root, key, n = args
-    facts = SchemaFacts(root)
-    bad = 0
+    """Write ``n`` packs of a few new entries each (folding as they pile up), reading the
+    folder between writes: every entry read must be whole (as its writer put it)."""
+    root, who, n = args
+    torn = 0
     for i in range(n):
-        facts.put(key, {"clean": True, "i": i})
-        if facts.get(key) is None:
-            bad += 1
-    return bad + facts.rejected
+        facts = SchemaFacts(root)
+        for j in range(3):
+            facts.put(f"{who:02d}{i:04d}{j:02d}".ljust(64, "f"), {"clean": True, "i": i})
+        facts.flush()
+        torn += facts.write_errors
+        for key, got in SchemaFacts(root).entries().items():
+            torn += got != {"clean": True, "i": int(key[2:6])}
+    return torn
 
 
-def test_concurrent_writers_never_leave_a_partial_entry(tmp_path: Path) -> None:
-    """Four processes write and read the same entry: every read sees a whole entry."""
-    key = "ab" + "0" * 62
+def test_concurrent_writers_never_lose_or_tear_an_entry(tmp_path: Path) -> None:
+    """Four processes write packs into one folder at once, folding each other's packs: no
+    entry is torn or lost, no temporary file is left, and the folder stays folded."""
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
     with ctx.Pool(4) as pool:
-        bad = pool.map(_hammer, [(tmp_path, key, 150)] * 4)
-    assert bad == [0, 0, 0, 0]
-    assert [p.name for p in (tmp_path / "ab").iterdir()] == [f"{key}.json"]  # no temp files
+        torn = pool.map(_hammer, [(tmp_path, who, 40) for who in range(4)])
+    assert torn == [0, 0, 0, 0]
+    facts = SchemaFacts(tmp_path)
+    want = {
+        f"{w:02d}{i:04d}{j:02d}".ljust(64, "f")
+        for w in range(4)
+        for i in range(40)
+        for j in range(3)
+    }
+    assert set(facts.entries()) == want and facts.rejected == 0  # none lost
+    left = list(facts.dir.iterdir())
+    assert all(p.suffix == cache_mod.PACK_SUFFIX for p in left)  # no temporary files
+    assert len(left) <= cache_mod.MAX_PACKS + 4  # folds kept up (one per writer in flight)
+
+
+def test_a_fold_keeps_the_entries_and_drops_damaged_packs(tmp_path: Path) -> None:
+    facts = SchemaFacts(tmp_path)
+    facts.dir.mkdir(mode=0o700)
+    (facts.dir / ("0" * 20 + "-damaged" + cache_mod.PACK_SUFFIX)).write_bytes(b"\x00\x01")
+    keys = [f"{i:064x}" for i in range(cache_mod.MAX_PACKS + 2)]
+    for k in keys:
+        w = SchemaFacts(tmp_path)
+        w.put(k, {"clean": True})
+        w.flush()
+    assert len(_packs(tmp_path)) <= 3  # folded once the count passed MAX_PACKS, then 2 more
+    assert not (facts.dir / ("0" * 20 + "-damaged" + cache_mod.PACK_SUFFIX)).exists()
+    assert set(SchemaFacts(tmp_path).entries()) == set(keys)
 
 
 def test_versions_name_the_libraries_that_decide_a_verdict() -> None:
@@ -217,7 +270,7 @@ def test_cli_cache_dir_and_no_cache(tmp_path: Path) -> None:
     assert not (tmp_path / "off").exists()
     on = CliRunner().invoke(app, [*base, "--cache-dir", str(tmp_path / "on")])
     assert on.exit_code == 0, on.output
-    assert len(_entries(tmp_path / "on")) == 2
+    assert len(_entries(tmp_path / "on")) == 2 and len(_packs(tmp_path / "on")) == 1
     assert json.loads(on.stdout)["categories"] == json.loads(off.stdout)["categories"]
 
 

@@ -43,6 +43,7 @@ def _records(
     resolver = SchemaResolver(None, registry, lazy=lazy, cache_dir=cache_dir, cache=bool(cache_dir))
     out = io.BytesIO()
     audit_lines(lines, opts, resolver, 1, out)
+    resolver.flush_cache()  # what run_audit does when the run ends
     return [json.loads(x) for x in out.getvalue().splitlines()], resolver
 
 

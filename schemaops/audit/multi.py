@@ -236,7 +236,10 @@ def shard_task(
         resolver = worker_resolver(opts)
     except InputError as exc:  # checked by the caller first; a worker without the registry
         return ShardRun(index, name, error=f"cannot audit {name} here: {exc}")
-    run = audit_shard(Shard(name, path), index, opts, resolver, 1, buf, span)
+    try:
+        run = audit_shard(Shard(name, path), index, opts, resolver, 1, buf, span)
+    finally:
+        resolver.flush_cache()
     run.piece = piece
     if buf is not None and run.error is None:
         run.records = buf.getvalue()

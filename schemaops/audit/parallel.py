@@ -152,12 +152,15 @@ def read_slice(fh: Any, start: int, end: int) -> Any:
 def _work(args: tuple) -> Tally:
     path, start, end, first_line, opts, part = args
     resolver = _resolver(opts)
-    with open(path, "rb", buffering=1 << 20) as fh, armed(opts.timeout):
-        lines = read_slice(fh, start, end)
-        if part is None:
-            return audit_lines(lines, opts, resolver, first_line)
-        with open(part, "wb") as out:
-            return audit_lines(lines, opts, resolver, first_line, out)
+    try:
+        with open(path, "rb", buffering=1 << 20) as fh, armed(opts.timeout):
+            lines = read_slice(fh, start, end)
+            if part is None:
+                return audit_lines(lines, opts, resolver, first_line)
+            with open(part, "wb") as out:
+                return audit_lines(lines, opts, resolver, first_line, out)
+    finally:
+        resolver.flush_cache()  # a pack per slice that compiled new schemas
 
 
 def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally:
@@ -174,6 +177,7 @@ def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally
                 resolver.get(name)  # compile before forking: workers inherit the compiled checks
             except SchemaopsError:
                 pass  # reported per line, as in one process, if a record names it
+        resolver.flush_cache()  # written once here, not once per forked worker
         _RESOLVER.append(resolver)
     records = getattr(opts, "records", None)
     parts = [f"{records}.part{i}" if records else None for i in range(len(cuts))]

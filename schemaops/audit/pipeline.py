@@ -89,12 +89,15 @@ def _run_audit(path: str | Sequence[str], opts: AuditOptions) -> AuditResult:
         tally = run_parallel(path, opts, jobs, resolver)
     else:
         jobs = 1
-        with armed(opts.timeout), open_lines(path, MAX_LINE_BYTES) as lines:
-            if opts.records:
-                with _open_out(opts.records) as rec_out:
-                    tally = audit_lines(lines, opts, resolver, 1, rec_out)
-            else:
-                tally = audit_lines(lines, opts, resolver)
+        try:
+            with armed(opts.timeout), open_lines(path, MAX_LINE_BYTES) as lines:
+                if opts.records:
+                    with _open_out(opts.records) as rec_out:
+                        tally = audit_lines(lines, opts, resolver, 1, rec_out)
+                else:
+                    tally = audit_lines(lines, opts, resolver)
+        finally:
+            resolver.flush_cache()
     _check_outputs(path, tally)
     schemas = _schemas(tally, resolver)
     return AuditResult(path, opts, tally, time.perf_counter() - start, jobs, schemas)
@@ -143,6 +146,7 @@ def _run_shards(
                 resolver.get(schema)  # compile before forking: workers inherit the checks
             except InputError:
                 pass
+        resolver.flush_cache()  # written once here, not once per forked worker
         multi._RESOLVER[:] = [(opts, resolver)]
         try:
             tally, summary = multi.run_pool(shards, opts, min(jobs, len(shards)))
@@ -151,7 +155,10 @@ def _run_shards(
         jobs = min(jobs, len(shards))
     else:
         jobs = 1
-        tally, summary = multi.run_sequential(shards, opts, resolver)
+        try:
+            tally, summary = multi.run_sequential(shards, opts, resolver)
+        finally:
+            resolver.flush_cache()
     if summary.unreadable_count == summary.count:
         first = "; ".join(u["message"] for u in summary.unreadable[:3])
         raise InputError(f"{name}: no shard could be read ({first})")

@@ -162,6 +162,13 @@ class SchemaResolver:
             raise InputError(f"schema {name!r} has registry problems ({entry.path}): {reasons}")
         return SchemaChecker(name, entry.bundled(), self.assert_format, self.timeout)
 
+    def flush_cache(self) -> None:
+        """Write what this process learnt to the on-disk facts cache (``cache.py``): once,
+        when a run (or a worker's share of it) ends, as one pack."""
+        facts = getattr(self._registry, "facts", None) if self.lazy else None
+        if facts is not None:
+            facts.flush()
+
     def registry_names(self) -> list[str]:
         """Every schema name in the registry, or [] when there is none (or ``--schema``)."""
         if self.fixed is not None or not self.registry_path.is_dir():

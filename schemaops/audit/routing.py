@@ -151,6 +151,7 @@ def _work(args: tuple) -> Tally:
     finally:
         if out is not None:
             out.close()
+        resolver.flush_cache()
     return total
 
 
