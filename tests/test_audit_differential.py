@@ -290,3 +290,77 @@ def test_fast_path_never_accepts_what_jsonschema_rejects() -> None:
     assert stats["schemas"] > 500 and stats["comparisons"] > 60_000, stats
     assert stats["explained"] > 20_000 and stats["legacy"] > 300, stats
     assert stats["lazy_vs_eager"] > 50_000, stats
+
+
+def _corpus_texts() -> Iterator[bytes]:
+    from corpus_paths import JSB
+
+    if not JSB.is_dir():
+        pytest.fail(f"corpus not found: {JSB}")
+    for f in sorted(JSB.glob("*.jsonl")):
+        with f.open(encoding="utf-8") as fh:
+            for line in fh:
+                yield json.loads(line)["json_schema"].encode("utf-8")
+
+
+def test_text_key_sets_never_miss_a_key_the_walk_finds() -> None:
+    """``text_key_sets`` (a byte scan of the schema's text) against ``key_sets`` (a walk) on
+    every JSONSchemaBench schema, in its corpus spelling and re-serialised with ``\\u``
+    escapes and with spaces: every asked key the walk finds is found by the scan (top and
+    nested apart), so the checker never skips a question it must ask."""
+    from schemaops.audit.fastcheck import _ASKED, key_sets, text_key_sets
+
+    compared = scanned = 0
+    for raw in _corpus_texts():
+        try:
+            root = json.loads(raw)
+        except ValueError:
+            continue
+        spellings = [raw, json.dumps(root, indent=1).encode()]
+        if compared % 50 == 0:  # escapes: the scan must fall back to the walk
+            spellings.append(json.dumps(root, ensure_ascii=True).replace("$", "\\u0024").encode())
+        for text in spellings:
+            top, nested = key_sets(root)
+            t_top, t_nested = text_key_sets(root, text)
+            assert t_top == top
+            for key in _ASKED:
+                if key in nested:
+                    assert key in t_nested, (key, text[:200])
+            compared += 1
+            scanned += b"\\u" not in text and isinstance(root, dict)
+    assert compared > 15_000 and scanned > 10_000
+
+
+def test_a_checker_built_from_text_classifies_as_one_built_by_the_walk() -> None:
+    """The same verdicts with and without the text, on schemas where the asked keys decide
+    the checker's shape: ``$id`` (no closure tree), a nested ``$schema`` of another draft, a
+    ``pattern`` (the watchdog), and asked keys spelled only as data (an ``enum``)."""
+    schemas = [
+        {"type": "object", "properties": {"a": {"$id": "x", "type": "integer"}}},
+        {
+            "type": "object",
+            "properties": {
+                "a": {
+                    "$schema": "http://json-schema.org/draft-04/schema#",
+                    "type": "integer",
+                    "maximum": 3,
+                    "exclusiveMaximum": True,
+                }
+            },
+        },
+        {"type": "object", "properties": {"a": {"type": "string", "pattern": "^b+$"}}},
+        {  # the asked keys occur only as data: the scan counts them, the walk does not
+            "type": "object",
+            "properties": {"a": {"type": "string", "enum": ["pattern", "$id", "bb", "c"]}},
+        },
+    ]
+    values = [{"a": 1}, {"a": 3}, {"a": "bb"}, {"a": "c"}, {"a": None}, {}, []]
+    for schema in schemas:
+        text = json.dumps(schema).encode()
+        walked = SchemaChecker("s", schema, checked=True)
+        scanned = SchemaChecker("s", schema, checked=True, text=text)
+        # a superset: the scan may take the slower exact path where the walk need not
+        assert scanned.tree is None or walked.tree is not None
+        assert scanned.guarded or not walked.guarded
+        for v in values:
+            assert walked.check(v) == scanned.check(v), (schema, v)

@@ -7,6 +7,11 @@ metaschema check), which are most of a schema's first-use cost. The fastcheck so
 cached: it runs with compiled constants (regexes, format tests) that source text cannot
 carry, and executing code read from a cache folder would need a trust check of its own.
 
+Also cached: what the registry index reads from each file (its ``x-schemaops-name``, library
+flag and root ``$id``: ``scan_get``/``scan_put``), keyed by the file's path and stat fields, so
+a warm run's index lists the folder and stats each file instead of reading 10,000 files
+(0.4 s of every run, and of every ``--jobs`` run's serial start, on the platform workload).
+
 Keying: sha256 over the schemaops, jsonschema and referencing versions, the example settings,
 the file's bytes and its sidecar's bytes. Only files whose refs stay inside themselves are
 cached (a file that refers to another depends on that file too). Checks that depend on the
@@ -50,6 +55,8 @@ MAX_PACKS = 8
 #: entries a fold keeps before it keeps only those this run used (bounded disk)
 MAX_ENTRIES = 1 << 18
 _MAX_PACK_BYTES = 256 << 20
+#: a registry file changed less than this before its scan is not remembered (``scan_put``)
+RACY_NS = 2_000_000_000
 
 
 def default_cache_dir() -> Path:
@@ -87,6 +94,7 @@ class SchemaFacts:
         self.dir = self.root / f"facts{FORMAT}"
         self.versions = versions if versions is not None else _versions()
         self.hits = self.misses = self.rejected = self.write_errors = 0
+        self.scan_hits = self.scan_misses = 0
         self._known: dict[str, dict] | None = None  # read on the first lookup
         self._pending: dict[str, dict] = {}  # put since the last flush
         self._used: set[str] = set()  # hit or put by this run (kept by a fold over the cap)
@@ -114,7 +122,7 @@ class SchemaFacts:
         if self._known is None:
             self._known = self._read_all()[0]
         facts = self._known.get(key)
-        if facts is None:
+        if facts is None or facts.get("clean") is not True:
             self.misses += 1
             return None
         self.hits += 1
@@ -127,6 +135,37 @@ class SchemaFacts:
         self._used.add(key)
         if self._known is not None:
             self._known[key] = facts
+
+    # --- what the registry index learnt from a file (``registry/lazy.py``) --------------
+
+    def scan_key(self, path: str, st: os.stat_result) -> str:
+        """The key of a registry file's index entry: its path and the stat fields any write
+        changes (inode, size, mtime and ctime in ns; ctime cannot be set back by a user)."""
+        fields = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        return hashlib.sha256(f"scan;{self.versions};{fields!r}".encode()).hexdigest()
+
+    def scan_get(self, key: str) -> tuple[str | None, bool, str | None] | None:
+        """(name override, library flag, root id) of a file unchanged since it was indexed."""
+        if self._known is None:
+            self._known = self._read_all()[0]
+        facts = self._known.get(key)
+        found = _scan_value(facts) if facts is not None else None
+        if found is None:
+            self.scan_misses += 1
+            return None
+        self.scan_hits += 1
+        self._used.add(key)
+        return found
+
+    def scan_put(
+        self, key: str, st: os.stat_result, found: tuple[str | None, bool, str | None], now_ns: int
+    ) -> None:
+        """Keep a file's index entry, unless the file changed within ``RACY_NS`` of ``now_ns``
+        (when its scan began): a second write in the same clock tick could leave every stat
+        field as it was (git's "racily clean" rule), so such a file is read again next time."""
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= now_ns - RACY_NS:
+            return
+        self.put(key, {"scan": list(found)})
 
     def entries(self) -> dict[str, dict]:
         """Every trusted entry on disk now (a fresh read; for tests and tools)."""
@@ -255,9 +294,22 @@ def _entry(line: bytes) -> tuple[str, dict] | None:
     key, facts = doc.get("key"), doc.get("facts")
     if not isinstance(key, str) or len(key) != 64 or not isinstance(facts, dict):
         return None
-    if facts.get("clean") is not True:
+    if facts.get("clean") is not True and _scan_value(facts) is None:
         return None
     return key, facts
+
+
+def _scan_value(facts: dict) -> tuple[str | None, bool, str | None] | None:
+    """A scan entry's ``(name override, library flag, root id)``, None when malformed."""
+    scan = facts.get("scan")
+    if not isinstance(scan, list) or len(scan) != 3:
+        return None
+    override, library, rid = scan
+    if not (override is None or isinstance(override, str)) or not isinstance(library, bool):
+        return None
+    if not (rid is None or isinstance(rid, str)):
+        return None
+    return override, library, rid
 
 
 def _trusted(st: os.stat_result) -> bool:

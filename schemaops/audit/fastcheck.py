@@ -116,6 +116,30 @@ def key_sets(root: Any) -> tuple[set[str], set[str]]:
     return top, nested
 
 
+#: the keys ``SchemaChecker`` asks about (``text_key_sets`` answers for these only)
+_ASKED = (*_ID_KEYWORDS, "id", "$schema", "pattern", "patternProperties")
+_ASKED_QUOTED = tuple((k, b'"' + k.encode() + b'"') for k in _ASKED)
+
+
+def text_key_sets(root: Any, text: bytes) -> tuple[set[str], set[str]]:
+    """``key_sets(root)`` for the questions ``SchemaChecker`` asks, from the JSON text
+    ``root`` was parsed from: ``nested`` holds each asked key whose quoted spelling occurs in
+    the text beyond the root's own (a superset: a string value spelling it counts too, which
+    only sends the checker down its exact, slower path). Keys of ``_ASKED`` are plain ASCII,
+    so a key can spell one only through a ``\\u`` escape: then the walk answers.
+
+    Why: the walk is the largest part of a warm schema's setup (0.1 ms of 0.13 ms on the
+    platform workload); ``bytes in`` scans at memory speed."""
+    if not isinstance(root, dict) or b"\\u" in text:
+        return key_sets(root)
+    top = set(root)
+    nested = set()
+    for key, quoted in _ASKED_QUOTED:
+        if quoted in text and text.count(quoted) > (key in top):
+            nested.add(key)
+    return top, nested
+
+
 def _other_dialect(root: Any, validator_cls: type) -> bool:
     """True when a subschema's ``$schema`` selects another validator class than the root's
     (conservative: any object holding a ``$schema`` key counts, even inside data keywords)."""

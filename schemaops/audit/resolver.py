@@ -152,8 +152,9 @@ class SchemaResolver:
     def _compile_from_registry(self, name: str) -> SchemaChecker:
         if self.lazy:  # checked by the registry on first use; InputError names its problems
             entry = self._load_registry().schema(name)
+            text, entry.source = entry.source, None  # used once: not held for the whole run
             return SchemaChecker(
-                name, entry.bundled(), self.assert_format, self.timeout, checked=True
+                name, entry.bundled(), self.assert_format, self.timeout, checked=True, text=text
             )
         entry = self._load_registry().get(name)  # raises InputError naming known schemas
         own = self._problems.get(str(entry.path)) if entry.path is not None else None

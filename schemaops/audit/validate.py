@@ -38,6 +38,7 @@ from schemaops.audit.fastcheck import (
     compile_fast,
     inline_refs,
     key_sets,
+    text_key_sets,
 )
 from schemaops.audit.treecheck import LEGACY, compile_tree, draft4_ids
 from schemaops.errors import InputError
@@ -65,7 +66,10 @@ class SchemaChecker:
         assert_format: bool = True,
         timeout: float = 1.0,
         checked: bool = False,
+        text: bytes | None = None,
     ):
+        """``text``: the JSON text ``schema`` was parsed from, when the caller has it (a byte
+        scan then answers which keywords occur, instead of a walk of the whole schema)."""
         self.name = name
         self.schema = schema
         cls = validator_for(schema, default=validator_for({}))
@@ -77,7 +81,8 @@ class SchemaChecker:
         except SchemaError as exc:
             raise InputError(f"schema {name!r} is not a valid JSON Schema: {exc.message}") from None
         fmt = format_checker() if assert_format else None
-        top, nested = key_sets(schema)  # one walk answers every question below
+        # one walk (or one scan of the text) answers every question below
+        top, nested = key_sets(schema) if text is None else text_key_sets(schema, text)
         every = top | nested
         no_ids = every.isdisjoint(_ID_KEYWORDS)
         modern = cls is Draft202012Validator

@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,8 +129,9 @@ class LazyRegistry:
         by_name: dict[str, _File] = {}
         real_root = root.resolve()
         root_uri = real_root.as_uri() if real_root.parent != real_root else ""  # not "/"
+        now_ns = time.time_ns()
         for f in files:
-            entry = self._scan(f, real_root, root_uri)
+            entry = self._scan(f, real_root, root_uri, now_ns)
             if entry.refused is None and entry.alias_of is None:  # an alias is its target
                 self._by_uri.setdefault(entry.uri, entry)
                 if entry.id_uri is not None:
@@ -139,8 +142,12 @@ class LazyRegistry:
         self._by_name = by_name
         return by_name
 
-    def _scan(self, f: Path, real_root: Path, root_uri: str = "") -> _File:
-        link = f.is_symlink()
+    def _scan(self, f: Path, real_root: Path, root_uri: str = "", now_ns: int = 0) -> _File:
+        try:
+            st: os.stat_result | None = os.lstat(f)
+        except OSError:
+            st = None  # gone since the listing: read (and reported) when a record names it
+        link = st is not None and stat.S_ISLNK(st.st_mode)
         if f.parent == self.root and not link:
             # rglob does not enter symlinked folders, so only the file itself could lead
             # out: a plain file at the top resolves to real_root/name (no path walk for
@@ -164,28 +171,19 @@ class LazyRegistry:
             return entry
         if link:
             entry.alias_of = alias_target(f, self.root)
-        try:
-            raw = f.read_bytes()
-            if _MARKER_RE.search(raw) is None:
-                return entry  # no name override, library flag or $id: nothing to parse for
-            data = orjson.loads(raw)
-        except (OSError, orjson.JSONDecodeError):
-            return entry  # read strictly (and reported) when a record names it
-        if not isinstance(data, dict):
-            return entry
-        override = data.get("x-schemaops-name")
-        if isinstance(override, str) and override and entry.alias_of is None:
-            entry.name = override  # an alias keeps its own file name
-        entry.library = is_library(data)
-        if entry.alias_of is None and ("$id" in data or "id" in data):  # the target owns it
-            try:
-                label = draft_label(data.get("$schema"))
-                rid = refs.SPECS[label].create_resource(data).id()
-            except (UnknownDraft, AttributeError, TypeError):
-                rid = None
-            if isinstance(rid, str):
-                entry.id_uri = urljoin(uri, rid)
-        return entry
+        # a plain file unchanged since a run indexed it: what that run read (``cache.py``)
+        key = None
+        if self.facts is not None and st is not None and stat.S_ISREG(st.st_mode):
+            key = self.facts.scan_key(str(f), st)
+            found = self.facts.scan_get(key)
+            if found is not None:
+                return _marked(entry, found, uri)
+        found = _markers(f)
+        if found is None:
+            return entry  # unreadable or not JSON: read strictly (and reported) when named
+        if key is not None:
+            self.facts.scan_put(key, st, found, now_ns)
+        return _marked(entry, found, uri)
 
     def names(self) -> list[str]:
         """Every servable schema name (libraries excluded), in name order."""
@@ -280,7 +278,14 @@ class LazyRegistry:
             return None  # the entry cannot be right for this file: check it afresh
         if not isinstance(data, (dict, bool)):
             return None
-        return Schema(name=f.name, schema=data, path=f.path, version=_version(data), draft=draft)
+        return Schema(
+            name=f.name,
+            schema=data,
+            path=f.path,
+            version=_version(data),
+            draft=draft,
+            source=raw,
+        )
 
     # --- ref targets ----------------------------------------------------------------
 
@@ -328,6 +333,46 @@ class LazyRegistry:
                     seen[target.uri] = found
                     queue.append(found)
         return tuple(seen.values())
+
+
+def _markers(f: Path) -> tuple[str | None, bool, str | None] | None:
+    """What the index needs from a file: (``x-schemaops-name``, library flag, root id), or None
+    when it cannot be read or parsed (``no markers`` is ``(None, False, None)``)."""
+    try:
+        with open(f, "rb") as fh:
+            raw = fh.read()
+        if _MARKER_RE.search(raw) is None:
+            return None, False, None  # no name override, library flag or $id in it
+        data = orjson.loads(raw)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(data, dict):
+        return None, False, None
+    override = data.get("x-schemaops-name")
+    rid = None
+    if "$id" in data or "id" in data:
+        try:
+            label = draft_label(data.get("$schema"))
+            rid = refs.SPECS[label].create_resource(data).id()
+        except (UnknownDraft, AttributeError, TypeError):
+            rid = None
+    return (
+        override if isinstance(override, str) and override else None,
+        is_library(data),
+        rid if isinstance(rid, str) else None,
+    )
+
+
+def _marked(entry: _File, found: tuple[str | None, bool, str | None], uri: str) -> _File:
+    """``entry`` with what ``_markers`` found (an alias keeps its own file name, and its
+    target owns the ``$id``)."""
+    override, library, rid = found
+    if override is not None and entry.alias_of is None:
+        entry.name = override
+    entry.library = library
+    if entry.alias_of is None and rid is not None:
+        entry.id_uri = urljoin(uri, rid)
+    return entry
 
 
 def _outward_urls(entry: refs.Entry) -> set[str]:
