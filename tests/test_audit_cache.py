@@ -8,6 +8,7 @@ import io
 import json
 import multiprocessing as mp
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -289,3 +290,90 @@ def test_long_digit_scan_equals_the_regex_it_replaced() -> None:
     regex = re.compile(rb"[0-9]{19}")
     assert all(_long_digits(c) == (regex.search(c) is not None) for c in cases)
     assert sum(_long_digits(c) for c in cases) > 100  # both answers occur
+
+
+def _index(reg: Path, cdir: Path) -> tuple[dict, SchemaFacts]:
+    """(name -> (file, library, root id uri), the facts) of a fresh index over ``reg``."""
+    from schemaops.registry.lazy import LazyRegistry
+
+    lazy = LazyRegistry(reg, facts=SchemaFacts(cdir))
+    got = {n: (f.path.name, f.library, f.id_uri) for n, f in lazy._index().items()}
+    got["<by uri>"] = sorted(lazy._by_uri)
+    lazy.facts.flush()
+    return got, lazy.facts
+
+
+def _marked_registry(root: Path) -> Path:
+    reg = _registry(root)
+    (reg / "renamed.json").write_text(json.dumps({"x-schemaops-name": "other", "type": "string"}))
+    (reg / "lib.json").write_text(json.dumps({"x-schemaops-library": True, "$defs": {}}))
+    (reg / "withid.json").write_text(json.dumps({"$id": "https://example.com/w", "type": "null"}))
+    return reg
+
+
+def test_the_index_read_from_the_cache_equals_a_fresh_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files unchanged since the last index are not read again, and give the same index:
+    names (an ``x-schemaops-name`` override), library flags and root ``$id``s."""
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)  # files written just now count as settled
+    reg, cdir = _marked_registry(tmp_path), tmp_path / "cache"
+    cold, facts = _index(reg, cdir)
+    assert facts.scan_hits == 0 and facts.scan_misses == 5
+    assert cold["other"] == ("renamed.json", False, None)
+    assert cold["withid"][2] == "https://example.com/w"
+    warm, facts = _index(reg, cdir)
+    assert facts.scan_hits == 5 and warm == cold
+
+
+def test_a_file_changed_after_indexing_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any write changes the stat fields the entry is keyed by (ctime at least): a new name
+    override, a dropped library flag and a new ``$id`` are all seen."""
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    reg, cdir = _marked_registry(tmp_path), tmp_path / "cache"
+    _index(reg, cdir)
+    st = os.stat(reg / "renamed.json")
+    (reg / "renamed.json").write_text(json.dumps({"x-schemaops-name": "third", "type": "string"}))
+    os.utime(reg / "renamed.json", ns=(st.st_atime_ns, st.st_mtime_ns))  # mtime put back
+    (reg / "lib.json").write_text(json.dumps({"$defs": {}}))
+    (reg / "withid.json").write_text(json.dumps({"$id": "https://example.com/v", "type": "null"}))
+    got, facts = _index(reg, cdir)
+    assert facts.scan_hits == 2 and facts.scan_misses == 3  # order and note only
+    assert "third" in got and "other" not in got
+    assert got["lib"] == ("lib.json", False, None)
+    assert got["withid"][2] == "https://example.com/v"
+
+
+def test_a_file_written_just_before_its_scan_is_not_remembered(tmp_path: Path) -> None:
+    """Git's racily-clean rule: a second write in the same clock tick could leave every stat
+    field equal, so a file changed within ``RACY_NS`` of the scan is read again next time."""
+    reg, cdir = _marked_registry(tmp_path), tmp_path / "cache"
+    _, facts = _index(reg, cdir)
+    assert facts.scan_misses == 5
+    _, facts = _index(reg, cdir)
+    assert facts.scan_hits == 0 and facts.scan_misses == 5
+    old = time.time() - 60  # files last written a minute ago are remembered
+    for f in reg.iterdir():
+        os.utime(f, (old, old))
+    # ctime moved with utime, to now: still racy; a scan at least RACY_NS later remembers it
+    now = time.time_ns() + cache_mod.RACY_NS + 1
+    from schemaops.registry.lazy import LazyRegistry
+
+    lazy = LazyRegistry(reg, facts=SchemaFacts(cdir))
+    for f in sorted(reg.iterdir()):
+        lazy._scan(f, reg.resolve(), reg.resolve().as_uri(), now)
+    lazy.facts.flush()
+    _, facts = _index(reg, cdir)
+    assert facts.scan_hits == 5
+
+
+def test_a_damaged_index_entry_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    reg, cdir = _marked_registry(tmp_path), tmp_path / "cache"
+    cold, _ = _index(reg, cdir)
+    for pack in _packs(cdir):  # a library flag that is not a boolean: the entry is refused
+        _retext(pack, lambda x: x.replace(b'"scan":[null,false,null]', b'"scan":[null,"x",null]'))
+    warm, facts = _index(reg, cdir)
+    assert facts.rejected >= 1 and facts.scan_misses >= 1 and warm == cold
