@@ -99,15 +99,19 @@ class SchemaFacts:
         self._pending: dict[str, dict] = {}  # put since the last flush
         self._used: set[str] = set()  # hit or put by this run (kept by a fold over the cap)
 
-    def key(self, raw: bytes, path: Path, examples: bool, timeout: float) -> str:
-        """The entry key for a schema file's bytes (and its sidecar's, when examples count)."""
+    def key(
+        self, raw: bytes, path: Path, examples: bool, timeout: float, sidecar: bool = True
+    ) -> str:
+        """The entry key for a schema file's bytes (and its sidecar's, when examples count).
+        ``sidecar=False``: the caller's listing of the folder found no sidecar file (its bytes
+        count as empty, as a missing sidecar's do), so none is opened."""
         from schemaops.registry.examples import sidecar_path
 
         h = hashlib.sha256()
         h.update(f"{self.versions};examples={examples};timeout={timeout!r}\0".encode())
         h.update(hashlib.sha256(raw).digest())
         side = b""
-        if examples:
+        if examples and sidecar:
             try:
                 side = sidecar_path(path).read_bytes()
             except FileNotFoundError:

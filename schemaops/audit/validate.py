@@ -100,9 +100,10 @@ class SchemaChecker:
         if self.tree is not None:
             self._explainer = skipping_class(cls)(schema, format_checker=fmt)
         # Without a tree every failure walks the whole output: $refs inlined make that ~2x
-        # faster (``inline_refs``).
-        explain = inline_refs(schema) if modern and no_ids and self.tree is None else schema
-        self.validator = cls(explain, format_checker=fmt)
+        # faster (``inline_refs``). Built on first use (``validator``): with a tree, only
+        # ``--all-errors`` needs it, and a platform registry sets up thousands of schemas.
+        self._inline = modern and no_ids and self.tree is None
+        self._validator: Any = None
         self._fast_args = (schema, cls, fmt)
         self._fast: Any = _PENDING
         self._seen = 0
@@ -110,6 +111,16 @@ class SchemaChecker:
         self.guarded = not every.isdisjoint(("pattern", "patternProperties")) and timeout > 0
         self._watch = watched(self.guarded)  # reused: no allocation per record
         self.timeouts = 0
+
+    @property
+    def validator(self) -> Any:
+        """jsonschema's validator for this schema (``$ref``s inlined where exact): what
+        explains a failure when there is no closure tree, and what ``all_errors`` walks."""
+        if self._validator is None:
+            schema, cls, fmt = self._fast_args
+            explain = inline_refs(schema) if self._inline else schema
+            self._validator = cls(explain, format_checker=fmt)
+        return self._validator
 
     @property
     def fast(self) -> Any:

@@ -109,6 +109,8 @@ class LazyRegistry:
         self._entries: dict[Path, refs.Entry | None] = {}
         self._all: tuple | None = None
         self._loaded: dict[str, tuple[Schema | None, list[dict]]] = {}
+        #: sidecar files the index listed (a schema without one needs no failed ``open``)
+        self._sidecars: set[str] = set()
 
     # --- the index ------------------------------------------------------------------
 
@@ -117,15 +119,15 @@ class LazyRegistry:
             return self._by_name
         root = self.root
         depth = len(root.parts)
-        files = sorted(
-            (
-                f
-                for f in root.rglob("*.json")
-                if not f.name.endswith(SIDECAR_SUFFIX)
-                and not any(part.startswith(".") for part in f.parts[depth:])
-            ),
-            key=lambda f: f.parts,  # Path order (parts, case-sensitive), without Path.__lt__
-        )
+        files = []
+        for f in root.rglob("*.json"):
+            if any(part.startswith(".") for part in f.parts[depth:]):
+                continue
+            if f.name.endswith(SIDECAR_SUFFIX):
+                self._sidecars.add(str(f))
+            else:
+                files.append(f)
+        files.sort(key=lambda f: f.parts)  # Path order (parts, case-sensitive), no Path.__lt__
         by_name: dict[str, _File] = {}
         real_root = root.resolve()
         root_uri = real_root.as_uri() if real_root.parent != real_root else ""  # not "/"
@@ -226,7 +228,8 @@ class LazyRegistry:
         clash = f.id_uri is not None and self._id_owner.get(f.id_uri) is not f
         key = None
         if self.facts is not None and not outward and not clash:
-            key = self.facts.key(raw, f.path, self.examples, self.timeout)
+            side = str(f.path)[: -len(".json")] + SIDECAR_SUFFIX in self._sidecars
+            key = self.facts.key(raw, f.path, self.examples, self.timeout, sidecar=side)
             if self.facts.get(key) is not None:
                 known = self._from_facts(f, raw, text)
                 if known is not None:
