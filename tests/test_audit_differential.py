@@ -307,10 +307,12 @@ def test_text_key_sets_never_miss_a_key_the_walk_finds() -> None:
     """``text_key_sets`` (a byte scan of the schema's text) against ``key_sets`` (a walk) on
     every JSONSchemaBench schema, in its corpus spelling and re-serialised with ``\\u``
     escapes and with spaces: every asked key the walk finds is found by the scan (top and
-    nested apart), so the checker never skips a question it must ask."""
-    from schemaops.audit.fastcheck import _ASKED, key_sets, text_key_sets
+    nested apart), so the checker never skips a question it must ask; and ``string_ids``
+    (a byte search first) answers as ``draft4_ids`` (a walk)."""
+    from schemaops.audit.fastcheck import _ASKED, key_sets, string_ids, text_key_sets
+    from schemaops.audit.treecheck import draft4_ids
 
-    compared = scanned = 0
+    compared = scanned = string_id = 0
     for raw in _corpus_texts():
         try:
             root = json.loads(raw)
@@ -326,9 +328,11 @@ def test_text_key_sets_never_miss_a_key_the_walk_finds() -> None:
             for key in _ASKED:
                 if key in nested:
                     assert key in t_nested, (key, text[:200])
+            assert string_ids(root, text) == draft4_ids(root), text[:200]
+            string_id += draft4_ids(root)
             compared += 1
             scanned += b"\\u" not in text and isinstance(root, dict)
-    assert compared > 15_000 and scanned > 10_000
+    assert compared > 15_000 and scanned > 10_000 and string_id > 100
 
 
 def test_a_checker_built_from_text_classifies_as_one_built_by_the_walk() -> None:

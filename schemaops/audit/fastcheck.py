@@ -140,6 +140,20 @@ def text_key_sets(root: Any, text: bytes) -> tuple[set[str], set[str]]:
     return top, nested
 
 
+_STRING_ID = re.compile(rb'"id"\s*:\s*"')
+
+
+def string_ids(root: Any, text: bytes | None) -> bool:
+    """``treecheck.draft4_ids(root)``: some object holds a string ``id``. Answered False from
+    ``text`` (the JSON ``root`` was parsed from) when no ``"id"`` key is followed by a string
+    there: a byte search instead of a walk of every draft-04 schema with an ``id`` property."""
+    from schemaops.audit.treecheck import draft4_ids
+
+    if text is not None and b"\\u" not in text and _STRING_ID.search(text) is None:
+        return False
+    return draft4_ids(root)
+
+
 def _other_dialect(root: Any, validator_cls: type) -> bool:
     """True when a subschema's ``$schema`` selects another validator class than the root's
     (conservative: any object holding a ``$schema`` key counts, even inside data keywords)."""

@@ -87,6 +87,10 @@ def audit_lines(
     lineno = first_line - 1
     in_range = True
     ranged = 0  # lines of route's range (a routed worker counts only those)
+    # a routed worker skips a line another worker owns from two lookups, when the record has
+    # the usual shape (a string ``text`` and schema name: what ``find_outputs`` answers
+    # first, with that one output); half of every line it reads is such a line
+    owns = route.owns if route is not None and field_ is None and "." not in schema_field else None
     for lineno, raw in enumerate(lines, first_line):  # noqa: B007
         if route is not None:
             in_range = route.lo <= lineno < route.hi
@@ -99,6 +103,10 @@ def audit_lines(
                 rec = loads(raw)
             except orjson.JSONDecodeError:
                 rec = parse_record(raw)
+            if owns is not None and type(rec) is dict:
+                name = rec.get(schema_field)
+                if type(name) is str and type(rec.get("text")) is str and not owns(name, in_range):
+                    continue
             outs = find_outputs(rec, field_, schema_field, tool_schema)
         except RecordError as exc:
             if in_range:

@@ -38,9 +38,10 @@ from schemaops.audit.fastcheck import (
     compile_fast,
     inline_refs,
     key_sets,
+    string_ids,
     text_key_sets,
 )
-from schemaops.audit.treecheck import LEGACY, compile_tree, draft4_ids
+from schemaops.audit.treecheck import LEGACY, compile_tree
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
 from schemaops.registry.drafts import meta_valid
@@ -93,7 +94,7 @@ class SchemaChecker:
             no_ids
             and (modern or cls in LEGACY)
             and not ("$schema" in nested and _other_dialect(schema, cls))
-            and not (cls is Draft4Validator and "id" in every and draft4_ids(schema))
+            and not (cls is Draft4Validator and "id" in every and string_ids(schema, text))
         )
         self.tree = compile_tree(schema, cls, fmt, screened=True, lazy=True) if treeable else None
         self._explainer = None
