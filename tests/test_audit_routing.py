@@ -283,3 +283,24 @@ def test_routed_jobs_equal_one_process_on_the_platform_workload(tmp_path: Path) 
     assert json.dumps(two) == json.dumps(one)
     assert two_rows == one_rows
     assert one["lines"] >= 20_000 and one["categories"]["ok"] > 1000
+
+
+def test_balanced_homes_split_the_bytes_evenly_and_the_same_everywhere() -> None:
+    """Largest first to the least loaded worker: the loads differ by at most the largest
+    schema (plus its fixed cost); hot schemas get no home; ties are broken by name, so two
+    processes (dict orders apart) place every schema alike."""
+    import random
+
+    from schemaops.audit.routing import FIXED_COST_BYTES, balanced_homes
+
+    rng = random.Random(3)
+    sizes = {f"s{i}": rng.choice([200, 900, 5000, 40_000]) for i in range(500)}
+    hot = frozenset({"s1", "s2"})
+    homes = balanced_homes(sizes, 3, hot)
+    assert set(homes) == set(sizes) - hot
+    load = [0, 0, 0]
+    for name, k in homes.items():
+        load[k] += sizes[name] + FIXED_COST_BYTES
+    assert max(load) - min(load) <= 40_000 + FIXED_COST_BYTES
+    shuffled = dict(sorted(sizes.items(), key=lambda kv: rng.random()))
+    assert balanced_homes(shuffled, 3, hot) == homes

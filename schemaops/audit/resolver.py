@@ -177,6 +177,12 @@ class SchemaResolver:
         reg = self._load_registry()
         return reg.names() if self.lazy else list(reg.schemas)
 
+    def schema_sizes(self) -> dict[str, int]:
+        """Registry name -> bytes of its file ({} when unknown: eager or ``--schema``)."""
+        if self.fixed is not None or not self.lazy or not self.registry_path.is_dir():
+            return {}
+        return self._load_registry().sizes()
+
     def precompile_names(self) -> list[str]:
         """Names worth compiling before ``--jobs`` workers fork: all of a small registry;
         none of a large one (workers compile what their lines name, on first use)."""

@@ -81,6 +81,7 @@ class _File:
     id_uri: str | None = None  # root $id joined with the file URI, as refs.build keys it
     refused: dict | None = None  # a problem that keeps the file out of the registry
     alias_of: Path | None = None  # a symlink to another registry file (``alias_target``)
+    size: int = 0  # bytes of a plain file (0 for a symlink): a cost estimate for --jobs
 
 
 class LazyRegistry:
@@ -164,6 +165,8 @@ class LazyRegistry:
             outside = _outside(f, self.root)
             uri = f.resolve().as_uri() if not outside else ""
         entry = _File(path=f, uri=uri, name=f.stem)
+        if st is not None and not link:
+            entry.size = st.st_size
         if outside:
             entry.refused = problem(f, "", "symlink_outside", outside)
             return entry
@@ -186,6 +189,10 @@ class LazyRegistry:
         if key is not None:
             self.facts.scan_put(key, st, found, now_ns)
         return _marked(entry, found, uri)
+
+    def sizes(self) -> dict[str, int]:
+        """Servable name -> bytes of its file (what ``--jobs`` balances its workers by)."""
+        return {name: f.size for name, f in self._index().items()}
 
     def names(self) -> list[str]:
         """Every servable schema name (libraries excluded), in name order."""
