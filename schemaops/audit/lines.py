@@ -103,10 +103,13 @@ def audit_lines(
                 rec = loads(raw)
             except orjson.JSONDecodeError:
                 rec = parse_record(raw)
+            mine = False  # known to be this worker's line (its one output, then)
             if owns is not None and type(rec) is dict:
                 name = rec.get(schema_field)
-                if type(name) is str and type(rec.get("text")) is str and not owns(name, in_range):
-                    continue
+                if type(name) is str and type(rec.get("text")) is str:
+                    if not owns(name, in_range):
+                        continue
+                    mine = True
             outs = find_outputs(rec, field_, schema_field, tool_schema)
         except RecordError as exc:
             if in_range:
@@ -118,7 +121,7 @@ def audit_lines(
                 rec = out.record
             name = out.schema
             if route is not None:
-                if not route.owns(name, in_range):
+                if not mine and not route.owns(name, in_range):
                     continue
                 tally.order = ordinal
                 if records_out is not None:
