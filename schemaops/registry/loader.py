@@ -275,7 +275,10 @@ def _check(
         # building the ref registry was the largest part of a schema's first use)
         registry, clashes = None, []
     else:
-        registry, clashes = refs.build(_unaliased(entries, good) + list(extra))
+        # one document whose refs all point into itself (the lazy registry's usual case): no
+        # crawl needed (``refs.pointer_refs_only``)
+        crawl = extra or len(entries) != 1 or not refs.pointer_refs_only(entries[0])
+        registry, clashes = refs.build(_unaliased(entries, good) + list(extra), crawl=bool(crawl))
     by_entry = {id(e): d for e, d in zip(entries, good, strict=True)}
     for entry, uri in clashes:
         d = by_entry.get(id(entry))
@@ -310,14 +313,15 @@ def _check(
                 " grammar for both)"
             )
             warnings.append(problem(d.label, "", "symlink_alias", reason))
-        else:
-            if s.hash in seen_hash:
+        elif len(entries) > 1:  # one document (a lazy load) has nothing to be a duplicate of
+            digest = s.hash  # a property: serialises and hashes the schema each time
+            if digest in seen_hash:
                 reason = (
-                    f"same wire string as {seen_hash[s.hash]} (hash {s.hash[:16]}): one wire "
+                    f"same wire string as {seen_hash[digest]} (hash {digest[:16]}): one wire "
                     "string, two names (both work; the server caches one grammar for both)"
                 )
                 warnings.append(problem(d.label, "", "duplicate_content", reason))
-            seen_hash.setdefault(s.hash, d.label)
+            seen_hash.setdefault(digest, d.label)
         schemas[name] = s
     return schemas
 

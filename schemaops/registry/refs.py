@@ -113,8 +113,33 @@ class Entry:
     label: str
 
 
-def build(entries: list[Entry]) -> tuple[referencing.Registry, list[tuple[Entry, str]]]:
-    """An offline ref registry holding ``entries``; also returns (entry, clashing $id) pairs."""
+def pointer_refs_only(entry: Entry) -> bool:
+    """Every ref of ``entry`` is a ``$ref`` to a JSON pointer in itself (``#`` or ``#/...``),
+    made where the base is the document's own (no ``$id`` changes it on the way).
+
+    Such refs resolve against the document's own resource, found in the registry without a
+    crawl: ``build(..., crawl=False)`` then answers every lookup as the crawled registry does
+    (referencing crawls on its own when a lookup needs it), and the crawl was most of a
+    platform schema's first-use ref check (issue 15)."""
+    for node, _, base in iter_subschemas(entry.contents, entry.base, entry.label):
+        if base != entry.base:
+            return False
+        for kw in REF_KEYWORDS:
+            ref = node.get(kw)
+            if ref is None:
+                continue
+            if kw != "$ref" or not isinstance(ref, str) or not (ref == "#" or ref[:2] == "#/"):
+                return False
+    return True
+
+
+def build(
+    entries: list[Entry], crawl: bool = True
+) -> tuple[referencing.Registry, list[tuple[Entry, str]]]:
+    """An offline ref registry holding ``entries``; also returns (entry, clashing $id) pairs.
+
+    ``crawl=False``: the resources are added but not crawled for embedded ``$id``s and
+    anchors (only for documents whose refs are ``pointer_refs_only``)."""
     pairs: list[tuple[str, referencing.Resource, Entry]] = []
     owner: dict[str, Entry] = {}
     clashes: list[tuple[Entry, str]] = []
@@ -134,6 +159,8 @@ def build(entries: list[Entry]) -> tuple[referencing.Registry, list[tuple[Entry,
             owner[uri] = e
             pairs.append((uri, resource, e))
     empty = referencing.Registry(retrieve=_refuse)
+    if not crawl:
+        return empty.with_resources((u, r) for u, r, _ in pairs).combine(METASCHEMAS), clashes
     try:
         reg = empty.with_resources((u, r) for u, r, _ in pairs).combine(METASCHEMAS)
         return reg.crawl(), clashes

@@ -1,0 +1,115 @@
+"""The registry's first-use fast paths against the slow paths they skip, on every
+JSONSchemaBench schema (issue 15: a platform registry's cold audit checks each schema once):
+
+- ``refs.build(..., crawl=False)`` for a document whose refs all point into itself
+  (``refs.pointer_refs_only``): the same ref problems and bundling flag as the crawled
+  registry;
+- ``jsontext.parse`` skipping the shape walk for text without ``\\u`` escapes within the
+  depth bound: the same problems as ``shape_problems`` always run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from corpus_paths import JSB
+
+from schemaops.registry import jsontext, refs
+from schemaops.registry.drafts import UnknownDraft, draft_label
+
+
+def _corpus() -> Iterator[str]:
+    if not JSB.is_dir():
+        pytest.fail(f"corpus not found: {JSB}")
+    for f in sorted(JSB.glob("*.jsonl")):
+        with f.open(encoding="utf-8") as fh:
+            for line in fh:
+                yield json.loads(line)["json_schema"]
+
+
+#: pointer refs with problems (the corpus has none among its eligible schemas) and odd ones
+HARD = [
+    {"$ref": "#/$defs/missing", "$defs": {}},
+    {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+    {"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"},
+    {"properties": {"x": {"$ref": "#"}}},
+    {
+        "$defs": {"a b": {"type": "string"}, "c/d": {"type": "integer"}},
+        "anyOf": [{"$ref": "#/$defs/a%20b"}, {"$ref": "#/$defs/c~1d"}, {"$ref": "#/$defs/c/d"}],
+    },
+    {"allOf": [{"type": "string"}, {"$ref": "#/allOf/0"}, {"$ref": "#/allOf/-1"}]},
+    {"allOf": [{"$ref": "#/allOf/x"}]},
+    {"type": "object", "$ref": "#/type/0"},
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": {"a": {}},
+        "$ref": "#/definitions/a",
+        "properties": {"b": {"$ref": "#/definitions/nope"}},
+    },
+]
+
+
+def test_an_uncrawled_registry_checks_pointer_refs_as_the_crawled_one() -> None:
+    eligible = with_refs = with_problems = 0
+    texts = [*(json.dumps(h) for h in HARD), *_corpus()]
+    for i, text in enumerate(texts):
+        try:
+            data = json.loads(text)
+            label = draft_label(data.get("$schema") if isinstance(data, dict) else None)
+        except (ValueError, UnknownDraft, AttributeError, RecursionError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        entry = refs.Entry(f"file:///reg/s{i}.json", data, label)
+        if not refs.pointer_refs_only(entry):
+            continue
+        eligible += 1
+        with_refs += '"$ref"' in text
+        slow = refs.check_refs(entry, refs.build([entry])[0])
+        fast = refs.check_refs(entry, refs.build([entry], crawl=False)[0])
+        assert (fast.problems, fast.external) == (slow.problems, slow.external), text[:300]
+        with_problems += bool(slow.problems)
+    # enough of each to mean something: refs resolved, and problems (cycles, dangling) found
+    assert eligible > 5_000 and with_refs > 2_000 and with_problems >= 5
+
+
+def test_pointer_refs_only_refuses_what_needs_a_crawl() -> None:
+    def ok(schema: object) -> bool:
+        return refs.pointer_refs_only(refs.Entry("file:///r/s.json", schema, "2020-12"))
+
+    assert ok({"$defs": {"a": {"type": "string"}}, "$ref": "#/$defs/a"})
+    assert ok({"properties": {"$ref": {"$ref": "#"}}})
+    assert not ok({"$ref": "other.json"})  # another file
+    assert not ok({"$ref": "#anchor"})  # an anchor: found by a crawl
+    assert not ok({"$dynamicRef": "#/$defs/a"})
+    assert not ok({"properties": {"a": {"$id": "http://x/a", "$ref": "#/b"}}})  # rebased
+
+
+def _shape_always(text: str) -> list:
+    data, problems = jsontext.parse(text)
+    if data is None:
+        return problems
+    full = jsontext.shape_problems(data)
+    return full + [p for p in problems if p[1] == "duplicate_key"]
+
+
+def test_parse_skips_the_shape_walk_only_where_it_finds_nothing() -> None:
+    deep = "[" * 129 + "]" * 129
+    edge = "[" * 128 + "]" * 128
+    cases = [
+        deep,
+        edge,
+        '{"a": "\\ud800"}',
+        '{"\\udc00": 1}',
+        '{"a": "\\u00e9"}',
+        '{"a": 1, "a": 2}',
+        '{"a": [' * 70 + "1" + "]}" * 70,
+    ]
+    checked = 0
+    for text in [*cases, *_corpus()]:
+        assert jsontext.parse(text)[1] == _shape_always(text), text[:200]
+        checked += 1
+    assert checked > 9_000
+    assert jsontext.parse(deep)[1][0][1] == "too_deep" and jsontext.parse(edge)[1] == []
