@@ -270,15 +270,17 @@ def _check(
     warnings = [] if warnings is None else warnings
     good = [d for d in docs if d.ok]
     entries = [refs.Entry(d.base, d.data, d.draft) for d in good]
+    nodes = None
     if not extra and all(_ref_free(d.data) for d in good):
         # nothing to resolve and no $id to clash: check_refs would find nothing (issue 15:
         # building the ref registry was the largest part of a schema's first use)
         registry, clashes = None, []
     else:
         # one document whose refs all point into itself (the lazy registry's usual case): no
-        # crawl needed (``refs.pointer_refs_only``)
-        crawl = extra or len(entries) != 1 or not refs.pointer_refs_only(entries[0])
-        registry, clashes = refs.build(_unaliased(entries, good) + list(extra), crawl=bool(crawl))
+        # crawl needed (``refs.pointer_refs_only``), and its subschemas are walked once
+        if not extra and len(entries) == 1:
+            nodes = refs.pointer_refs_only(entries[0])
+        registry, clashes = refs.build(_unaliased(entries, good) + list(extra), crawl=nodes is None)
     by_entry = {id(e): d for e, d in zip(entries, good, strict=True)}
     for entry, uri in clashes:
         d = by_entry.get(id(entry))
@@ -293,7 +295,7 @@ def _check(
     for entry in entries:
         d = by_entry[id(entry)]
         try:
-            s = _one(d, entry, registry, problems, timeout if examples else None)
+            s = _one(d, entry, registry, problems, timeout if examples else None, nodes)
         except RecursionError:  # a shape the depth limit did not foresee: this file only
             problems.append(problem(d.label, "", "too_deep", "schema nested too deeply to check"))
             continue
@@ -344,13 +346,18 @@ def _one(
     registry: Any,
     problems: list[dict],
     timeout: float | None = EXAMPLE_TIMEOUT,
+    nodes: list | None = None,
 ) -> Schema:
     """Check one document's refs, build its Schema (bundled when needed), attach examples.
 
-    ``timeout`` None: sidecar examples are not read at all (``registry diff``).
+    ``timeout`` None: sidecar examples are not read at all (``registry diff``). ``nodes``:
+    the document's subschemas, when the caller walked them already.
     """
     try:
-        report = refs.RefReport([], False) if registry is None else refs.check_refs(entry, registry)
+        if registry is None:
+            report = refs.RefReport([], False)
+        else:
+            report = refs.check_refs(entry, registry, nodes)
     except Exception as exc:  # a malformed $id/$ref: explained by metaschema problems
         found = [] if not d.clean else [("", "ref_unresolvable", f"cannot check $refs: {exc}")]
         report = refs.RefReport(found, False)

@@ -113,24 +113,28 @@ class Entry:
     label: str
 
 
-def pointer_refs_only(entry: Entry) -> bool:
+def pointer_refs_only(entry: Entry) -> list[tuple[dict, list, str]] | None:
     """Every ref of ``entry`` is a ``$ref`` to a JSON pointer in itself (``#`` or ``#/...``),
     made where the base is the document's own (no ``$id`` changes it on the way).
 
     Such refs resolve against the document's own resource, found in the registry without a
     crawl: ``build(..., crawl=False)`` then answers every lookup as the crawled registry does
     (referencing crawls on its own when a lookup needs it), and the crawl was most of a
-    platform schema's first-use ref check (issue 15)."""
-    for node, _, base in iter_subschemas(entry.contents, entry.base, entry.label):
+    platform schema's first-use ref check (issue 15).
+
+    Returns the document's subschemas (``iter_subschemas``, which ``check_refs`` takes
+    instead of walking again) when so, else None."""
+    nodes = list(iter_subschemas(entry.contents, entry.base, entry.label))
+    for node, _, base in nodes:
         if base != entry.base:
-            return False
+            return None
         for kw in REF_KEYWORDS:
             ref = node.get(kw)
             if ref is None:
                 continue
             if kw != "$ref" or not isinstance(ref, str) or not (ref == "#" or ref[:2] == "#/"):
-                return False
-    return True
+                return None
+    return nodes
 
 
 def build(
@@ -243,17 +247,19 @@ def _classify(exc: Exception, ref: str, target: str) -> tuple[str, str]:
     return "ref_unresolvable", f"$ref {ref!r} cannot be resolved ({type(exc).__name__})"
 
 
-def check_refs(entry: Entry, registry: referencing.Registry) -> RefReport:
-    """Resolve every ``$ref`` of one document and find ref cycles that cannot terminate."""
+def check_refs(
+    entry: Entry, registry: referencing.Registry, nodes: list[tuple[dict, list, str]] | None = None
+) -> RefReport:
+    """Resolve every ``$ref`` of one document and find ref cycles that cannot terminate.
+    ``nodes``: the document's ``iter_subschemas``, when the caller has them already."""
     problems: list[tuple[str, str, str]] = []
     external = False
     # (base, $ref) -> (target contents, target URI): the cycle search below follows the same
     # refs again, often many times (one walk per starting $ref); each is looked up once
     resolved: dict[tuple[str, str], tuple[Any, str]] = {}
     own = {entry.base}
-    nodes: list[tuple[dict, list, str]] = list(
-        iter_subschemas(entry.contents, entry.base, entry.label)
-    )
+    if nodes is None:
+        nodes = list(iter_subschemas(entry.contents, entry.base, entry.label))
     for _, _, b in nodes:
         own.add(b)
     for node, parts, base in nodes:
