@@ -377,3 +377,42 @@ def test_a_damaged_index_entry_is_ignored(tmp_path: Path, monkeypatch: pytest.Mo
         _retext(pack, lambda x: x.replace(b'"scan":[null,false,null]', b'"scan":[null,"x",null]'))
     warm, facts = _index(reg, cdir)
     assert facts.rejected >= 1 and facts.scan_misses >= 1 and warm == cold
+
+
+def test_past_the_entry_cap_a_fold_keeps_what_the_run_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every run reads every entry: past ``MAX_ENTRIES`` the next writer folds the packs and
+    keeps only the entries its own run looked up or wrote (the rest are rebuilt if needed)."""
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 50)
+    old = SchemaFacts(tmp_path)
+    for i in range(60):
+        old.put(f"{i:064x}", {"clean": True})
+    old.flush()
+    run = SchemaFacts(tmp_path)
+    used = [f"{i:064x}" for i in range(5)]
+    assert all(run.get(k) is not None for k in used)
+    run.put("f" * 64, {"clean": True})
+    run.flush()
+    assert set(SchemaFacts(tmp_path).entries()) == {*used, "f" * 64}
+    assert len(_packs(tmp_path)) == 1
+
+
+def test_a_fold_past_the_cap_keeps_the_packs_of_the_runs_other_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A --jobs worker that folds past the cap keeps, besides its own entries, every pack
+    written since the run began (the parent's index entries, the other workers' facts)."""
+    monkeypatch.setattr(cache_mod, "MAX_ENTRIES", 50)
+    old = SchemaFacts(tmp_path)
+    for i in range(60):
+        old.put(f"{i:064x}", {"clean": True})
+    old.flush()
+    worker = SchemaFacts(tmp_path)  # opened at the run's start (forked workers share it)
+    sibling = SchemaFacts(tmp_path)
+    sibling.put("e" * 64, {"clean": True})
+    sibling.flush()  # another worker of the same run finishes first
+    assert worker.get(f"{1:064x}") is not None
+    worker.put("f" * 64, {"clean": True})
+    worker.flush()
+    assert set(SchemaFacts(tmp_path).entries()) == {f"{1:064x}", "e" * 64, "f" * 64}

@@ -52,8 +52,10 @@ FORMAT = 2  # pack layout; bump when it changes
 PACK_SUFFIX = ".pack"
 #: packs in the folder before a writer folds them into one
 MAX_PACKS = 8
-#: entries a fold keeps before it keeps only those this run used (bounded disk)
-MAX_ENTRIES = 1 << 18
+#: entries on disk before the next writer folds and keeps only those its run used: every
+#: run reads them all, and a fresh checkout of a 10,000-file registry (new stat fields) adds
+#: 10,000 index entries, so the cap bounds both the disk and each run's start
+MAX_ENTRIES = 1 << 16
 _MAX_PACK_BYTES = 256 << 20
 #: a registry file changed less than this before its scan is not remembered (``scan_put``)
 RACY_NS = 2_000_000_000
@@ -98,6 +100,7 @@ class SchemaFacts:
         self._known: dict[str, dict] | None = None  # read on the first lookup
         self._pending: dict[str, dict] = {}  # put since the last flush
         self._used: set[str] = set()  # hit or put by this run (kept by a fold over the cap)
+        self._opened_ns = time.time_ns()  # packs written since are kept whole by a fold
 
     def key(
         self, raw: bytes, path: Path, examples: bool, timeout: float, sidecar: bool = True
@@ -177,7 +180,8 @@ class SchemaFacts:
 
     def flush(self) -> None:
         """Write the entries put since the last flush as one pack; fold the folder's packs
-        into one when more than ``MAX_PACKS`` are there."""
+        into one when more than ``MAX_PACKS`` are there or more than ``MAX_ENTRIES`` entries
+        were read."""
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
@@ -187,14 +191,15 @@ class SchemaFacts:
             packs = [n for n in os.listdir(self.dir) if n.endswith(PACK_SUFFIX)]
         except OSError:
             return
-        if len(packs) > MAX_PACKS:
+        if len(packs) > MAX_PACKS or len(self._known or ()) > MAX_ENTRIES:
             self._fold()
 
     # --- packs ----------------------------------------------------------------------
 
-    def _read_all(self) -> tuple[dict[str, dict], list[Path]]:
+    def _read_all(self, fresh: set[str] | None = None) -> tuple[dict[str, dict], list[Path]]:
         """(entries of every trusted pack of our versions, the packs a fold may delete: every
-        pack seen, ours, stale, damaged or untrusted)."""
+        pack seen, ours, stale, damaged or untrusted). ``fresh``: filled with the keys of
+        packs written since this cache was opened."""
         known: dict[str, dict] = {}
         read: list[Path] = []
         seen: set[str] = set()
@@ -220,8 +225,14 @@ class SchemaFacts:
                 except OSError:
                     vanished = True
                     continue
-                if not trusted or not self._read_pack(data, known):
+                target = known
+                if fresh is not None and _written_ns(name) >= self._opened_ns:
+                    target = {}  # this run's (its other workers') or a concurrent run's
+                if not trusted or not self._read_pack(data, target):
                     self.rejected += 1
+                if target is not known:
+                    known.update(target)
+                    fresh.update(target)  # type: ignore[union-attr]
             if not vanished:
                 break
         return known, read
@@ -275,9 +286,12 @@ class SchemaFacts:
 
     def _fold(self) -> None:
         """Merge every pack into one: write the merged pack, then delete the ones read."""
-        known, read = self._read_all()
+        fresh: set[str] = set()
+        known, read = self._read_all(fresh)
         if len(known) > MAX_ENTRIES:
-            known = {k: v for k, v in known.items() if k in self._used}
+            # what this run used, and what was written since it began (by its other --jobs
+            # workers, forked with the same opening time, or by a concurrent run)
+            known = {k: v for k, v in known.items() if k in self._used or k in fresh}
         if not self._write_pack(known):
             return
         for path in read:
@@ -285,6 +299,12 @@ class SchemaFacts:
                 os.unlink(path)
             except OSError:
                 pass  # folded by another run at the same time
+
+
+def _written_ns(name: str) -> int:
+    """When a pack was written, from its name (``_write_pack``: the time in ns first)."""
+    head = name.split("-", 1)[0]
+    return int(head) if head.isdigit() else 0
 
 
 def _entry(line: bytes) -> tuple[str, dict] | None:
