@@ -529,8 +529,15 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
         reg = None
         report = refs.RefReport([], False)
         if not _ref_free(data):  # as the loader: no ref registry for a ref-free document
-            reg, _ = refs.build([entry])
-            report = refs.check_refs(entry, reg)
+            # and no crawl for refs that all point into the document (when the code has it)
+            only = getattr(refs, "pointer_refs_only", lambda e: None)
+            nodes = only(entry)
+            if nodes is None:
+                reg, _ = refs.build([entry])
+                report = refs.check_refs(entry, reg)
+            else:
+                reg, _ = refs.build([entry], crawl=False)
+                report = refs.check_refs(entry, reg, nodes)
         t3 = clock()
         body = bundle(data, entry.base, label, reg) if report.external else data
         t4 = clock()
@@ -576,14 +583,14 @@ def first_use_real(registry: Path, n: int, seed: int, cache_dir: Path) -> dict[s
     out = {}
     for label in ("cold facts cache", "warm facts cache"):
         resolver = SchemaResolver(None, registry, cache_dir=cache_dir)
+        t0 = time.perf_counter()
         resolver.has(names[0])  # the index scan, timed apart
+        out[f"index scan, whole registry (ms, once), {label}"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
         for name in names:
             resolver.get(name)
         out[label] = (time.perf_counter() - t0) / len(names) * 1000
-    t0 = time.perf_counter()
-    SchemaResolver(None, registry, cache_dir=cache_dir).has(names[0])
-    out["index scan, whole registry (ms, once)"] = (time.perf_counter() - t0) * 1000
+        getattr(resolver, "flush_cache", lambda: None)()  # what a run does when it ends
     return out
 
 
