@@ -304,3 +304,37 @@ def test_balanced_homes_split_the_bytes_evenly_and_the_same_everywhere() -> None
     assert max(load) - min(load) <= 40_000 + FIXED_COST_BYTES
     shuffled = dict(sorted(sizes.items(), key=lambda kv: rng.random()))
     assert balanced_homes(shuffled, 3, hot) == homes
+
+
+def test_routed_jobs_with_the_facts_cache_cold_then_warm_equal_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache as --jobs uses it: the parent writes the index's entries before it forks,
+    each worker its own facts when it ends; a second run reads them all and still gives the
+    one process's report and records (with the memo on: the cache's usual company)."""
+    from schemaops.audit import cache as cache_mod
+    from schemaops.audit.cache import SchemaFacts
+
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)  # the test's files count as settled
+    data, reg = _workload(tmp_path)
+    one, one_rows = _report(data, reg, 1, tmp_path / "one.jsonl", all_errors=False)
+    monkeypatch.setenv("SCHEMAOPS_AUDIT_ROUTE", "schema")
+    cdir = tmp_path / "cache"
+    packs: dict[str, set] = {}
+    for run in ("cold", "warm"):
+        opts = AuditOptions(
+            registry=str(reg), jobs=2, records=str(tmp_path / f"{run}.jsonl"), cache_dir=str(cdir)
+        )
+        doc = run_audit(str(data), opts).to_json()
+        for key in ("elapsed_s", "jobs"):
+            doc.pop(key)
+        assert json.dumps(doc) == json.dumps(one), run
+        assert (tmp_path / f"{run}.jsonl").read_bytes() == one_rows, run
+        packs[run] = {p.name for p in cdir.rglob("*" + cache_mod.PACK_SUFFIX)}
+    # cold: one pack from the parent (the index) and one per worker; warm: nothing new
+    assert len(packs["cold"]) == 3 and packs["warm"] == packs["cold"]
+    entries = SchemaFacts(cdir).entries()
+    scans = [e for e in entries.values() if "scan" in e]
+    cleans = [e for e in entries.values() if e.get("clean") is True]
+    assert len(scans) == len(list(reg.glob("*.json")))  # the parent's index entries
+    assert len(cleans) >= 5  # the workers' facts (the schemas without problems)
