@@ -335,3 +335,36 @@ def test_symlink_inside_the_registry_is_an_alias_under_its_own_name(tmp_path: Pa
         ("leak.json", "symlink_outside")
     ]
     assert LazyRegistry(reg_dir).load("leak")[1][0]["kind"] == "symlink_outside"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+@pytest.mark.parametrize("cache", [False, True], ids=["no-cache", "cache"])
+def test_fifo_and_folder_named_json_are_refused_not_read(tmp_path: Path, cache: bool) -> None:
+    """A FIFO named ``x.json`` blocked every read of the registry forever (``registry
+    validate`` and the audit's index both hung); a folder named ``y.json`` and a FIFO sidecar
+    too. Each is now an ``unreadable`` problem of its own file, and the rest is served."""
+    reg = tmp_path / "reg"
+    write(reg, "good.json", {"type": "object", "required": ["a"]})
+    os.mkfifo(reg / "pipe.json")
+    (reg / "folder.json").mkdir()
+    write(reg, "other.json", {"type": "string"})
+    os.mkfifo(reg / "other.examples.json")
+    r = cli("registry", "validate", str(reg), "--json", timeout=60)
+    assert r.returncode == 2, r.stderr
+    doc = json.loads(r.stdout)
+    bad = {Path(p["file"]).name: p for p in doc["problems"] if p["kind"] == "unreadable"}
+    assert set(bad) == {"pipe.json", "folder.json", "other.examples.json"}, doc["problems"]
+    assert all("not a regular file" in p["reason"] for p in bad.values())
+    data = tmp_path / "in.jsonl"
+    lines = [
+        {"schema": "good", "text": '{"a": 1}'},
+        {"schema": "pipe", "text": "{}"},
+        {"schema": "other", "text": '"x"'},
+    ]
+    data.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    flags = ["--cache-dir", str(tmp_path / "cache")] if cache else ["--no-cache"]
+    r = cli("audit", str(data), "--registry", str(reg), "--json", *flags, timeout=60)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["ok"] == 2 and doc["input_errors"] == 1
+    assert "not a regular file" in doc["input_error_lines"][0]["message"]

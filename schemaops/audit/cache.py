@@ -109,6 +109,7 @@ class SchemaFacts:
         ``sidecar=False``: the caller's listing of the folder found no sidecar file (its bytes
         count as empty, as a missing sidecar's do), so none is opened."""
         from schemaops.registry.examples import sidecar_path
+        from schemaops.registry.jsontext import read_bytes
 
         h = hashlib.sha256()
         h.update(f"{self.versions};examples={examples};timeout={timeout!r}\0".encode())
@@ -116,7 +117,7 @@ class SchemaFacts:
         side = b""
         if examples and sidecar:
             try:
-                side = sidecar_path(path).read_bytes()
+                side = read_bytes(sidecar_path(path))
             except FileNotFoundError:
                 side = b""
             except OSError:

@@ -15,7 +15,7 @@ from typing import Any
 from jsonschema.exceptions import best_match
 
 from schemaops.registry.drafts import short
-from schemaops.registry.jsontext import MAX_DEPTH, parse
+from schemaops.registry.jsontext import MAX_DEPTH, parse, read_text
 from schemaops.strings import pointer
 from schemaops.watchdog import WatchdogTimeout, armed, watched
 
@@ -28,7 +28,7 @@ def sidecar_path(schema_path: Path) -> Path:
 def read_sidecar(path: Path) -> tuple[list[Any], list[Any], list[tuple[str, str, str]]]:
     """Parse a sidecar: (valid, invalid, problems as (pointer, kind, reason))."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         return [], [], [("", "unreadable", f"cannot read examples: {exc}")]
     # two levels more than a schema file: {"valid": [instance]}

@@ -11,9 +11,39 @@ problem that names the file and where, instead of a traceback or a silent change
 from __future__ import annotations
 
 import json
+import os
+import stat
+from pathlib import Path
 from typing import Any
 
 from schemaops.strings import pointer
+
+#: Largest registry file read (a schema or sidecar past this is refused, not read whole)
+MAX_FILE_BYTES = 64 << 20
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """A registry file's bytes; ``OSError`` for anything but a regular file of at most
+    ``MAX_FILE_BYTES`` (a FIFO named ``x.json`` would block the read forever, a device such
+    as ``/dev/zero`` behind a symlink would never end): a bounded, explained refusal."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"not a regular file (a folder, FIFO, socket or device): {path}")
+    except BaseException:
+        os.close(fd)
+        raise
+    with open(fd, "rb") as fh:
+        data = fh.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise OSError(f"larger than {MAX_FILE_BYTES >> 20} MiB: {path}")
+    return data
+
+
+def read_text(path: str | Path) -> str:
+    """``read_bytes`` decoded as UTF-8 (``UnicodeDecodeError`` when it is not)."""
+    return read_bytes(path).decode("utf-8")
+
 
 #: Deepest nesting of JSON containers accepted in a schema file or a sidecar instance.
 #: jsonschema recurses several frames per level; 100 schema levels (about 200 JSON levels)

@@ -227,7 +227,7 @@ class LazyRegistry:
         if f.refused is not None:
             return None, [f.refused]
         try:
-            raw = f.path.read_bytes()
+            raw = jsontext.read_bytes(f.path)
             text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             return None, [problem(f.path, "", "unreadable", f"cannot read: {exc}")]
@@ -305,7 +305,7 @@ class LazyRegistry:
         if f.path not in self._entries:
             entry = None
             try:
-                data, found = jsontext.parse(f.path.read_text(encoding="utf-8"))
+                data, found = jsontext.parse(jsontext.read_text(f.path))
                 if isinstance(data, (dict, bool)) and not any(k in STOP_KINDS for _, k, _ in found):
                     label = draft_label(data.get("$schema") if isinstance(data, dict) else None)
                     entry = refs.Entry(f.uri, data, label)
@@ -349,8 +349,7 @@ def _markers(f: Path) -> tuple[str | None, bool, str | None] | None:
     """What the index needs from a file: (``x-schemaops-name``, library flag, root id), or None
     when it cannot be read or parsed (``no markers`` is ``(None, False, None)``)."""
     try:
-        with open(f, "rb") as fh:
-            raw = fh.read()
+        raw = jsontext.read_bytes(f)
         if _MARKER_RE.search(raw) is None:
             return None, False, None  # no name override, library flag or $id in it
         data = orjson.loads(raw)

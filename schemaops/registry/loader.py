@@ -471,7 +471,7 @@ def inspect_registry(
             problems.append(problem(f, "", "bad_unicode", reason))
             continue
         try:
-            text = f.read_text(encoding="utf-8")
+            text = jsontext.read_text(f)
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(problem(f, "", "unreadable", f"cannot read: {exc}"))
             continue
@@ -510,7 +510,7 @@ def _neighbours(path: Path, text: str) -> tuple:
         if _outside(f, path.parent):  # as in a registry: never a ref target
             continue
         try:
-            data, found = jsontext.parse(f.read_text(encoding="utf-8"))
+            data, found = jsontext.parse(jsontext.read_text(f))
             label = draft_label(data.get("$schema") if isinstance(data, dict) else None)
         except (OSError, UnicodeDecodeError, UnknownDraft):
             continue
@@ -539,7 +539,7 @@ def inspect_schema_file(path: str | Path) -> tuple[Schema | None, list[dict]]:
     """
     f = Path(path)
     try:
-        text = f.read_text(encoding="utf-8")
+        text = jsontext.read_text(f)
     except (OSError, UnicodeDecodeError) as exc:
         return None, [problem(f, "", "unreadable", f"cannot read: {exc}")]
     doc = _Doc(name=f.stem, label=str(f), path=f, base=file_uri(f))
@@ -554,7 +554,7 @@ def load_schema_file(path: str | Path) -> Schema:
     """
     f = Path(path)
     try:
-        text = f.read_text(encoding="utf-8")
+        text = jsontext.read_text(f)
     except FileNotFoundError:
         raise InputError(f"schema file not found: {f}") from None
     except (OSError, UnicodeDecodeError) as exc:
