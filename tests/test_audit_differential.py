@@ -309,7 +309,7 @@ def test_text_key_sets_never_miss_a_key_the_walk_finds() -> None:
     escapes and with spaces: every asked key the walk finds is found by the scan (top and
     nested apart), so the checker never skips a question it must ask; and ``string_ids``
     (a byte search first) answers as ``draft4_ids`` (a walk)."""
-    from schemaops.audit.fastcheck import _ASKED, key_sets, string_ids, text_key_sets
+    from schemaops.audit.schemakeys import _ASKED, key_sets, string_ids, text_key_sets
     from schemaops.audit.treecheck import draft4_ids
 
     compared = scanned = string_id = 0

@@ -37,10 +37,8 @@ from schemaops.audit.fastcheck import (
     _other_dialect,
     compile_fast,
     inline_refs,
-    key_sets,
-    string_ids,
-    text_key_sets,
 )
+from schemaops.audit.schemakeys import key_sets, string_ids, text_key_sets
 from schemaops.audit.treecheck import LEGACY, compile_tree
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
