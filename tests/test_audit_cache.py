@@ -416,3 +416,47 @@ def test_a_fold_past_the_cap_keeps_the_packs_of_the_runs_other_workers(
     worker.put("f" * 64, {"clean": True})
     worker.flush()
     assert set(SchemaFacts(tmp_path).entries()) == {f"{1:064x}", "e" * 64, "f" * 64}
+
+
+def test_checker_hints_are_cached_with_the_facts_and_a_damaged_one_is_recomputed(
+    tmp_path: Path,
+) -> None:
+    """What a schema's keys decide about its checker (``schema_hints``: ids, closure tree,
+    regex watchdog) is kept in the clean file's entry; a warm run uses it as it is, and a
+    hint of the wrong shape is computed afresh, with the same records either way."""
+    from schemaops.audit.validate import schema_hints, well_formed
+
+    reg, cdir = _registry(tmp_path), tmp_path / "cache"
+    (reg / "pat.json").write_text(json.dumps({"type": "string", "pattern": "^a+$"}))
+    lines = [*LINES, json.dumps({"id": 9, "schema": "pat", "text": '"b"'}).encode()]
+    cold, _ = _audit(reg, cdir, lines)
+    hints = {k: e["checker"] for k, e in _entries(cdir).items() if "checker" in e}
+    assert len(hints) == 3 and all(well_formed(h) for h in hints.values())
+    assert sorted(h["regex"] for h in hints.values()) == [False, False, True]
+    resolver = SchemaResolver(None, reg, cache_dir=cdir)
+    for name in ("order", "note", "pat"):
+        checker = resolver.get(name)
+        schema = json.loads((reg / f"{name}.json").read_text())
+        assert checker.hints == schema_hints(schema, type(checker.validator))
+    warm, facts = _audit(reg, cdir, lines)
+    assert warm == cold and facts.hits == 3
+    for pack in _packs(cdir):  # damage every cached hint: a string where a bool belongs
+        _retext(pack, lambda x: x.replace(b'"regex":true', b'"regex":"yes"'))
+    again, _ = _audit(reg, cdir, lines)
+    assert again == cold
+    assert [r["category"] for r in again][-1] == "schema_violation:pattern"
+    assert all(well_formed(e["checker"]) for e in _entries(cdir).values() if "checker" in e)
+
+
+def test_registry_files_past_the_size_bound_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from schemaops.registry import jsontext
+
+    monkeypatch.setattr(jsontext, "MAX_FILE_BYTES", 100)
+    small, big = tmp_path / "a.json", tmp_path / "b.json"
+    small.write_bytes(b"1" * 100)
+    big.write_bytes(b"1" * 101)
+    assert jsontext.read_bytes(small) == b"1" * 100
+    with pytest.raises(OSError, match="larger than"):
+        jsontext.read_bytes(big)

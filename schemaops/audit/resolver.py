@@ -151,11 +151,23 @@ class SchemaResolver:
 
     def _compile_from_registry(self, name: str) -> SchemaChecker:
         if self.lazy:  # checked by the registry on first use; InputError names its problems
-            entry = self._load_registry().schema(name)
+            registry = self._load_registry()
+            entry = registry.schema(name)
             text, entry.source = entry.source, None  # used once: not held for the whole run
-            return SchemaChecker(
-                name, entry.bundled(), self.assert_format, self.timeout, checked=True, text=text
+            # a file cached clean also keeps what its keys decide about the checker
+            cached = registry.cached_facts(name) or {}
+            checker = SchemaChecker(
+                name,
+                entry.bundled(),
+                self.assert_format,
+                self.timeout,
+                checked=True,
+                text=text,
+                hints=cached.get("checker"),
             )
+            if cached and cached.get("checker") != checker.hints:
+                registry.remember(name, {"checker": checker.hints})
+            return checker
         entry = self._load_registry().get(name)  # raises InputError naming known schemas
         own = self._problems.get(str(entry.path)) if entry.path is not None else None
         if own:

@@ -66,9 +66,12 @@ class SchemaChecker:
         timeout: float = 1.0,
         checked: bool = False,
         text: bytes | None = None,
+        hints: Any = None,
     ):
         """``text``: the JSON text ``schema`` was parsed from, when the caller has it (a byte
-        scan then answers which keywords occur, instead of a walk of the whole schema)."""
+        scan then answers which keywords occur, instead of a walk of the whole schema).
+        ``hints``: ``self.hints`` of an earlier checker of the very same schema bytes (the
+        audit's facts cache keeps them), used as they are when well formed."""
         self.name = name
         self.schema = schema
         cls = validator_for(schema, default=validator_for({}))
@@ -80,20 +83,12 @@ class SchemaChecker:
         except SchemaError as exc:
             raise InputError(f"schema {name!r} is not a valid JSON Schema: {exc.message}") from None
         fmt = format_checker() if assert_format else None
-        # one walk (or one scan of the text) answers every question below
-        top, nested = key_sets(schema) if text is None else text_key_sets(schema, text)
-        every = top | nested
-        no_ids = every.isdisjoint(_ID_KEYWORDS)
         modern = cls is Draft202012Validator
-        # From the first output: the closure check (cheap to build) answers "valid?", and
-        # explaining a failure skips the subtrees it accepts (``explain.py``), so jsonschema
-        # resolves only the refs of a failing part: no need for the inlined copy then.
-        treeable = (
-            no_ids
-            and (modern or cls in LEGACY)
-            and not ("$schema" in nested and _other_dialect(schema, cls))
-            and not (cls is Draft4Validator and "id" in every and string_ids(schema, text))
-        )
+        if not well_formed(hints):
+            hints = schema_hints(schema, cls, text)
+        #: what the schema's keys decide about this checker (a pure function of its bytes)
+        self.hints = hints
+        no_ids, treeable = hints["no_ids"], hints["treeable"]
         self.tree = compile_tree(schema, cls, fmt, screened=True, lazy=True) if treeable else None
         self._explainer = None
         if self.tree is not None:
@@ -107,7 +102,7 @@ class SchemaChecker:
         self._fast: Any = _PENDING
         self._seen = 0
         # Only schemas with regexes can hang (the watchdog's timeout is set by ``armed``).
-        self.guarded = not every.isdisjoint(("pattern", "patternProperties")) and timeout > 0
+        self.guarded = hints["regex"] and timeout > 0
         self._watch = watched(self.guarded)  # reused: no allocation per record
         self.timeouts = 0
 
@@ -197,6 +192,37 @@ class SchemaChecker:
         except (RecursionError, WatchdogTimeout):
             return counts, False
         return counts, True
+
+
+def schema_hints(schema: Any, cls: type, text: bytes | None = None) -> dict[str, bool]:
+    """What a schema's keys decide about its checker: ``no_ids`` (no ``$id``-family key: the
+    ``$ref``s may be inlined), ``treeable`` (a closure check may answer: no ids, a dialect it
+    knows throughout, no draft-04 string ``id``), ``regex`` (a ``pattern``: the watchdog)."""
+    # one walk (or one scan of the text) answers every question below
+    top, nested = key_sets(schema) if text is None else text_key_sets(schema, text)
+    every = top | nested
+    no_ids = every.isdisjoint(_ID_KEYWORDS)
+    # From the first output: the closure check (cheap to build) answers "valid?", and
+    # explaining a failure skips the subtrees it accepts (``explain.py``), so jsonschema
+    # resolves only the refs of a failing part: no need for the inlined copy then.
+    treeable = (
+        no_ids
+        and (cls is Draft202012Validator or cls in LEGACY)
+        and not ("$schema" in nested and _other_dialect(schema, cls))
+        and not (cls is Draft4Validator and "id" in every and string_ids(schema, text))
+    )
+    regex = not every.isdisjoint(("pattern", "patternProperties"))
+    return {"no_ids": no_ids, "treeable": bool(treeable), "regex": regex}
+
+
+def well_formed(hints: Any) -> bool:
+    """``schema_hints``' shape: exactly its three keys, each a bool (anything else, from a
+    damaged cache entry, is computed afresh)."""
+    return (
+        isinstance(hints, dict)
+        and hints.keys() == {"no_ids", "treeable", "regex"}
+        and all(type(v) is bool for v in hints.values())
+    )
 
 
 def _too_deep() -> Classification:

@@ -28,16 +28,20 @@ def read_bytes(path: str | Path) -> bytes:
     as ``/dev/zero`` behind a symlink would never end): a bounded, explained refusal."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(f"not a regular file (a folder, FIFO, socket or device): {path}")
-    except BaseException:
+        # one read of the size fstat gave (plus one byte, to see growth), more if it grew
+        parts = [os.read(fd, min(st.st_size, MAX_FILE_BYTES) + 1)]
+        size = len(parts[0])
+        while parts[-1] and size <= MAX_FILE_BYTES:
+            parts.append(os.read(fd, 1 << 20))
+            size += len(parts[-1])
+    finally:
         os.close(fd)
-        raise
-    with open(fd, "rb") as fh:
-        data = fh.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
+    if size > MAX_FILE_BYTES:
         raise OSError(f"larger than {MAX_FILE_BYTES >> 20} MiB: {path}")
-    return data
+    return b"".join(parts)
 
 
 def read_text(path: str | Path) -> str:

@@ -112,6 +112,8 @@ class LazyRegistry:
         self._loaded: dict[str, tuple[Schema | None, list[dict]]] = {}
         #: sidecar files the index listed (a schema without one needs no failed ``open``)
         self._sidecars: set[str] = set()
+        #: name -> (facts cache key, facts) of a file loaded clean (``remember``)
+        self._keys: dict[str, tuple[str, dict]] = {}
 
     # --- the index ------------------------------------------------------------------
 
@@ -237,9 +239,11 @@ class LazyRegistry:
         if self.facts is not None and not outward and not clash:
             side = str(f.path)[: -len(".json")] + SIDECAR_SUFFIX in self._sidecars
             key = self.facts.key(raw, f.path, self.examples, self.timeout, sidecar=side)
-            if self.facts.get(key) is not None:
+            cached = self.facts.get(key)
+            if cached is not None:
                 known = self._from_facts(f, raw, text)
                 if known is not None:
+                    self._keys[f.name] = (key, cached)
                     return known, []
         doc = _Doc(
             name=f.path.stem,
@@ -268,7 +272,25 @@ class LazyRegistry:
         own = [p for p in problems if p["file"] == label]
         if key is not None and s is not None and not problems:
             self.facts.put(key, {"clean": True})
+            self._keys[f.name] = (key, {"clean": True})
         return s, own
+
+    def cached_facts(self, name: str) -> dict | None:
+        """What the facts cache holds for the file ``name`` was loaded from (None when that
+        file is not cached clean): the audit keeps its checker's own answers there too."""
+        found = self._keys.get(name)
+        return found[1] if found is not None else None
+
+    def remember(self, name: str, extra: dict) -> None:
+        """Add ``extra`` to the cached facts of ``name``'s file (written with the next flush);
+        only for a file cached clean, whose entry is keyed by its bytes."""
+        found = self._keys.get(name)
+        if found is None or self.facts is None:
+            return
+        key, facts = found
+        merged = {**facts, **extra}
+        self._keys[name] = (key, merged)
+        self.facts.put(key, merged)
 
     def _from_facts(self, f: _File, raw: bytes, text: str) -> Schema | None:
         """A file found clean before (same bytes and sidecar, same versions): parsed, not
