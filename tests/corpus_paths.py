@@ -6,10 +6,25 @@ is whichever pytest imported last, so such an import breaks when the whole suite
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 CORPORA = SHARED / "corpora"
 JSB = CORPORA / "jsonschemabench"
 JSTS = CORPORA / "json-schema-test-suite"
+
+
+def jsb_schema_texts() -> Iterator[str]:
+    """Every JSONSchemaBench schema's text, in file and line order (fails when the corpus is
+    missing: a test over the corpus must not pass by reading nothing)."""
+    if not JSB.is_dir():
+        pytest.fail(f"corpus not found: {JSB}")
+    for f in sorted(JSB.glob("*.jsonl")):
+        with f.open(encoding="utf-8") as fh:
+            for line in fh:
+                yield json.loads(line)["json_schema"]

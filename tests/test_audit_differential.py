@@ -292,17 +292,6 @@ def test_fast_path_never_accepts_what_jsonschema_rejects() -> None:
     assert stats["lazy_vs_eager"] > 50_000, stats
 
 
-def _corpus_texts() -> Iterator[bytes]:
-    from corpus_paths import JSB
-
-    if not JSB.is_dir():
-        pytest.fail(f"corpus not found: {JSB}")
-    for f in sorted(JSB.glob("*.jsonl")):
-        with f.open(encoding="utf-8") as fh:
-            for line in fh:
-                yield json.loads(line)["json_schema"].encode("utf-8")
-
-
 def test_text_key_sets_never_miss_a_key_the_walk_finds() -> None:
     """``text_key_sets`` (a byte scan of the schema's text) against ``key_sets`` (a walk) on
     every JSONSchemaBench schema, in its corpus spelling and re-serialised with ``\\u``
@@ -313,7 +302,9 @@ def test_text_key_sets_never_miss_a_key_the_walk_finds() -> None:
     from schemaops.audit.treecheck import draft4_ids
 
     compared = scanned = string_id = 0
-    for raw in _corpus_texts():
+    from corpus_paths import jsb_schema_texts
+
+    for raw in (t.encode() for t in jsb_schema_texts()):
         try:
             root = json.loads(raw)
         except ValueError:

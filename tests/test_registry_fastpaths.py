@@ -11,23 +11,11 @@ JSONSchemaBench schema (issue 15: a platform registry's cold audit checks each s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
-import pytest
-from corpus_paths import JSB
+from corpus_paths import jsb_schema_texts
 
 from schemaops.registry import jsontext, refs
 from schemaops.registry.drafts import UnknownDraft, draft_label
-
-
-def _corpus() -> Iterator[str]:
-    if not JSB.is_dir():
-        pytest.fail(f"corpus not found: {JSB}")
-    for f in sorted(JSB.glob("*.jsonl")):
-        with f.open(encoding="utf-8") as fh:
-            for line in fh:
-                yield json.loads(line)["json_schema"]
-
 
 #: pointer refs with problems (the corpus has none among its eligible schemas) and odd ones
 HARD = [
@@ -53,7 +41,7 @@ HARD = [
 
 def test_an_uncrawled_registry_checks_pointer_refs_as_the_crawled_one() -> None:
     eligible = with_refs = with_problems = 0
-    texts = [*(json.dumps(h) for h in HARD), *_corpus()]
+    texts = [*(json.dumps(h) for h in HARD), *jsb_schema_texts()]
     for i, text in enumerate(texts):
         try:
             data = json.loads(text)
@@ -109,7 +97,7 @@ def test_parse_skips_the_shape_walk_only_where_it_finds_nothing() -> None:
         '{"a": [' * 70 + "1" + "]}" * 70,
     ]
     checked = 0
-    for text in [*cases, *_corpus()]:
+    for text in [*cases, *jsb_schema_texts()]:
         assert jsontext.parse(text)[1] == _shape_always(text), text[:200]
         checked += 1
     assert checked > 9_000
