@@ -153,7 +153,6 @@ class SchemaResolver:
         if self.lazy:  # checked by the registry on first use; InputError names its problems
             registry = self._load_registry()
             entry = registry.schema(name)
-            text, entry.source = entry.source, None  # used once: not held for the whole run
             # a file cached clean also keeps what its keys decide about the checker
             cached = registry.cached_facts(name) or {}
             checker = SchemaChecker(
@@ -162,7 +161,6 @@ class SchemaResolver:
                 self.assert_format,
                 self.timeout,
                 checked=True,
-                text=text,
                 hints=cached.get("checker"),
             )
             if cached and cached.get("checker") != checker.hints:

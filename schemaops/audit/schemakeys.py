@@ -1,21 +1,21 @@
-"""What a schema mentions, answered once per schema for ``SchemaChecker`` (``validate.py``):
-which keywords occur at its root and below it, whether a draft-04 ``id`` changes a base URI.
+"""What a schema's keys decide about its checker (``SchemaChecker`` in ``validate.py``):
+whether it has ``$id``-family keys (its ``$ref``s may then not be inlined), whether a closure
+check may answer for it (``treecheck.py``), whether it has a regex to watch.
 
-Two ways to answer: a walk of the parsed schema (``key_sets``, exact), or, when the JSON text
-it was parsed from is at hand (the lazy registry's warm path), byte scans of that text
-(``text_key_sets``, ``string_ids``). A scan answers a superset (a key spelled inside a string
-value counts too), which only sends the checker down its exact, slower path; it never misses a
-key, and the differential test holds it to the walk over every JSONSchemaBench schema. On the
-platform workload the walk was the largest part of a warm schema's setup.
+One walk answers all three (``schema_hints``). The answer is a pure function of the schema's
+bytes, so the audit keeps it in the schema file's facts cache entry (``cache.py``): a warm
+run sets up thousands of schemas without walking them (on the platform workload the walk was
+the largest part of a warm schema's setup).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from schemaops.audit.fastcheck import _ID_KEYWORDS
-from schemaops.audit.treecheck import draft4_ids
+from jsonschema import Draft4Validator, Draft202012Validator
+
+from schemaops.audit.fastcheck import _ID_KEYWORDS, _other_dialect
+from schemaops.audit.treecheck import LEGACY, draft4_ids
 
 
 def key_sets(root: Any) -> tuple[set[str], set[str]]:
@@ -34,37 +34,31 @@ def key_sets(root: Any) -> tuple[set[str], set[str]]:
     return top, nested
 
 
-#: the keys ``SchemaChecker`` asks about (``text_key_sets`` answers for these only)
-_ASKED = (*_ID_KEYWORDS, "id", "$schema", "pattern", "patternProperties")
-_ASKED_QUOTED = tuple((k, b'"' + k.encode() + b'"') for k in _ASKED)
+def schema_hints(schema: Any, cls: type) -> dict[str, bool]:
+    """``no_ids`` (no ``$id``-family key: the ``$ref``s may be inlined), ``treeable`` (a
+    closure check may answer: no ids, a dialect it knows throughout, no draft-04 string
+    ``id``), ``regex`` (a ``pattern``: the watchdog)."""
+    top, nested = key_sets(schema)  # one walk answers every question below
+    every = top | nested
+    no_ids = every.isdisjoint(_ID_KEYWORDS)
+    # From the first output: the closure check (cheap to build) answers "valid?", and
+    # explaining a failure skips the subtrees it accepts (``explain.py``), so jsonschema
+    # resolves only the refs of a failing part: no need for the inlined copy then.
+    treeable = (
+        no_ids
+        and (cls is Draft202012Validator or cls in LEGACY)
+        and not ("$schema" in nested and _other_dialect(schema, cls))
+        and not (cls is Draft4Validator and "id" in every and draft4_ids(schema))
+    )
+    regex = not every.isdisjoint(("pattern", "patternProperties"))
+    return {"no_ids": no_ids, "treeable": bool(treeable), "regex": regex}
 
 
-def text_key_sets(root: Any, text: bytes) -> tuple[set[str], set[str]]:
-    """``key_sets(root)`` for the questions ``SchemaChecker`` asks, from the JSON text
-    ``root`` was parsed from: ``nested`` holds each asked key whose quoted spelling occurs in
-    the text beyond the root's own (a superset: a string value spelling it counts too, which
-    only sends the checker down its exact, slower path). Keys of ``_ASKED`` are plain ASCII,
-    so a key can spell one only through a ``\\u`` escape: then the walk answers.
-
-    Why: the walk is the largest part of a warm schema's setup (0.1 ms of 0.13 ms on the
-    platform workload); ``bytes in`` scans at memory speed."""
-    if not isinstance(root, dict) or b"\\u" in text:
-        return key_sets(root)
-    top = set(root)
-    nested = set()
-    for key, quoted in _ASKED_QUOTED:
-        if quoted in text and text.count(quoted) > (key in top):
-            nested.add(key)
-    return top, nested
-
-
-_STRING_ID = re.compile(rb'"id"\s*:\s*"')
-
-
-def string_ids(root: Any, text: bytes | None) -> bool:
-    """``treecheck.draft4_ids(root)``: some object holds a string ``id``. Answered False from
-    ``text`` (the JSON ``root`` was parsed from) when no ``"id"`` key is followed by a string
-    there: a byte search instead of a walk of every draft-04 schema with an ``id`` property."""
-    if text is not None and b"\\u" not in text and _STRING_ID.search(text) is None:
-        return False
-    return draft4_ids(root)
+def well_formed(hints: Any) -> bool:
+    """``schema_hints``' shape: exactly its three keys, each a bool (anything else, from a
+    damaged cache entry, is computed afresh)."""
+    return (
+        isinstance(hints, dict)
+        and hints.keys() == {"no_ids", "treeable", "regex"}
+        and all(type(v) is bool for v in hints.values())
+    )

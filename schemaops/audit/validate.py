@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from jsonschema import Draft4Validator, Draft202012Validator
+from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
 
@@ -32,14 +32,12 @@ from schemaops.audit.classify import (
 )
 from schemaops.audit.explain import explain, skipping_class
 from schemaops.audit.fastcheck import (
-    _ID_KEYWORDS,
     Unsupported,
-    _other_dialect,
     compile_fast,
     inline_refs,
 )
-from schemaops.audit.schemakeys import key_sets, string_ids, text_key_sets
-from schemaops.audit.treecheck import LEGACY, compile_tree
+from schemaops.audit.schemakeys import schema_hints, well_formed
+from schemaops.audit.treecheck import compile_tree
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
 from schemaops.registry.drafts import meta_valid
@@ -65,13 +63,11 @@ class SchemaChecker:
         assert_format: bool = True,
         timeout: float = 1.0,
         checked: bool = False,
-        text: bytes | None = None,
         hints: Any = None,
     ):
-        """``text``: the JSON text ``schema`` was parsed from, when the caller has it (a byte
-        scan then answers which keywords occur, instead of a walk of the whole schema).
-        ``hints``: ``self.hints`` of an earlier checker of the very same schema bytes (the
-        audit's facts cache keeps them), used as they are when well formed."""
+        """``hints``: ``self.hints`` of an earlier checker of the very same schema bytes (the
+        audit's facts cache keeps them, ``schemakeys.py``), used as they are when well
+        formed."""
         self.name = name
         self.schema = schema
         cls = validator_for(schema, default=validator_for({}))
@@ -85,7 +81,7 @@ class SchemaChecker:
         fmt = format_checker() if assert_format else None
         modern = cls is Draft202012Validator
         if not well_formed(hints):
-            hints = schema_hints(schema, cls, text)
+            hints = schema_hints(schema, cls)
         #: what the schema's keys decide about this checker (a pure function of its bytes)
         self.hints = hints
         no_ids, treeable = hints["no_ids"], hints["treeable"]
@@ -192,37 +188,6 @@ class SchemaChecker:
         except (RecursionError, WatchdogTimeout):
             return counts, False
         return counts, True
-
-
-def schema_hints(schema: Any, cls: type, text: bytes | None = None) -> dict[str, bool]:
-    """What a schema's keys decide about its checker: ``no_ids`` (no ``$id``-family key: the
-    ``$ref``s may be inlined), ``treeable`` (a closure check may answer: no ids, a dialect it
-    knows throughout, no draft-04 string ``id``), ``regex`` (a ``pattern``: the watchdog)."""
-    # one walk (or one scan of the text) answers every question below
-    top, nested = key_sets(schema) if text is None else text_key_sets(schema, text)
-    every = top | nested
-    no_ids = every.isdisjoint(_ID_KEYWORDS)
-    # From the first output: the closure check (cheap to build) answers "valid?", and
-    # explaining a failure skips the subtrees it accepts (``explain.py``), so jsonschema
-    # resolves only the refs of a failing part: no need for the inlined copy then.
-    treeable = (
-        no_ids
-        and (cls is Draft202012Validator or cls in LEGACY)
-        and not ("$schema" in nested and _other_dialect(schema, cls))
-        and not (cls is Draft4Validator and "id" in every and string_ids(schema, text))
-    )
-    regex = not every.isdisjoint(("pattern", "patternProperties"))
-    return {"no_ids": no_ids, "treeable": bool(treeable), "regex": regex}
-
-
-def well_formed(hints: Any) -> bool:
-    """``schema_hints``' shape: exactly its three keys, each a bool (anything else, from a
-    damaged cache entry, is computed afresh)."""
-    return (
-        isinstance(hints, dict)
-        and hints.keys() == {"no_ids", "treeable", "regex"}
-        and all(type(v) is bool for v in hints.values())
-    )
 
 
 def _too_deep() -> Classification:

@@ -316,7 +316,6 @@ class LazyRegistry:
             path=f.path,
             version=_version(data),
             draft=draft,
-            source=raw,
         )
 
     # --- ref targets ----------------------------------------------------------------

@@ -59,10 +59,6 @@ class Schema:
     invalid: list[Any] = field(default_factory=list)
     self_contained: Any = field(default=None, repr=False)
     _validator: Any = field(default=None, repr=False, compare=False)
-    #: the file's bytes, when ``schema`` is exactly their parse and bundles to itself (set by
-    #: the lazy registry's warm path, taken and dropped by the audit's resolver: a byte scan
-    #: answers which keywords occur faster than a walk, ``fastcheck.text_key_sets``)
-    source: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def hash(self) -> str:
