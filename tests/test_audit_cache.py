@@ -424,7 +424,7 @@ def test_checker_hints_are_cached_with_the_facts_and_a_damaged_one_is_recomputed
     """What a schema's keys decide about its checker (``schema_hints``: ids, closure tree,
     regex watchdog) is kept in the clean file's entry; a warm run uses it as it is, and a
     hint of the wrong shape is computed afresh, with the same records either way."""
-    from schemaops.audit.validate import schema_hints, well_formed
+    from schemaops.audit.schemakeys import schema_hints, well_formed
 
     reg, cdir = _registry(tmp_path), tmp_path / "cache"
     (reg / "pat.json").write_text(json.dumps({"type": "string", "pattern": "^a+$"}))
