@@ -55,10 +55,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by a test
 from audit_throughput import bench_parse_only  # noqa: E402
 
+from schemaops.corpora import jsb_dir
 from schemaops.strings import follow_local_refs
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpora" / "jsonschemabench"
+CORPUS = jsb_dir()  # schemaops.corpora: $SCHEMAOPS_CORPORA, ../shared, the cache
 SCHEMAOPS = [sys.executable, "-c", "from schemaops.cli import main; main()"]
 WORKLOAD_VERSION = 1  # bump when the generator changes: a cached workload is rebuilt
 FORMATS = {

@@ -34,8 +34,9 @@ sys.path.insert(0, str(REPO))
 
 from schemaops.compare.report import backend_summary  # noqa: E402
 from schemaops.compare.run import BACKENDS, Item, iter_corpus, measure_items  # noqa: E402
+from schemaops.corpora import jsb_dir  # noqa: E402
 
-DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "jsonschemabench"
+DEFAULT_CORPUS = jsb_dir()  # schemaops.corpora: $SCHEMAOPS_CORPORA, ../shared, the cache
 # MaskBench (guidance-ai/jsonschemabench maskbench, ~11k schemas): median compile time, ms.
 MASKBENCH_MEDIAN_COMPILE_MS = {"llguidance": 1.0, "outlines": 600.0, "xgrammar": 900.0}
 

@@ -42,13 +42,14 @@ sys.path.insert(0, str(REPO))
 from schemaops.compare import measure_many  # noqa: E402
 from schemaops.compare.instances import validator  # noqa: E402
 from schemaops.compare.run import iter_corpus  # noqa: E402
+from schemaops.corpora import jsb_dir  # noqa: E402
 from schemaops.lower import lower_schema, probe_backend  # noqa: E402
 from schemaops.lower.passes import refine  # noqa: E402
 from schemaops.lower.prove import generable, mutations  # noqa: E402
 from schemaops.lower.relax import LADDER, reason, triggered  # noqa: E402
 from schemaops.lower.residual import check_residual  # noqa: E402
 
-DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "jsonschemabench"
+DEFAULT_CORPUS = jsb_dir()  # schemaops.corpora: $SCHEMAOPS_CORPORA, ../shared, the cache
 
 
 def sample(corpus: Path, per_subset: int, seed: int) -> list[tuple[str, str, Any]]:

@@ -50,10 +50,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from schemaops.corpora import jsb_dir
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-JSB = REPO.parent / "shared" / "corpora" / "jsonschemabench"
+JSB = jsb_dir()  # schemaops.corpora: $SCHEMAOPS_CORPORA, ../shared, the cache
 JSB_SCHEMAS = 9_557
 BACKENDS = "xgrammar,llguidance"
 TIMINGS = {"compile_ms", "mask_us", "advance_us"}

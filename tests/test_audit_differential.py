@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus_paths import JSB, JSTS, REPO
 from jsonschema.exceptions import best_match
 
 from schemaops.audit.classify import parse_output
@@ -28,8 +28,7 @@ from schemaops.audit.treecheck import compile_tree
 from schemaops.audit.validate import SchemaChecker
 from schemaops.errors import InputError
 
-REPO = Path(__file__).resolve().parents[1]
-SUITE = REPO.parent / "shared/corpora/json-schema-test-suite/tests"
+SUITE = JSTS / "tests"
 D2020 = "https://json-schema.org/draft/2020-12/schema"
 D7 = "http://json-schema.org/draft-07/schema#"
 D6 = "http://json-schema.org/draft-06/schema#"
@@ -121,7 +120,7 @@ def _registry_cases() -> list[tuple[str, Any, list[Any]]]:
     return out
 
 
-BENCH = SUITE.parents[1] / "jsonschemabench"
+BENCH = JSB
 BENCH_SUBSETS = ("Glaiveai2K", "Github_easy", "Github_medium", "Kubernetes", "JsonSchemaStore")
 BENCH_EVERY = 8  # a deterministic sample: every 8th schema of each subset
 
@@ -265,6 +264,7 @@ def test_known_false_accepts(schema: Any, instances: list[Any]) -> None:
         assert checker.check(value).category.startswith("schema_violation:"), (schema, inst)
 
 
+@pytest.mark.corpus("json-schema-test-suite", "jsonschemabench")
 def test_fast_path_never_accepts_what_jsonschema_rejects() -> None:
     assert SUITE.is_dir(), f"JSON-Schema-Test-Suite not found at {SUITE}"
     stats = {"schemas": 0, "comparisons": 0, "explained": 0, "legacy": 0}

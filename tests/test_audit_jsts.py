@@ -21,17 +21,16 @@ Principled exclusions:
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from corpus_paths import JSTS
 
 from schemaops.audit.classify import parse_output
 from schemaops.audit.validate import SchemaChecker
 from schemaops.errors import InputError
 
-SUITE = (
-    Path(__file__).resolve().parents[2] / "shared/corpora/json-schema-test-suite/tests/draft2020-12"
-)
+SUITE = JSTS / "tests" / "draft2020-12"
+pytestmark = pytest.mark.corpus("json-schema-test-suite")
 META_KEYWORDS = {
     "type",
     "enum",

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from corpus_paths import JSB
 
 from schemaops.audit.lines import audit_lines
 from schemaops.audit.options import AuditOptions
@@ -22,7 +23,6 @@ from schemaops.audit.resolver import SchemaResolver
 from schemaops.registry.lazy import LazyRegistry
 
 REPO = Path(__file__).resolve().parents[1]
-JSB = REPO.parent / "shared" / "corpora" / "jsonschemabench"
 
 
 def _bench():
@@ -55,6 +55,7 @@ def _write(reg: Path, name: str, schema: object) -> None:
     (reg / f"{name}.json").write_text(json.dumps(schema), encoding="utf-8")
 
 
+@pytest.mark.corpus("jsonschemabench")
 def test_lazy_equals_eager_on_a_jsonschemabench_sample(tmp_path: Path) -> None:
     """120 corpus schemas (clean ones and ones the loader refuses), generated valid and
     mutated invalid outputs, plus unknown names: identical records lazily and eagerly."""
@@ -215,6 +216,7 @@ def test_run_audit_with_a_fixed_registry_schema_is_lazy(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # builds the workload (~9,500 schemas) and audits it three times: ~1 min
+@pytest.mark.corpus("jsonschemabench")
 def test_lazy_equals_eager_on_the_full_workload(tmp_path: Path) -> None:
     """The whole bench workload (~9,500 schemas, >= 200,000 lines): identical records."""
     bench = _bench()

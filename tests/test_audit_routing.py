@@ -116,6 +116,7 @@ def _report(
     return doc, records.read_bytes()
 
 
+@pytest.mark.corpus("jsonschemabench")
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_routed_jobs_equal_one_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
@@ -176,6 +177,7 @@ def test_line_ranges_cover_every_line_once() -> None:
         assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
 
 
+@pytest.mark.corpus("jsonschemabench")
 @pytest.mark.parametrize("memo_chars", [None, 40])
 def test_verdict_memo_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memo_chars: int | None
@@ -211,6 +213,7 @@ def test_verdict_memo_changes_nothing(
         assert max(seen) <= memo_chars  # it started over instead of growing
 
 
+@pytest.mark.corpus("jsonschemabench")
 @pytest.mark.parametrize("route", ["schema", "range"])
 def test_a_worker_killed_mid_run_is_exit_2_with_no_parts_left(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: str
@@ -258,6 +261,7 @@ def test_hot_schemas_are_sampled_over_the_whole_file(
     assert routing.hot_schemas(str(data), AuditOptions(registry=str(reg)), resolver, 2) == hot
 
 
+@pytest.mark.corpus("jsonschemabench")
 def test_routed_jobs_equal_one_process_on_the_platform_workload(tmp_path: Path) -> None:
     """The benchmark's quick workload (600 JSONSchemaBench schemas with generated valid and
     mutated invalid outputs, 22,800 lines, built in ~10 s into ``tmp_path``): ``--jobs 2``
@@ -306,6 +310,7 @@ def test_balanced_homes_split_the_bytes_evenly_and_the_same_everywhere() -> None
     assert balanced_homes(shuffled, 3, hot) == homes
 
 
+@pytest.mark.corpus("jsonschemabench")
 def test_routed_jobs_with_the_facts_cache_cold_then_warm_equal_one_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -57,6 +57,7 @@ def _cli(cluster: Any, *args: str, timeout: float = 240) -> subprocess.Completed
     return cluster.run([sys.executable, "-m", "schemaops", *args], timeout=timeout)
 
 
+@pytest.mark.corpus("jsonschemabench")
 def test_compare_ray_equals_local(ray_cluster, tmp_path: Path) -> None:
     corpus = _sample(tmp_path / "sample.jsonl", SMALL)
     local = run_compare(corpus=corpus, backends=BACKENDS).to_dict()
@@ -157,6 +158,7 @@ def test_task_that_fails_every_retry_is_reported_once(ray_cluster) -> None:
 
 
 # Last in the file: it kills the second node (restarted at the end for later tests).
+@pytest.mark.corpus("jsonschemabench")
 def test_worker_node_killed_mid_run_loses_and_doubles_nothing(ray_cluster, tmp_path: Path) -> None:
     corpus = _sample(tmp_path / "kill.jsonl", (("Glaiveai2K", 20), ("Github_easy", 6)))
     local = run_compare(corpus=corpus, backends=BACKENDS).to_dict()

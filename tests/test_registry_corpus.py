@@ -11,6 +11,7 @@ import json
 from collections import Counter
 
 import pytest
+from corpus_paths import JSB
 
 from schemaops.registry import validate_schema_object
 from schemaops.registry.drafts import UnknownDraft, draft_label, validator_class
@@ -29,8 +30,9 @@ KINDS = {
 
 
 @pytest.mark.slow
-def test_jsonschemabench_loads_or_errors_clearly(corpora, record_property):
-    files = sorted((corpora / "jsonschemabench").glob("*.jsonl"))
+@pytest.mark.corpus("jsonschemabench")
+def test_jsonschemabench_loads_or_errors_clearly(record_property):
+    files = sorted(JSB.glob("*.jsonl"))
     assert len(files) == 10
     total = loaded = 0
     errored: Counter = Counter()  # schemas with at least one problem of each kind

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from corpus_paths import jsb_schema_texts
 
 from schemaops.registry import jsontext, refs
@@ -39,6 +40,7 @@ HARD = [
 ]
 
 
+@pytest.mark.corpus("jsonschemabench")
 def test_an_uncrawled_registry_checks_pointer_refs_as_the_crawled_one() -> None:
     eligible = with_refs = with_problems = 0
     texts = [*(json.dumps(h) for h in HARD), *jsb_schema_texts()]
@@ -84,6 +86,7 @@ def _shape_always(text: str) -> list:
     return full + [p for p in problems if p[1] == "duplicate_key"]
 
 
+@pytest.mark.corpus("jsonschemabench")
 def test_parse_skips_the_shape_walk_only_where_it_finds_nothing() -> None:
     deep = "[" * 129 + "]" * 129
     edge = "[" * 128 + "]" * 128

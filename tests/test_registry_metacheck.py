@@ -65,6 +65,7 @@ def test_every_draft_but_draft3_compiles() -> None:
 
 
 @pytest.mark.parametrize("label", COMPILED)
+@pytest.mark.corpus("json-schema-test-suite")
 def test_suite_schemas_and_instances_same_verdict(label: str) -> None:
     values = _suite_values()
     assert len(values) > 1000
@@ -133,6 +134,7 @@ def test_valid_schema_never_reaches_jsonschema(monkeypatch: pytest.MonkeyPatch) 
 
 
 @pytest.mark.slow
+@pytest.mark.corpus("jsonschemabench")
 def test_jsonschemabench_same_verdict() -> None:
     """Every corpus schema (~10,000) against its own draft's metaschema (~40 s)."""
     wrong, n = [], 0

@@ -15,6 +15,7 @@ import json
 from collections import Counter
 
 import pytest
+from corpus_paths import JSTS
 
 from schemaops.registry import load_schema_text, validate_schema_object
 
@@ -48,8 +49,9 @@ WHY = {
 
 
 @pytest.mark.parametrize("draft", DRAFTS)
-def test_suite_loads_and_validates(corpora, draft):
-    root = corpora / "json-schema-test-suite" / "tests" / draft
+@pytest.mark.corpus("json-schema-test-suite")
+def test_suite_loads_and_validates(draft):
+    root = JSTS / "tests" / draft
     files = sorted(root.glob("*.json"))
     assert files, root
     refused: Counter = Counter()  # (file, kind) -> schemas refused with that problem

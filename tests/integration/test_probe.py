@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ import httpx
 import pytest
 from cli_support import run_cli
 
+from schemaops.audit.diagnose import WS_RUN
 from schemaops.devserver import DevServer
 from schemaops.probe import ProbeSettings, run_probe
 
@@ -148,13 +150,23 @@ def test_free_whitespace_and_a_reasoning_parser(sglang_factory, tmp_path: Path) 
             ]
     finally:
         server.stop()  # ~5 GB: not kept past this test
+    # The random model samples at temperature 1.0 and SGLang seeds sampling only with
+    # --enable-deterministic-inference (GPU attention backends only), so what a canary does is
+    # chance: a free-whitespace answer usually runs to the budget, but may close in time. Every
+    # assertion below holds whichever way the samples fall (issue 25 item 8: no luck).
     verdicts = {p["path"]: p for p in doc["paths"]}
     assert verdicts["generate.regex"]["verdict"] == "enforced"
     free = verdicts["generate.json_schema"]
-    assert free["verdict"] == "unproven" and "token budget" in free["reason"], free
+    assert free["verdict"] in ("unproven", "enforced"), free  # never a false unconstrained
+    if free["verdict"] == "unproven":
+        assert "token budget" in free["reason"], free
     chat = verdicts["response_format.json_schema"]
-    assert chat["verdict"] == "unproven" and "reasoning_content" in chat["reason"], chat
-    assert code == 1 and doc["failed"] == ["generate.json_schema", "response_format.json_schema"]
+    assert chat["verdict"] in ("unproven", "enforced"), chat
+    if chat["verdict"] == "unproven":
+        assert "reasoning_content" in chat["reason"], chat
+    failed = [p for p in ("generate.json_schema", "response_format.json_schema")]
+    failed = [p for p in failed if verdicts[p]["verdict"] != "enforced"]
+    assert doc["failed"] == failed and code == (1 if failed else 0), (doc["failed"], code)
 
     data, schema = tmp_path / "answers.jsonl", tmp_path / "name.json"
     data.write_text("".join(json.dumps(a) + "\n" for a in answers))
@@ -169,21 +181,24 @@ def test_free_whitespace_and_a_reasoning_parser(sglang_factory, tmp_path: Path) 
     )
     audit = json.loads(r.stdout)
     counts = {k: v["count"] for k, v in audit["diagnoses"].items()}
-    # most answers run out of budget (free whitespace); the random model may now and then
-    # close the object within 128 tokens, so count the cut ones from the server's own
-    # finish_reason. Every cut answer is a parse failure; now and then the cut lands where the
-    # parser reports an invalid escape or control character rather than a truncation (random
-    # text inside the string), so not every cut one is 'truncated'
-    cut = sum(
-        1
+    # Counted from the server's own finish_reason, whatever the samples were: every cut answer
+    # is a parse failure; now and then the cut lands where the parser reports an invalid
+    # escape or control character rather than a truncation (random text inside the string),
+    # so not every cut one is 'truncated'.
+    cut_texts = [
+        a["text"]
         for a in answers
         if (a.get("meta_info", {}).get("finish_reason") or {}).get("type") == "length"
-    )
-    assert cut >= 5, [a.get("meta_info", {}).get("finish_reason") for a in answers]
+    ]
+    cut = len(cut_texts)
     assert sum(audit["parse_failures"].values()) >= cut, (audit["parse_failures"], cut)
-    assert counts["truncated_at_max_tokens"] >= cut - 3, (counts, cut)
-    assert counts.get("whitespace_runaway", 0) >= 1, counts
-    assert "disable-any-whitespace" in audit["diagnoses"]["whitespace_runaway"]["fix"]
+    assert counts.get("truncated_at_max_tokens", 0) >= cut - 3, (counts, cut)
+    run = re.compile(rf"\s{{{WS_RUN}}}")  # a whitespace run as diagnose.py counts it
+    if any(run.search(t) for t in cut_texts):
+        assert counts.get("whitespace_runaway", 0) >= 1, counts
+        assert "disable-any-whitespace" in audit["diagnoses"]["whitespace_runaway"]["fix"]
+    if not cut:
+        return
     # the token budget from the server's own meta_info.completion_tokens (budget.py): more
     # than 1% were cut, so a lower bound, twice the longest cut
     lengths = [
