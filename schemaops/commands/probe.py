@@ -57,8 +57,7 @@ def probe_cmd(
     from schemaops.probe.report import render
     from schemaops.warm.auth import build_auth
 
-    # options passed on keyword by keyword (the shape of the start calls in devserver.py and
-    # devserver_vllm.py)
+    # options passed on keyword by keyword (the shape of the start call in devserver.py)
     settings = ProbeSettings(
         server=server,
         paths=paths or None,

