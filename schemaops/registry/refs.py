@@ -203,9 +203,11 @@ def _alias_retriever(owner: dict[str, Entry]) -> Callable[[str], referencing.Res
     do for the alias itself, which the loader reads under its target's URI; ``document_base``
     tells the bundler). Anything else is ``Refused``.
     """
-    folders = {_file_path(uri).parent for uri in owner if uri.startswith("file:")}
+    folders: set[Path] = set()  # the registry's folders, found on the first miss only
 
     def retrieve(uri: str) -> referencing.Resource:
+        if not folders:
+            folders.update(_file_path(u).parent for u in owner if u.startswith("file:"))
         target = _symlink_target(uri, folders)
         entry = owner.get(target) if target else None
         if entry is None or target is None:
