@@ -142,3 +142,53 @@ def test_measure_many_order_progress_and_statuses():
     ]
     assert sorted(seen) == [(i, 6) for i in range(1, 7)]
     assert all(r["status"] in STATUSES for r in results)
+
+
+# A parent that runs one compile past --timeout, serves one schema, then is killed by an outer
+# deadline (CI's `timeout`, SIGKILL) in the middle of a minutes-long compile.
+_LOG_SCRIPT = """
+import json, os, sys, tempfile
+from schemaops.compare.instances import build_instances
+from schemaops.compare.isolate import Worker
+
+def task(schema):
+    return {"schema_text": json.dumps(schema), "name": "t",
+            "instances": build_instances(schema, [], [])}
+
+w = Worker("outlines", "qwen2.5", None, mem_mb=None)
+first = w.run(task(%(slow)r), timeout_s=1)
+second = w.run(task(%(small)r), timeout_s=60)
+print(json.dumps([first["status"], second["status"], w.proc.pid,
+                  sorted(os.listdir(tempfile.gettempdir()))]), flush=True)
+w.run(task(%(slow)r), timeout_s=600)
+"""
+
+
+def test_worker_logs_never_stay_in_tmpdir(tmp_path):
+    """Issue 22 #18: the worker's log has no name in $TMPDIR while the worker runs, after a
+    compile timeout, and after its parent is SIGKILLed (no close() ever runs): fails on main,
+    whose named log (``schemaops-outlines-*.log``) stayed behind."""
+    import subprocess
+    import sys
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    script = _LOG_SCRIPT % {"slow": SLOW, "small": SMALL}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True
+    )
+    child = None
+    try:
+        first, second, child, listed = json.loads(proc.stdout.readline())
+        assert (first, second) == ("timeout", "ok")
+        assert not [n for n in listed if n.startswith("schemaops-")], listed
+    finally:
+        proc.kill()  # the outer deadline, mid-compile of the second SLOW
+        proc.wait(60)
+        if child is not None:
+            try:
+                os.kill(child, signal.SIGKILL)  # it would exit within 1 s with its parent
+            except ProcessLookupError:
+                pass
+    assert not [n for n in os.listdir(tmp) if n.startswith("schemaops-")], os.listdir(tmp)

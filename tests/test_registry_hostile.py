@@ -368,3 +368,40 @@ def test_fifo_and_folder_named_json_are_refused_not_read(tmp_path: Path, cache: 
     doc = json.loads(r.stdout)
     assert doc["ok"] == 2 and doc["input_errors"] == 1
     assert "not a regular file" in doc["input_error_lines"][0]["message"]
+
+
+def test_a_ref_to_an_alias_resolves_as_its_target(tmp_path: Path) -> None:
+    """Issue 22 #18: a ``$ref`` naming an in-registry alias symlink was ``ref_outside`` (the
+    alias file is registered under its target's URI, not its own). It now resolves as the
+    file it aliases, with a fragment too, and an alias in a subfolder resolves the refs inside
+    its target where the target lives: bundled self-contained, the sidecar's examples judged
+    through it, in the eager and the lazy load. A symlink outside the registry stays refused."""
+    from schemaops.registry.lazy import LazyRegistry
+
+    reg_dir = tmp_path / "reg"
+    plain = {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}}
+    write(reg_dir, "plain.json", plain)
+    write(reg_dir, "holder.json", {"type": "object", "properties": {"p": {"$ref": "plain.json"}}})
+    os.symlink("plain.json", reg_dir / "plain_alias.json")
+    (reg_dir / "sub").mkdir()
+    os.symlink("../holder.json", reg_dir / "sub" / "h.json")
+    refs = {"x": "plain_alias.json", "y": "plain_alias.json#/properties/a", "z": "sub/h.json"}
+    user = {"type": "object", "properties": {k: {"$ref": v} for k, v in refs.items()}}
+    write(reg_dir, "user.json", user)
+    examples = {
+        "valid": [{"x": {"a": 1}, "y": 2, "z": {"p": {"a": 3}}}],
+        "invalid": [{"x": {}}, {"y": "s"}, {"z": {"p": {"a": "s"}}}],
+    }
+    write(reg_dir, "user.examples.json", examples)
+    reg, problems = inspect_registry(reg_dir)
+    assert problems == [], problems
+    bundled = json.dumps(reg.schemas["user"].bundled())
+    assert '"$ref": "#/' in bundled and ".json" not in bundled  # every ref local
+    lazy = LazyRegistry(reg_dir)
+    assert lazy.load("user") == (lazy.schema("user"), [])
+    assert lazy.schema("user").hash == reg.schemas["user"].hash
+    # a link outside the registry that points into it is no alias: still refused
+    os.symlink(reg_dir / "plain.json", tmp_path / "outside_link.json")
+    write(reg_dir, "user3.json", {"$ref": "../outside_link.json"})
+    _, problems = inspect_registry(reg_dir)
+    assert [(Path(p["file"]).name, p["kind"]) for p in problems] == [("user3.json", "ref_outside")]

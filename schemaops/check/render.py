@@ -1,8 +1,10 @@
 """Terminal rendering of a check report: one line per schema, then what to change.
 
 Every piece of text that comes from a schema, a backend or the command line (names, error
-messages, the tokenizer path) is escaped: rich reads ``[/...]`` as markup and a schema
-named "Orders endpoint [/v2/orders]" would otherwise crash the output.
+messages, the tokenizer path) goes through audit's ``esc``: control characters written as
+escapes (a file named ``a\x1b[2J.json`` must not clear the terminal) and rich markup escaped
+(rich reads ``[/...]`` as markup and a schema named "Orders endpoint [/v2/orders]" would
+otherwise crash the output).
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
+from schemaops.audit.report_terminal import esc
 from schemaops.check.gate import CheckReport
 
 
@@ -32,15 +34,15 @@ def print_check(report: CheckReport, console: Console | None = None) -> None:
         else:
             what = c.status
         mark = "[green]PASS[/]" if c.passed else "[red]FAIL[/]"
-        con.print(f"{mark} {escape(c.schema)}  ({escape(what)})")
+        con.print(f"{mark} {esc(c.schema)}  ({esc(what)})")
         for p in c.problems:
-            con.print(f"     - {escape(p.message)}: [bold]{escape(p.fix)}[/]")
+            con.print(f"     - {esc(p.message)}: [bold]{esc(p.fix)}[/]")
         for w in c.warnings:
-            con.print(f"     [dim]warning: {escape(w)}[/]")
+            con.print(f"     [dim]warning: {esc(w)}[/]")
     ok = len(report.cases) - len(report.failed)
     con.print(
-        f"\n{ok}/{len(report.cases)} schema(s) ready for {escape(report.backend)} "
-        f"(compile budget {report.budget_ms:g} ms, tokenizer {escape(report.tokenizer)}"
+        f"\n{ok}/{len(report.cases)} schema(s) ready for {esc(report.backend)} "
+        f"(compile budget {report.budget_ms:g} ms, tokenizer {esc(report.tokenizer)}"
         f"{measured_on(report.backend, report.settings)})"
     )
     counts = report.example_counts()
@@ -52,7 +54,7 @@ def print_check(report: CheckReport, console: Console | None = None) -> None:
     if report.settings.get("engine"):  # check --engine: the versions behind the walk
         from schemaops.check.engine import versions_line
 
-        con.print(escape(versions_line(report.settings)))
+        con.print(esc(versions_line(report.settings)))
 
 
 def measured_on(backend: str, settings: dict[str, Any]) -> str:

@@ -80,9 +80,27 @@ def emit_json(doc: Any) -> None:
     sys.stdout.flush()
 
 
+def terminal_lines(text: object) -> str:
+    """``text`` for a terminal: line by line through audit's ``visible`` (the one escaping of
+    control characters), so a schema or file name holding ``\x1b[2J`` or ``\r`` cannot drive
+    the terminal, while the message keeps its own line breaks."""
+    from schemaops.audit.report_text import visible  # imported on use: audit is not small
+
+    return "\n".join(visible(line) for line in str(text).split("\n"))
+
+
+def markup_safe(text: object) -> str:
+    """Untrusted text for a rich string with markup: audit's ``esc`` (controls escaped, then
+    markup), imported on use so that every command's start-up does not import audit."""
+    from schemaops.audit.report_terminal import esc
+
+    return esc(text)
+
+
 def fail(message: str, code: int) -> typer.Exit:
-    """Print ``message`` on stderr and return an Exit to raise with ``code``."""
-    typer.echo(message, err=True)
+    """Print ``message`` on stderr (control characters escaped: it may quote file and schema
+    names) and return an Exit to raise with ``code``."""
+    typer.echo(terminal_lines(message), err=True)
     return typer.Exit(code)
 
 

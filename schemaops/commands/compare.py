@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from schemaops.commands._common import call, emit_json, fail
+from schemaops.commands._common import call, emit_json, fail, terminal_lines
 from schemaops.errors import EXIT_GATE
 
 _BACKENDS_HELP = "Comma-separated backends: xgrammar, llguidance, outlines."
@@ -47,10 +47,11 @@ def _progress(quiet: bool) -> Callable[[int, int, dict[str, Any]], None] | None:
     def cb(done: int, total: int, res: dict[str, Any]) -> None:
         cms = res.get("compile_ms")
         ms = f" {cms:.1f} ms" if isinstance(cms, (int, float)) else ""
-        sys.stderr.write(
+        line = (
             f"[{done}/{total}] {res.get('schema', '?')} {res.get('backend', '?')}: "
-            f"{res.get('status', '?')}{ms}\n"
+            f"{res.get('status', '?')}{ms}"
         )
+        sys.stderr.write(terminal_lines(line) + "\n")  # a schema name is a file name
         sys.stderr.flush()
 
     return cb
@@ -147,7 +148,13 @@ def check_cmd(
     fix: bool = typer.Option(
         False, "--fix", help="Lower the failing schemas (schemaops lower), write --out, gate it."
     ),
-    out: Path | None = typer.Option(None, "--out", help="With --fix: the registry to deploy."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="With --fix: the registry to deploy, checked writable before any work. Never "
+        "emptied: a schema already in it that this run did not write (the registry no longer "
+        "has it) is reported as stale and fails the run.",
+    ),
 ) -> None:
     """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced."""
     from schemaops.check import run_check, write_junit

@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from schemaops.commands._common import call, emit_json, fail
+from schemaops.commands._common import call, emit_json, fail, terminal_lines
 from schemaops.commands.compare import Backend
 from schemaops.errors import EXIT_GATE
 
@@ -52,7 +52,7 @@ def lower_cmd(
     from schemaops.lower import lower_registry
 
     def progress(msg: str) -> None:
-        sys.stderr.write(msg + "\n")
+        sys.stderr.write(terminal_lines(msg) + "\n")  # names escaped: they are file names
         sys.stderr.flush()
 
     report = call(
@@ -86,7 +86,7 @@ def lower_cmd(
 def _lines(quiet: bool) -> Any:
     if quiet:
         return None
-    return lambda msg: (sys.stderr.write(msg + "\n"), sys.stderr.flush())
+    return lambda msg: (sys.stderr.write(terminal_lines(msg) + "\n"), sys.stderr.flush())
 
 
 def check_fix(
@@ -126,7 +126,7 @@ def check_fix(
         from schemaops.check.render import print_check
 
         print_check(rep.after)
-        print(rep.summary())
+        print(terminal_lines(rep.summary()))
     if not rep.passed:
         raise fail(rep.summary().splitlines()[-1].strip(), EXIT_GATE)
 

@@ -11,10 +11,16 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from schemaops.commands._common import ApiChoice, call, emit_json, fail
+from schemaops.commands._common import (
+    ApiChoice,
+    call,
+    emit_json,
+    fail,
+    markup_safe,
+    terminal_lines,
+)
 from schemaops.registry import Schema, format_problem, load_registry
 from schemaops.registry.diff import diff_paths
 from schemaops.registry.drafts import draft_label
@@ -73,13 +79,13 @@ def _schema_table(schemas: list[Schema], title: str) -> Table:
         row = schema_summary(s)
         ex = f"{row['examples']['valid']} valid / {row['examples']['invalid']} invalid"
         table.add_row(  # names and titles are user text: never rich markup
-            escape(s.name),
-            escape(s.version),
+            markup_safe(s.name),
+            markup_safe(s.version),
             row["draft"],
             s.hash[:16],
             ex,
             str(row["wire_bytes"]["native"]),
-            escape(s.title),
+            markup_safe(s.title),
         )
     return table
 
@@ -93,7 +99,7 @@ def list_cmd(
     if json_out:
         emit_json({"registry": str(registry), "schemas": [schema_summary(s) for s in reg]})
         return
-    _out().print(_schema_table(list(reg), escape(f"registry {registry} ({len(reg)} schemas)")))
+    _out().print(_schema_table(list(reg), markup_safe(f"registry {registry} ({len(reg)} schemas)")))
 
 
 @registry_app.command("show")
@@ -119,7 +125,7 @@ def show_cmd(
         return
     out = _out()
     for key in ("name", "version", "draft", "hash", "path", "title", "description"):
-        out.print(f"[bold]{key}[/bold]: {escape(str(doc[key]))}")
+        out.print(f"[bold]{key}[/bold]: {markup_safe(str(doc[key]))}")
     for api, h in doc["wire_sha256"].items():
         out.print(f"[bold]wire {api}[/bold]: {doc['wire_bytes'][api]} bytes, sha256 {h[:16]}")
     out.print(f"[bold]examples[/bold]: {len(s.valid)} valid, {len(s.invalid)} invalid")
@@ -155,16 +161,16 @@ def validate_cmd(
         raise typer.Exit(code)
     out = _out()
     if len(reg):
-        out.print(_schema_table(list(reg), escape(f"registry {root}")))
+        out.print(_schema_table(list(reg), markup_safe(f"registry {root}")))
     if reg.warnings:
-        typer.echo(f"{len(reg.warnings)} warning(s) in {root}:", err=True)
+        typer.echo(terminal_lines(f"{len(reg.warnings)} warning(s) in {root}:"), err=True)
         for p in reg.warnings:
-            typer.echo("  " + format_problem(p), err=True)
+            typer.echo(terminal_lines("  " + format_problem(p)), err=True)
     if problems:
         # plain lines, never truncated or wrapped: ``file#pointer: reason [kind]``
-        typer.echo(f"{len(problems)} problem(s) in {root}:", err=True)
+        typer.echo(terminal_lines(f"{len(problems)} problem(s) in {root}:"), err=True)
         for p in problems:
-            typer.echo("  " + format_problem(p), err=True)
+            typer.echo(terminal_lines("  " + format_problem(p)), err=True)
     else:
         out.print(f"ok: {len(reg)} schemas, {len(reg.libraries)} libraries, no problems")
     raise typer.Exit(code)
@@ -235,17 +241,17 @@ def diff_cmd(
         emit_json(report.to_json())
     else:
         n, b = len(report.changes), len(report.breaking)
-        table = Table(title=escape(f"{old} -> {new}: {n} change(s), {b} breaking"))
+        table = Table(title=markup_safe(f"{old} -> {new}: {n} change(s), {b} breaking"))
         for col in ("schema", "path", "kind", "breaking for", "detail"):
             table.add_column(col, overflow="fold")
         for c in report.changes:
             who = ", ".join(c.breaking_for) or "-"
             table.add_row(  # schema text (names, enum values, patterns) is never markup
-                escape(c.schema),
-                escape(c.path or "/"),
+                markup_safe(c.schema),
+                markup_safe(c.path or "/"),
                 c.kind,
                 f"[red]{who}[/red]" if c.breaking else who,
-                escape(c.detail),
+                markup_safe(c.detail),
             )
         _out().print(table)
     if fail_on_breaking and report.breaking:
@@ -270,12 +276,12 @@ def hash_cmd(
     if json_out:
         emit_json({"registry": str(registry), "schemas": rows})
         return
-    table = Table(title=escape(f"registry {registry}"))
+    table = Table(title=markup_safe(f"registry {registry}"))
     for col in ("name", "hash", "native wire sha256", "openai wire sha256"):
         table.add_column(col)
     for r in rows:
         table.add_row(
-            escape(r["name"]), r["hash"][:16], r["native_sha256"][:16], r["openai_sha256"][:16]
+            markup_safe(r["name"]), r["hash"][:16], r["native_sha256"][:16], r["openai_sha256"][:16]
         )
     _out().print(table)
 

@@ -15,7 +15,11 @@ of virtual memory before any grammar exists; a compile that needs more then fail
 allocation (``MemoryError``, ``std::bad_alloc`` or a Rust allocation abort): ``oom``.
 
 The child's stderr goes to a temporary file (xgrammar's C++ warnings and native abort
-messages land there) and its tail is attached to crash results.
+messages land there) and its tail is attached to crash results. The file has no name from the
+start (``tempfile.TemporaryFile``: ``O_TMPFILE``, or unlinked at once): the parent keeps its
+descriptor and reads the tail with ``pread``, so no exit path leaves a log in ``$TMPDIR``, not
+even a parent killed by ``timeout`` or SIGKILL in the middle of a compile (a named file was
+removed only by ``close()``, which such a parent never reaches).
 """
 
 from __future__ import annotations
@@ -174,14 +178,17 @@ class Worker:
         self.compile_threads = compile_threads
         self.proc: Any = None
         self.conn: Any = None
-        self.stderr_path = ""
+        self.log: Any = None  # the child's stdout+stderr: a nameless temporary file
         self.starts = 0
         self._lock = threading.Lock()
 
     def _start(self) -> None:
         from multiprocessing.connection import Connection
 
-        fd, self.stderr_path = tempfile.mkstemp(prefix=f"schemaops-{self.backend}-", suffix=".log")
+        if self.log is not None:  # a worker started again keeps no earlier log
+            self.log.close()
+        self.log = tempfile.TemporaryFile(prefix=f"schemaops-{self.backend}-", suffix=".log")
+        fd = self.log.fileno()
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)
@@ -208,7 +215,6 @@ class Worker:
             pass_fds=(to_child_r, from_child_w),
             start_new_session=True,
         )
-        os.close(fd)
         os.close(to_child_r)
         os.close(from_child_w)
         self.conn = _ParentConn(
@@ -237,12 +243,13 @@ class Worker:
             return _DIED
 
     def _tail(self, n: int = 1500) -> str:
-        try:
-            with open(self.stderr_path, "rb") as f:
-                f.seek(0, 2)
-                f.seek(max(0, f.tell() - n))
-                return f.read().decode("utf-8", "replace").strip()
-        except OSError:
+        if self.log is None:
+            return ""
+        try:  # pread: the child shares the file offset, which a seek here would move
+            fd = self.log.fileno()
+            size = os.fstat(fd).st_size
+            return os.pread(fd, n, max(0, size - n)).decode("utf-8", "replace").strip()
+        except (OSError, ValueError):  # ValueError: the file was closed meanwhile
             return ""
 
     def run(
@@ -312,7 +319,8 @@ class Worker:
         return res
 
     def close(self, kill: bool = False) -> None:
-        """Stop the process (politely unless ``kill``) and remove its stderr file."""
+        """Stop the process (politely unless ``kill``) and close its log (which has no name,
+        so closing it frees it)."""
         if self.proc is not None:
             if not kill and self.proc.poll() is None:
                 try:
@@ -328,13 +336,9 @@ class Worker:
                 pass
         if self.conn is not None:
             self.conn.close()
-        if self.stderr_path:
-            try:
-                os.unlink(self.stderr_path)
-            except OSError:
-                pass
-        self.proc = self.conn = None
-        self.stderr_path = ""
+        if self.log is not None:
+            self.log.close()
+        self.proc = self.conn = self.log = None
 
 
 def _failed(

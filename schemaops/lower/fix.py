@@ -5,35 +5,44 @@
 3. write ``--out``: a copy of the registry in which every failed schema is replaced by its
    proven served schema; a schema that could not be lowered is left out (its report is in
    ``OUT/.lower/NAME.json``), never written as if it were served;
-4. ``check`` ``--out`` with the same options.
+4. ``check`` ``--out`` with the same options, also when nothing failed (``--out`` may hold
+   files of an earlier run: what the gate passes must be the folder as it is).
 
-``passed`` (exit 0) means: every schema of the registry is in ``--out`` and ``--out`` passes
-the gate. Exit 1 otherwise: a schema could not be lowered, or a lowered one still fails the
-gate. The original registry's failures are reported (``before``) but are not the verdict:
-``--fix`` gates the folder a deploy would use.
+``--out`` is created and a file written in it *before* step 1 (``schemaops.outdir``): a folder
+that cannot be written is exit 2 at once, not a traceback after the work.
+
+``passed`` (exit 0) means: every schema of the registry is in ``--out``, ``--out`` holds no
+schema this run did not write (``stale``: one the registry no longer has, or an earlier
+run's file for a schema that now could not be lowered; reported, never deleted: ``--out`` may
+be any folder) and ``--out`` passes the gate. Exit 1 otherwise: a schema could not be lowered,
+a lowered one still fails the gate, or ``--out`` holds stale schemas. The original registry's
+failures are reported (``before``) but are not the verdict: ``--fix`` gates the folder a
+deploy would use.
 """
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from schemaops.errors import InputError
 from schemaops.lower.run import REPORT_DIR, LowerReport, lower_registry
+from schemaops.outdir import prepare_out_folder
 
 
 @dataclass
 class FixReport:
     """``before`` (the registry's check), ``lowered`` (None when nothing failed), ``after``
-    (the check of ``out``)."""
+    (the check of ``out``), ``stale`` (schemas in ``out`` this run did not write)."""
 
     before: Any  # CheckReport
     lowered: LowerReport | None
     after: Any  # CheckReport
     out: str
+    stale: list[str] = field(default_factory=list)
 
     @property
     def not_lowered(self) -> list[str]:
@@ -47,7 +56,7 @@ class FixReport:
 
     @property
     def passed(self) -> bool:
-        return not self.not_lowered and self.after.passed
+        return not self.not_lowered and not self.stale and self.after.passed
 
     def summary(self) -> str:
         """One paragraph a CI log shows: what failed, what was fixed, what the gate says."""
@@ -67,6 +76,12 @@ class FixReport:
                 f"  cannot be lowered (not written to {self.out}; reports in "
                 f"{self.out}/{REPORT_DIR}/): {', '.join(self.not_lowered)}"
             )
+        if self.stale:
+            lines.append(
+                f"  in {self.out} but not written by this run (not in the registry, or left "
+                f"by an earlier run; remove them): {', '.join(self.stale[:10])}"
+                + (f", {len(self.stale) - 10} more" if len(self.stale) > 10 else "")
+            )
         still = [c.schema for c in self.after.failed]
         if still:
             lines.append(f"  still failing the gate in {self.out}: {', '.join(still)}")
@@ -81,6 +96,7 @@ class FixReport:
             "out": self.out,
             "fixed": self.fixed,
             "not_lowered": self.not_lowered,
+            "stale": self.stale,
             "before": self.before.to_dict(),
             "lower": self.lowered.to_dict() if self.lowered else None,
             "after": self.after.to_dict(),
@@ -113,7 +129,8 @@ def fix_registry(
 
     ``check_opts`` are ``run_check``'s keyword options (tokenizer, budget, jobs, its
     ``progress``, ...); ``lower_progress`` takes ``lower``'s progress lines.
-    Raises ``InputError`` (exit 2) for ``out`` equal to or inside the registry.
+    Raises ``InputError`` (exit 2) for ``out`` equal to or inside the registry, or one that
+    cannot be written (checked before any work).
     """
     from schemaops.check import run_check
     from schemaops.check.engine import run_engine_check
@@ -122,6 +139,7 @@ def fix_registry(
     root, outp = Path(registry), Path(out)
     if root.exists() and outp.resolve().is_relative_to(root.resolve()):
         raise InputError("--out must not be the registry or a folder inside it")
+    prepare_out_folder(outp)
 
     def gate(folder: Path) -> Any:
         if engine is not None:
@@ -130,7 +148,6 @@ def fix_registry(
 
     before = gate(root)
     failed = [c.schema for c in before.failed]
-    outp.mkdir(parents=True, exist_ok=True)
     try:
         reg = load_registry(root)
     except RegistryError as exc:  # run_check loaded it already; kept for a race
@@ -140,9 +157,13 @@ def fix_registry(
         path = reg.get(name).path
         if path is not None:
             skip |= {path.resolve(), path.with_name(f"{path.stem}.examples.json").resolve()}
-    _copy_passing(root, outp, skip)
+    try:
+        _copy_passing(root, outp, skip)
+    except OSError as exc:  # written a moment ago (prepare_out_folder); e.g. the disk filled
+        raise InputError(f"cannot write --out {outp}: {exc}") from None
+    mine = {s.name for s in reg}
     if not failed:
-        return FixReport(before, None, before, str(outp))
+        return _gated(before, None, gate(outp), outp, mine)
     if lower_progress:
         lower_progress(f"lowering {len(failed)} failed schema(s) for {backend}")
     lowered = lower_registry(
@@ -157,4 +178,15 @@ def fix_registry(
         progress=lower_progress,
         mem_mb=check_opts.get("mem_mb"),
     )
-    return FixReport(before, lowered, gate(outp), str(outp))
+    return _gated(before, lowered, gate(outp), outp, mine)
+
+
+def _gated(
+    before: Any, lowered: LowerReport | None, after: Any, out: Path, mine: set[str]
+) -> FixReport:
+    """The report, with the schemas the gate found in ``out`` that this run did not write:
+    ``mine`` (the registry's names) less the ones that could not be lowered."""
+    rep = FixReport(before, lowered, after, str(out))
+    written = mine - set(rep.not_lowered)
+    rep.stale = sorted({c.schema for c in after.cases} - written)
+    return rep

@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 import referencing
 import referencing.exceptions
 
-from schemaops.registry.refs import iter_subschemas, split_target
+from schemaops.registry.refs import document_base, iter_subschemas, split_target
 
 
 def _key(url: str, fragment: str) -> str:
@@ -73,7 +73,7 @@ def bundle(contents: Any, base: str, label: str, registry: referencing.Registry)
                         body.pop(drop, None)
                 added[key] = body
                 keys[target] = key
-                queue.append((body, url, False))
+                queue.append((body, document_base(registry, url), False))  # an alias: its target
             node["$ref"] = f"#/{defs_kw}/{keys[target].replace('~', '~0').replace('/', '~1')}"
     if not added:
         return contents

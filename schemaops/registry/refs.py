@@ -5,15 +5,22 @@ has one), next to the official metaschemas that ship with ``jsonschema`` (so a s
 refers to ``http://json-schema.org/draft-07/schema#`` resolves without a fetch). Anything
 else is refused by the retrieve function: **a remote ``$ref`` is never fetched**, and the
 refusal becomes a precise problem instead of a slow, non-reproducible network call.
+
+A registry file is registered under its *resolved* path, so a symlink alias (``old.json ->
+new.json``, a rename that keeps the old name) shares its target's URI. A ``$ref`` that names
+the alias (``old.json#/...``) is therefore looked up on a miss (``_alias_retriever``): a
+``.json`` symlink in a registry folder that resolves to a registry file is that file; any
+other miss is still refused (``ref_outside``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.request import url2pathname
 
 import referencing
 import referencing.exceptions
@@ -162,7 +169,7 @@ def build(
                 continue
             owner[uri] = e
             pairs.append((uri, resource, e))
-    empty = referencing.Registry(retrieve=_refuse)
+    empty = referencing.Registry(retrieve=_alias_retriever(owner))
     if not crawl:
         return empty.with_resources((u, r) for u, r, _ in pairs).combine(METASCHEMAS), clashes
     try:
@@ -184,6 +191,83 @@ def build(
                 extra.append((base, SPECS[e.label].create_resource(node)))
         reg = reg.with_resources(extra)
     return reg, clashes
+
+
+def _alias_retriever(owner: dict[str, Entry]) -> Callable[[str], referencing.Resource]:
+    """The retrieve function of a ref registry whose files are ``owner`` (URI -> entry).
+
+    A URI no file is registered under is an alias when it is a ``file:`` URI of a visible
+    ``.json`` symlink in a folder that holds registry files (or a visible folder below one)
+    and it resolves to a registry file: the target's resource is returned, with the target's
+    URI as its id so that the relative refs inside it resolve where the target lives (as they
+    do for the alias itself, which the loader reads under its target's URI; ``document_base``
+    tells the bundler). Anything else is ``Refused``.
+    """
+    folders: set[Path] = set()  # the registry's folders, found on the first miss only
+
+    def retrieve(uri: str) -> referencing.Resource:
+        if not folders:
+            folders.update(_file_path(u).parent for u in owner if u.startswith("file:"))
+        target = _symlink_target(uri, folders)
+        entry = owner.get(target) if target else None
+        if entry is None or target is None:
+            raise Refused(uri)
+        spec = SPECS[entry.label]
+        contents = entry.contents
+        if isinstance(contents, dict) and spec.id_of(contents) is None:
+            contents = {
+                **contents,
+                ("id" if entry.label in ("draft-03", "draft-04") else "$id"): target,
+            }
+        return spec.create_resource(contents)
+
+    return retrieve
+
+
+def document_base(registry: referencing.Registry, url: str) -> str:
+    """The base URI the refs inside the document at ``url`` resolve against: ``url`` itself
+    for a registered document, the target's URI for an alias (``_alias_retriever``)."""
+    try:
+        registry[url]
+        return url
+    except LookupError:  # referencing's NoSuchResource: not registered, maybe an alias
+        pass
+    try:
+        rid = registry.get_or_retrieve(url).value.id()
+    except Exception:  # refused or unreadable: the caller reports it as it did
+        return url
+    return urljoin(url, rid) if isinstance(rid, str) and rid else url
+
+
+def _file_path(uri: str) -> Path:
+    return Path(url2pathname(urlsplit(uri).path))
+
+
+def _symlink_target(uri: str, folders: set[Path]) -> str | None:
+    """The resolved ``file:`` URI of the symlink ``uri`` names, when that symlink is a visible
+    ``.json`` file in one of ``folders`` or a visible folder below one; else None (also for
+    any error: a loop, no file)."""
+    parts = urlsplit(uri)
+    if parts.scheme != "file" or parts.query or parts.netloc not in ("", "localhost"):
+        return None
+    try:
+        path = _file_path(uri)
+        if path.name.startswith(".") or path.suffix != ".json" or not path.is_symlink():
+            return None
+        where = path.parent.resolve()
+        if not any(_visible_below(where, f) for f in folders):
+            return None
+        return path.resolve(strict=True).as_uri()
+    except (OSError, RuntimeError, ValueError):
+        return None
+
+
+def _visible_below(folder: Path, top: Path) -> bool:
+    """``folder`` is ``top`` or below it through no hidden folder (``.lower/`` is no
+    registry folder)."""
+    if not folder.is_relative_to(top):
+        return False
+    return not any(part.startswith(".") for part in folder.relative_to(top).parts)
 
 
 def _crawlable(uri: str, resource: referencing.Resource) -> bool:
