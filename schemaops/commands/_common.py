@@ -19,6 +19,15 @@ from schemaops.errors import SchemaopsError
 T = TypeVar("T")
 
 
+class Backend(str, Enum):
+    """The grammar backends a command can take (``schemaops.backends.BACKENDS``): ``check``
+    gates on one, ``lower`` serves on one."""
+
+    xgrammar = "xgrammar"
+    llguidance = "llguidance"
+    outlines = "outlines"
+
+
 class Process:
     """What the command knows about its process. ``one_shot``: set by the console entry point
     (``cli.main``), which exits after one command; not when a Python caller or a test runner

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from schemaops.commands._common import call, emit_json, fail, terminal_lines
+from schemaops.commands._common import Backend, call, emit_json, fail, terminal_lines
 from schemaops.errors import EXIT_GATE
 
 _BACKENDS_HELP = "Comma-separated backends: xgrammar, llguidance, outlines."
@@ -29,14 +28,6 @@ _THREADS_HELP = (
     "xgrammar compile threads (default 8: what SGLang and vLLM use; 1 for a single-core "
     "figure). The other backends compile on one thread."
 )
-
-
-class Backend(str, Enum):
-    """The backends ``check`` can gate (``schemaops.backends.BACKENDS``)."""
-
-    xgrammar = "xgrammar"
-    llguidance = "llguidance"
-    outlines = "outlines"
 
 
 def _progress(quiet: bool) -> Callable[[int, int, dict[str, Any]], None] | None:

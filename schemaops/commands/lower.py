@@ -14,8 +14,7 @@ from typing import Any
 
 import typer
 
-from schemaops.commands._common import call, emit_json, fail, terminal_lines
-from schemaops.commands.compare import Backend
+from schemaops.commands._common import Backend, call, emit_json, fail, terminal_lines
 from schemaops.errors import EXIT_GATE
 
 
