@@ -68,14 +68,20 @@ class ShardsSummary:
     unreadable_count: int = 0
     #: lines of the current shard's earlier byte ranges (``absorb``; not reported)
     shard_base: int = 0
+    #: paths skipped as a shard already read under another path (``shards.expand``)
+    duplicates: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {
+        doc = {
             "count": self.count,
             "audited": self.count - self.unreadable_count,
             "unreadable_count": self.unreadable_count,
             "unreadable": self.unreadable,
         }
+        if self.duplicates:  # only when some were: the document is otherwise as before
+            doc["duplicates_skipped"] = self.duplicates[:UNREADABLE_LISTED]
+            doc["duplicates_skipped_count"] = len(self.duplicates)
+        return doc
 
 
 def audit_shard(

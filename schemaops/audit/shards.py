@@ -15,15 +15,20 @@ bytes, as strings); its line number is its row number in the shard.
 
 A URI (``s3://``, ``gs://``, ``file://``, ...) is opened through ``pyarrow.fs`` (the
 credentials are pyarrow's, from the environment); a plain path is a local file.
+
+Only regular files are read (``open_regular``), and ``-`` (stdin) when named: a FIFO would
+block the open or the read forever, a device such as ``/dev/zero`` behind a ``.jsonl`` name
+would never end. Anything else is an unreadable shard, named, as the registry refuses it
+(``registry/jsontext.read_bytes``).
 """
 
 from __future__ import annotations
 
 import fnmatch
-import glob
 import gzip
 import io
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -63,16 +68,46 @@ class Shard:
         return "://" in self.location
 
 
-def expand(args: list[str]) -> list[Shard]:
+def expand(args: list[str], skipped: list[dict] | None = None) -> list[Shard]:
     """The shards behind the ``audit`` arguments, in order; ``InputError`` if one matches
-    nothing (a missing file, an empty folder, a glob without a match)."""
+    nothing (a missing file, an empty folder, a glob without a match).
+
+    One file is one shard whatever its paths: a local file met again (named twice, or
+    through a symlink alias, a second glob or folder) is its (device, inode) seen before
+    and is skipped, as is a URI named twice; each skip is appended to ``skipped``
+    (``{"shard": the path skipped, "same_as": the shard kept}``)."""
     out: list[Shard] = []
+    seen: dict[Any, str] = {}
     for arg in args:
         found = _expand_uri(arg) if "://" in arg else _expand_local(arg)
         if not found:
             raise InputError(f"cannot read {arg}: no such file, or no shard in it")
-        out.extend(Shard(name) for name in found)
+        for name in found:
+            key = _identity(name)
+            first = seen.get(key) if key is not None else None
+            if first is not None:
+                if skipped is not None:
+                    skipped.append({"shard": name, "same_as": first})
+                continue
+            if key is not None:
+                seen[key] = name
+            out.append(Shard(name))
     return out
+
+
+def _identity(name: str) -> Any:
+    """What makes two names one shard: a local file's (device, inode), following symlinks;
+    a URI's text; None when it cannot be told (stdin, a path that cannot be stat'ed, which
+    is then reported unreadable on its own)."""
+    if name == "-":
+        return None
+    if "://" in name:
+        return ("uri", name)
+    try:
+        st = os.stat(name)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _picked(name: str) -> bool:
@@ -85,7 +120,7 @@ def _expand_local(arg: str) -> list[str]:
     if arg == "-":
         return ["-"]
     if any(c in arg for c in GLOB_CHARS) and not os.path.exists(arg):
-        hits = sorted(glob.glob(arg, recursive=True))
+        hits = sorted(set(local_glob(arg)))
         files = []
         for h in hits:
             if os.path.isdir(h):
@@ -97,6 +132,81 @@ def _expand_local(arg: str) -> list[str]:
     if p.is_dir():
         return _walk(arg)
     return [arg] if p.exists() or p.is_symlink() else []
+
+
+def local_glob(pattern: str) -> Iterator[str]:
+    """The paths ``glob.glob(pattern, recursive=True)`` gives, without its symlink loops.
+
+    ``**`` matches any number of folders but does not descend into a symlinked folder (as
+    ``os.walk``, the folder walk here, and Python 3.13's ``pathlib`` ``glob``), and no
+    segment enters a folder that is already on the path being matched (``d/up -> ..``):
+    ``glob.glob`` follows such a loop until the kernel refuses the path (ELOOP), so one file
+    was audited 41 times. As ``glob``: ``*``, ``?`` and ``[...]`` stay within one segment
+    and do not match a leading ``.`` unless the pattern segment starts with one."""
+    parts = pattern.split(os.sep)
+    first = next(i for i, seg in enumerate(parts) if any(c in seg for c in GLOB_CHARS))
+    base = os.sep.join(parts[:first])
+    if pattern.startswith(os.sep) and not base:
+        base = os.sep
+    start = base or os.curdir
+    try:
+        st = os.stat(start)
+    except (OSError, ValueError):
+        return
+    yield from _glob_in(base, parts[first:], frozenset({(st.st_dev, st.st_ino)}))
+
+
+def _glob_in(base: str, segs: list[str], ancestors: frozenset) -> Iterator[str]:
+    """Matches of ``segs`` under the folder ``base`` ('' = the working folder)."""
+    seg, rest = segs[0], segs[1:]
+    if seg == "**" and not rest:  # everything below: the folder itself, walked later
+        if base:
+            yield base
+        return
+    if seg == "**":
+        yield from _glob_in(base, rest, ancestors)  # zero folders
+    if not any(c in seg for c in GLOB_CHARS) and seg != "**":
+        path = os.path.join(base, seg)
+        if not rest:
+            if os.path.lexists(path):
+                yield path
+            return
+        key = _dir_key(path, follow=True)
+        if key is not None and key not in ancestors:
+            yield from _glob_in(path, rest, ancestors | {key})
+        return
+    try:
+        with os.scandir(base or os.curdir) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if name.startswith(".") and not seg.startswith("."):
+            continue
+        path = os.path.join(base, name)
+        if seg == "**":  # one folder more, never through a symlink
+            key = _dir_key(path, follow=False)
+            if key is not None and key not in ancestors:
+                yield from _glob_in(path, segs, ancestors | {key})
+            continue
+        if not fnmatch.fnmatch(name, seg):
+            continue
+        if not rest:
+            yield path
+            continue
+        key = _dir_key(path, follow=True)
+        if key is not None and key not in ancestors:
+            yield from _glob_in(path, rest, ancestors | {key})
+
+
+def _dir_key(path: str, follow: bool) -> tuple[int, int] | None:
+    """(device, inode) of a folder (a symlink to one only if ``follow``), else None."""
+    try:
+        st = os.stat(path, follow_symlinks=follow)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 def _walk(folder: str) -> list[str]:
@@ -165,6 +275,42 @@ def _match(parts: list[str], pats: list[str]) -> bool:
     return bool(parts) and fnmatch.fnmatchcase(parts[0], pats[0]) and _match(parts[1:], pats[1:])
 
 
+NOT_REGULAR = "not a regular file (a FIFO, socket or device): only files and '-' are read"
+
+
+def open_regular(path: str, name: str | None = None) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file, else ``ShardError`` naming it.
+
+    Opened with ``O_NONBLOCK`` (opening a FIFO without a writer would block forever), then
+    checked with ``fstat`` on the open descriptor (no window for a swap between a check and
+    the open), then set back to blocking reads."""
+    name = path if name is None else name
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ShardError(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ShardError(f"cannot read {name}: it is a directory, not a JSONL or Parquet file")
+        if not stat.S_ISREG(mode):
+            raise ShardError(f"cannot read {name}: {NOT_REGULAR}")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=1 << 20)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def is_regular(path: str) -> bool:
+    """Whether ``path`` is (a link to) a regular file; never opens it."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def _open(shard: Shard) -> BinaryIO:
     """Open a shard at its location; errors name it as the report does."""
     name, loc = shard.name, shard.location
@@ -174,16 +320,13 @@ def _open(shard: Shard) -> BinaryIO:
         return sys.stdin.buffer
     if shard.is_uri:
         filesystem, path = _filesystem(loc)
+        if type(filesystem).__name__ == "LocalFileSystem":  # file://: the local rules
+            return open_regular(path, name)
         try:
             return filesystem.open_input_file(path)  # random access: Parquet needs it
         except Exception as exc:
             raise ShardError(f"cannot read {name}: {type(exc).__name__}: {exc}") from None
-    if os.path.isdir(loc):
-        raise ShardError(f"cannot read {name}: it is a directory, not a JSONL or Parquet file")
-    try:
-        return open(loc, "rb", buffering=1 << 20)  # noqa: SIM115
-    except OSError as exc:
-        raise ShardError(f"cannot read {name}: {exc.strerror or exc}") from None
+    return open_regular(loc, name)
 
 
 @contextmanager

@@ -106,6 +106,7 @@ def audit_command(
     """Classify every output, estimate per-step and compound success, gate and report."""
     from schemaops.audit import AuditOptions, run_audit
     from schemaops.audit.report_terminal import render_terminal
+    from schemaops.audit.report_text import visible
 
     opts = call(
         AuditOptions,
@@ -154,6 +155,12 @@ def audit_command(
     failed = [g for g in doc["gates"] if not g["passed"]]
     for g in failed:
         typer.echo(f"gate failed: {g['gate']}: {g['reason']}", err=True)
+    for d in (doc.get("shards") or {}).get("duplicates_skipped") or []:
+        typer.echo(
+            visible(f"warning: duplicate path skipped: {d['shard']} is the same file as")
+            + visible(f" {d['same_as']} (read once)"),
+            err=True,
+        )
     unreadable = (doc.get("shards") or {}).get("unreadable") or []
     for u in unreadable:  # the rest was audited and reported; the input was not all read
         typer.echo(f"error: unreadable shard: {u['message']}", err=True)
