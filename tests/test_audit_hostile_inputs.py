@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
-
-from tests.cli_support import REPO
+from cli_support import REPO
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 #: Outer bound on one CLI run: far above what any of these takes (about a second), far
@@ -163,3 +164,75 @@ def test_a_file_named_twice_or_by_an_alias_counts_once(tmp_path: Path) -> None:
     r = _audit(tmp_path, str(logs), str(logs / "**" / "*.jsonl"))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["outputs"] == 5
+
+
+# --- #10: every object-store call has a deadline -----------------------------------------
+
+#: --open-timeout in these tests, and the bound they must finish within: the old code took
+#: ~100 s on the silent endpoint below and never finished on gs:// without network.
+DEADLINE_S = "3"
+URI_BOUND_S = 60
+
+
+@pytest.fixture
+def silent_endpoint():
+    """A loopback TCP port that accepts connections and never answers: an S3 endpoint that
+    hangs (a fault no real store gives on demand; raw sockets, no HTTP double needed)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                continue
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    yield srv.getsockname()[1]
+    stop.set()
+    t.join(5)
+    for c in held:
+        c.close()
+    srv.close()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_store_that_never_answers_is_exit_2_within_the_deadline(
+    tmp_path: Path, silent_endpoint: int, jobs: str
+) -> None:
+    """Trust #10: fails on main before this (~100 s, past the bound). Beside a readable file
+    too: a URI is looked up when the inputs are expanded, before any audit, so it is an
+    input error with no report, as a missing path is."""
+    uri = (
+        f"s3://bucket/x.jsonl?endpoint_override=127.0.0.1:{silent_endpoint}"
+        "&scheme=http&region=us-east-1"
+    )
+    good = _log(tmp_path / "a.jsonl")
+    for args in ([uri], [str(good), uri]):
+        r = _audit(
+            tmp_path, *args, "--open-timeout", DEADLINE_S, "--jobs", jobs, timeout=URI_BOUND_S
+        )
+        assert r.returncode == 2, r.stderr
+        assert f"cannot read {uri}: no answer from the store within 3 s" in r.stderr
+        assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+@pytest.mark.parametrize("uri", ["gs://bucket/x.jsonl", "s3://bucket/x.jsonl"])
+def test_an_object_store_without_network_is_exit_2(tmp_path: Path, uri: str) -> None:
+    """Trust #10: gs:// without network hung forever on main (killed after 580 s); this
+    machine has no network, so only a refused DNS lookup or connection leaves it."""
+    r = _audit(tmp_path, uri, "--open-timeout", DEADLINE_S, timeout=URI_BOUND_S)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"error: cannot read {uri}: ")
+    assert "Traceback" not in r.stderr
+
+
+def test_open_timeout_must_be_positive(tmp_path: Path) -> None:
+    r = _audit(tmp_path, str(_log(tmp_path / "a.jsonl")), "--open-timeout", "0")
+    assert r.returncode == 2 and "--open-timeout must be above 0" in r.stderr

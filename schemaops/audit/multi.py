@@ -243,7 +243,8 @@ def shard_task(
     except InputError as exc:  # checked by the caller first; a worker without the registry
         return ShardRun(index, name, error=f"cannot audit {name} here: {exc}")
     try:
-        run = audit_shard(Shard(name, path), index, opts, resolver, 1, buf, span)
+        shard = Shard(name, path, opts.open_timeout)
+        run = audit_shard(shard, index, opts, resolver, 1, buf, span)
     finally:
         resolver.flush_cache()
     run.piece = piece

@@ -134,7 +134,7 @@ def _run_shards(
     if not args:
         raise InputError("no input given")
     skipped: list[dict] = []  # a file met again under another path: read once
-    shards = expand(args, skipped)
+    shards = expand(args, skipped, opts.open_timeout)
     if sum(s.name == "-" for s in shards) and len(shards) > 1:
         raise InputError("'-' (stdin) cannot be combined with other inputs")
     name = " ".join(args)

@@ -28,8 +28,10 @@ import fnmatch
 import gzip
 import io
 import os
+import re
 import stat
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +47,8 @@ SHARD_SUFFIXES = (".jsonl", ".ndjson", ".json", ".gz", ".parquet", ".pq")
 PARQUET_MAGIC = b"PAR1"
 PARQUET_BATCH_ROWS = 4096
 GLOB_CHARS = "*?["
+#: default deadline of each object-store call made to open a shard (``--open-timeout``)
+OPEN_TIMEOUT_S = 30.0
 
 
 class ShardError(InputError):
@@ -58,6 +62,8 @@ class Shard:
 
     name: str
     path: str | None = None
+    #: seconds each call to an object store may take (``--open-timeout``; ``within``)
+    open_timeout: float = OPEN_TIMEOUT_S
 
     @property
     def location(self) -> str:
@@ -68,7 +74,9 @@ class Shard:
         return "://" in self.location
 
 
-def expand(args: list[str], skipped: list[dict] | None = None) -> list[Shard]:
+def expand(
+    args: list[str], skipped: list[dict] | None = None, open_timeout: float = OPEN_TIMEOUT_S
+) -> list[Shard]:
     """The shards behind the ``audit`` arguments, in order; ``InputError`` if one matches
     nothing (a missing file, an empty folder, a glob without a match).
 
@@ -79,7 +87,7 @@ def expand(args: list[str], skipped: list[dict] | None = None) -> list[Shard]:
     out: list[Shard] = []
     seen: dict[Any, str] = {}
     for arg in args:
-        found = _expand_uri(arg) if "://" in arg else _expand_local(arg)
+        found = _expand_uri(arg, open_timeout) if "://" in arg else _expand_local(arg)
         if not found:
             raise InputError(f"cannot read {arg}: no such file, or no shard in it")
         for name in found:
@@ -91,7 +99,7 @@ def expand(args: list[str], skipped: list[dict] | None = None) -> list[Shard]:
                 continue
             if key is not None:
                 seen[key] = name
-            out.append(Shard(name))
+            out.append(Shard(name, open_timeout=open_timeout))
     return out
 
 
@@ -217,35 +225,113 @@ def _walk(folder: str) -> list[str]:
     return sorted(files)
 
 
-def _filesystem(uri: str) -> tuple[Any, str]:
+def within(seconds: float, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` if it returns (or raises) within ``seconds``, else ``ShardError`` naming
+    ``name``: the deadline of every call to an object store (``--open-timeout``).
+
+    Why a thread: pyarrow's store clients retry inside C++ (a ``gs://`` URI without network
+    retried for many minutes; an S3 endpoint that accepts and never answers, ~100 s), and
+    nothing from Python can interrupt them. The call runs in a daemon thread that is left
+    behind when the deadline passes; the audit reports the shard and goes on or exits 2."""
+    box: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:  # handed to the caller's thread below
+            box["error"] = exc
+
+    worker = threading.Thread(target=call, name="schemaops-uri", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        _ABANDONED[0] += 1
+        raise ShardError(
+            f"cannot read {name}: no answer from the store within {seconds:g} s"
+            " (--open-timeout; no network, or the endpoint does not answer?)"
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+_ABANDONED = [0]
+
+
+def abandoned_calls() -> int:
+    """How many store calls ``within`` left running in this process. The command line then
+    ends with ``os._exit``: pyarrow's exit handler (``finalize_s3``) would wait for them
+    (an unanswering S3 endpoint held the exit ~100 s after the report)."""
+    return _ABANDONED[0]
+
+
+#: a URI's query (``?region=...&endpoint_override=...``, read by pyarrow), not a glob's ``?``
+_QUERY = re.compile(r"\?[A-Za-z_]+=[^&/?]*(?:&[A-Za-z_]+=[^&/?]*)*$")
+
+
+def split_query(uri: str) -> tuple[str, str]:
+    """``(uri without its query, "?query" or "")``."""
+    m = _QUERY.search(uri)
+    return (uri[: m.start()], m.group(0)) if m else (uri, "")
+
+
+def _with_limits(uri: str, timeout: float) -> str:
+    """``uri`` with the store's own retry limit set inside the deadline where pyarrow reads
+    one from the URI (``gs://``: ``retry_limit_seconds``, which also bounds later reads),
+    unless the user set it: the call then ends by itself, not only our wait for it."""
+    scheme = uri.split("://", 1)[0].lower()
+    if scheme in ("gs", "gcs") and "retry_limit_seconds=" not in uri:
+        limit = f"retry_limit_seconds={max(1.0, timeout / 2):g}"
+        return uri + ("&" if split_query(uri)[1] else "?") + limit
+    return uri
+
+
+def _filesystem(uri: str, timeout: float = OPEN_TIMEOUT_S, name: str | None = None) -> Any:
+    """``(filesystem, path)`` of ``uri``, within the deadline (resolving an S3 bucket's
+    region or GCS credentials already goes to the network)."""
+    name = uri if name is None else name
     try:
         from pyarrow import fs
     except ImportError:
         raise InputError(
-            f"cannot read {uri}: reading URIs needs pyarrow: pip install 'schemaops[parquet]'"
+            f"cannot read {name}: reading URIs needs pyarrow: pip install 'schemaops[parquet]'"
         ) from None
     try:
-        return fs.FileSystem.from_uri(uri)
+        return within(timeout, name, fs.FileSystem.from_uri, _with_limits(uri, timeout))
+    except ShardError:
+        raise
     except Exception as exc:  # an unknown scheme, a bad bucket name, missing credentials
-        raise InputError(f"cannot read {uri}: {type(exc).__name__}: {exc}") from None
+        raise ShardError(f"cannot read {name}: {type(exc).__name__}: {exc}") from None
 
 
-def _expand_uri(arg: str) -> list[str]:
+def _list(filesystem: Any, base: str, wild: bool) -> list[Any] | None:
+    """The file infos under ``base`` (None: ``base`` is itself the file asked for)."""
     from pyarrow import fs
 
+    info = filesystem.get_file_info(base)
+    if info.type == fs.FileType.File and not wild:
+        return None
+    if info.type != fs.FileType.Directory:
+        return []
+    return filesystem.get_file_info(fs.FileSelector(base, recursive=True))
+
+
+def _expand_uri(arg: str, timeout: float = OPEN_TIMEOUT_S) -> list[str]:
+    from pyarrow import fs
+
+    full, (arg, query) = arg, split_query(arg)
     scheme, rest = arg.split("://", 1)
     wild = next((i for i, c in enumerate(rest) if c in GLOB_CHARS), None)
     base_rest = rest if wild is None else rest[: rest.rfind("/", 0, wild) + 1] or rest[:wild]
-    filesystem, base = _filesystem(f"{scheme}://{base_rest}")
+    filesystem, base = _filesystem(f"{scheme}://{base_rest}{query}", timeout, full)
     try:
-        info = filesystem.get_file_info(base)
-        if info.type == fs.FileType.File and wild is None:
-            return [arg]
-        if info.type != fs.FileType.Directory:
-            return []
-        listing = filesystem.get_file_info(fs.FileSelector(base, recursive=True))
+        listing = within(timeout, full, _list, filesystem, base, wild is not None)
+    except ShardError:
+        raise
     except Exception as exc:  # the store refused the listing
-        raise InputError(f"cannot read {arg}: {type(exc).__name__}: {exc}") from None
+        raise InputError(f"cannot read {full}: {type(exc).__name__}: {exc}") from None
+    if listing is None:
+        return [full]
     prefix = arg[: len(arg) - len(rest)] + base_rest.rstrip("/")
     names = []
     for f in listing:
@@ -255,9 +341,9 @@ def _expand_uri(arg: str) -> list[str]:
         uri = f"{prefix}/{rel}"
         if wild is None:
             if _picked(rel) and not any(p.startswith((".", "_")) for p in rel.split("/")[:-1]):
-                names.append(uri)
+                names.append(uri + query)
         elif glob_match(uri, arg):
-            names.append(uri)
+            names.append(uri + query)
     return sorted(names)
 
 
@@ -319,11 +405,14 @@ def _open(shard: Shard) -> BinaryIO:
 
         return sys.stdin.buffer
     if shard.is_uri:
-        filesystem, path = _filesystem(loc)
+        timeout = shard.open_timeout
+        filesystem, path = _filesystem(loc, timeout, name)
         if type(filesystem).__name__ == "LocalFileSystem":  # file://: the local rules
             return open_regular(path, name)
-        try:
-            return filesystem.open_input_file(path)  # random access: Parquet needs it
+        try:  # random access: Parquet needs it
+            return within(timeout, name, filesystem.open_input_file, path)
+        except ShardError:
+            raise
         except Exception as exc:
             raise ShardError(f"cannot read {name}: {type(exc).__name__}: {exc}") from None
     return open_regular(loc, name)
