@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -236,3 +237,155 @@ def test_an_object_store_without_network_is_exit_2(tmp_path: Path, uri: str) -> 
 def test_open_timeout_must_be_positive(tmp_path: Path) -> None:
     r = _audit(tmp_path, str(_log(tmp_path / "a.jsonl")), "--open-timeout", "0")
     assert r.returncode == 2 and "--open-timeout must be above 0" in r.stderr
+
+
+# --- #11: a Parquet shard the library cannot read never takes the run down ---------------
+
+
+class _ThriftCompact:
+    """Just enough of Thrift's compact protocol to find where a Parquet footer
+    (``FileMetaData``) stores each column chunk's codec: ``row_groups`` (field 4) ->
+    ``columns`` (field 1) -> ``meta_data`` (field 3) -> ``codec`` (field 4, an i32).
+    Layout: https://github.com/apache/parquet-format/blob/master/src/main/thrift/parquet.thrift
+    and https://github.com/apache/thrift/blob/master/doc/specs/thrift-compact-protocol.md"""
+
+    ROLES = {"file": {4: "rowgroup"}, "rowgroup": {1: "chunk"}, "chunk": {3: "colmeta"}}
+
+    def __init__(self, buf: bytes) -> None:
+        self.buf, self.pos, self.codecs = buf, 0, []
+
+    def varint(self) -> int:
+        out = shift = 0
+        while True:
+            b = self.buf[self.pos]
+            self.pos += 1
+            out |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return out
+
+    def skip(self, t: int, role: str | None = None) -> None:
+        if t in (1, 2):  # a boolean field: its value is in the type
+            return
+        if t == 3:
+            self.pos += 1
+        elif t in (4, 5, 6):
+            self.varint()
+        elif t == 7:
+            self.pos += 8
+        elif t == 8:
+            n = self.varint()  # read first: ``self.pos += self.varint()`` adds to the old pos
+            self.pos += n
+        elif t in (9, 10):
+            head = self.buf[self.pos]
+            self.pos += 1
+            n, elem = head >> 4, head & 0x0F
+            n = self.varint() if n == 15 else n
+            for _ in range(n):
+                if elem in (1, 2):
+                    self.pos += 1
+                else:
+                    self.skip(elem, role)
+        elif t == 11:
+            n = self.varint()
+            if n:
+                kv = self.buf[self.pos]
+                self.pos += 1
+                for _ in range(n):
+                    self.skip(kv >> 4)
+                    self.skip(kv & 0x0F)
+        elif t == 12:
+            self.struct(role)
+        else:
+            raise ValueError(f"unknown thrift type {t}")
+
+    def struct(self, role: str | None) -> None:
+        last = 0
+        while True:
+            head = self.buf[self.pos]
+            self.pos += 1
+            if head == 0:
+                return
+            delta, t = head >> 4, head & 0x0F
+            if delta:
+                last += delta
+            else:
+                raw = self.varint()
+                last = (raw >> 1) ^ -(raw & 1)
+            if role == "colmeta" and last == 4 and t == 5:
+                self.codecs.append(self.pos)
+            self.skip(t, self.ROLES.get(role or "", {}).get(last))
+
+
+LZO = 3  # parquet.thrift CompressionCodec: UNCOMPRESSED 0, SNAPPY 1, GZIP 2, LZO 3, ...
+
+
+def lzo_parquet(path: Path, rows: int = 20_000, row_group: int = 1000) -> Path:
+    """A real Parquet file, written by pyarrow uncompressed, then marked LZO in its footer.
+
+    pyarrow cannot write LZO (nor read it), so the codec byte of every column chunk is
+    patched: UNCOMPRESSED is the one-byte varint 0x00, LZO (3) zigzags to 0x06, so the
+    footer keeps its size and the file stays valid Parquet that says LZO. Nine columns in
+    20 row groups: the shape that aborted the old reader in 4 of 16 runs."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    cols = {"text": [json.dumps({"a": i}) for i in range(rows)]}
+    cols.update({f"c{c}": list(range(rows)) for c in range(8)})
+    plain = path.with_suffix(".plain.parquet")
+    pq.write_table(pa.table(cols), plain, compression="none", row_group_size=row_group)
+    data = bytearray(plain.read_bytes())
+    plain.unlink()
+    (size,) = struct.unpack("<i", data[-8:-4])
+    start = len(data) - 8 - size
+    walker = _ThriftCompact(bytes(data[start:-8]))
+    walker.struct("file")
+    assert len(walker.codecs) == 9 * (rows // row_group)
+    for pos in walker.codecs:
+        assert data[start + pos] == 0x00  # UNCOMPRESSED
+        data[start + pos] = LZO << 1
+    path.write_bytes(bytes(data))
+    meta = pq.ParquetFile(path).metadata
+    assert meta.row_group(0).column(0).compression == "LZO"
+    return path
+
+
+def test_an_lzo_parquet_shard_is_refused_before_reading(tmp_path: Path) -> None:
+    """Trust #11: fails on main before this (pyarrow's read error, then SIGABRT / exit 134
+    in some runs; never the refusal). Run several times: an abort is a race."""
+    from schemaops.audit.shards import unreadable_codecs
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    lzo = lzo_parquet(tmp_path / "logs.parquet")
+    assert unreadable_codecs(pq.ParquetFile(lzo).metadata) == ["LZO"]
+    good = _log(tmp_path / "a.jsonl")
+    for i in range(6):
+        jobs = "2" if i % 3 == 2 else "1"
+        r = _audit(tmp_path, str(lzo), str(good), "--jobs", jobs)
+        assert r.returncode == 2, (r.returncode, r.stderr[-500:])
+        assert f"cannot read {lzo}: compressed with LZO" in r.stderr
+        assert json.loads(r.stdout)["outputs"] == 2
+    r = _audit(tmp_path, str(lzo))  # alone: no shard could be read
+    assert r.returncode == 2 and "compressed with LZO" in r.stderr and r.stdout == ""
+
+
+def test_corrupt_parquet_pages_are_an_unreadable_shard_not_an_abort(tmp_path: Path) -> None:
+    """Trust #11, the same abort from a page that fails to decompress (snappy data with
+    flipped bytes): read single-threaded, the error is raised, never an abort (the old
+    reader aborted 2 runs in 12 here; each run is a chance for the race, hence several)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = 20_000
+    cols = {"text": [json.dumps({"a": i}) for i in range(rows)]}
+    cols.update({f"c{c}": [i * 0.5 + c for i in range(rows)] for c in range(8)})
+    path = tmp_path / "corrupt.parquet"
+    pq.write_table(pa.table(cols), path, compression="snappy", row_group_size=1000)
+    data = bytearray(path.read_bytes())
+    for k in range(200):  # deterministic damage inside the first half (pages, not footer)
+        data[100 + (k * 7919) % (len(data) // 2 - 100)] ^= 0xFF
+    path.write_bytes(bytes(data))
+    good = _log(tmp_path / "a.jsonl")
+    for _ in range(6):
+        r = _audit(tmp_path, str(path), str(good))
+        assert r.returncode == 2, (r.returncode, r.stderr[-500:])
+        assert "unreadable shard" in r.stderr and str(path) in r.stderr
+        assert json.loads(r.stdout)["outputs"] == 2
