@@ -173,3 +173,56 @@ def test_terminal_report_names_each_diagnosis_and_its_fix(tmp_path: Path) -> Non
     assert r.returncode == 0, r.stderr
     assert "whitespace_runaway: 1 output(s); fix: SGLang: --constrained-json-disable" in r.stdout
     assert "json_in_reasoning_content: 1 output(s)" in r.stdout
+
+
+def _records_run(tmp_path: Path, inputs: list[str], *extra: str) -> tuple[dict, list[dict]]:
+    schema, out = tmp_path / "s.json", tmp_path / f"rec{len(list(tmp_path.iterdir()))}.jsonl"
+    schema.write_text(json.dumps(SCHEMA))
+    r = subprocess.run(
+        [sys.executable, "-m", "schemaops", "audit", *inputs, "--schema", str(schema)]
+        + ["--json", "--no-cache", "--records", str(out), *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout), [json.loads(x) for x in out.read_text().splitlines()]
+
+
+def test_records_carry_each_outputs_diagnoses(tmp_path: Path) -> None:
+    """Trust #7: each --records row lists its output's diagnoses; per diagnosis the rows sum
+    to the report's count, in one process, with --jobs 2 and over two shards."""
+    recs = RECORDS * 3
+    whole = tmp_path / "all.jsonl"
+    whole.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("".join(json.dumps(r) + "\n" for r in recs[:10]))
+    second.write_text("".join(json.dumps(r) + "\n" for r in recs[10:]))
+    runs = [
+        _records_run(tmp_path, [str(whole)]),
+        _records_run(tmp_path, [str(whole)], "--jobs", "2"),
+        _records_run(tmp_path, [str(first), str(second)]),
+        _records_run(tmp_path, [str(first), str(second)], "--jobs", "2"),
+    ]
+    for doc, rows in runs:
+        counts = {k: v["count"] for k, v in doc["diagnoses"].items()}
+        summed: dict[str, int] = {}
+        for row in rows:
+            assert isinstance(row["diagnoses"], list)
+            if row["category"] == "ok":
+                assert row["diagnoses"] == []
+            for d in row["diagnoses"]:
+                summed[d] = summed.get(d, 0) + 1
+        assert len(counts) >= 6 and summed == counts
+        by_line = {(r["line"], r.get("tool_call")): r["diagnoses"] for r in rows}
+        assert by_line[(2, None)] == ["truncated_at_max_tokens", "whitespace_runaway"]
+        assert by_line[(3, None)] == ["control_char_in_string"]
+        assert by_line[(6, None)] == ["json_in_reasoning_content"]
+    # the same rows whatever the split (the shard runs add shard and shard_line)
+    plain = [runs[0][1], runs[1][1]]
+    sharded = [
+        [{k: v for k, v in r.items() if not k.startswith("shard")} for r in rows]
+        for rows in (runs[2][1], runs[3][1])
+    ]
+    assert plain[0] == plain[1] == sharded[0] == sharded[1]

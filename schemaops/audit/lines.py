@@ -180,6 +180,7 @@ def audit_lines(
                 note_length(tally.lengths, name, rec, out.record is not None)  # budget.py
             if out.source != "text":
                 sources[out.source] += 1
+            found: Any = ()
             if ok:
                 n_ok += 1
                 ok_counts[name] = ok_counts.get(name, 0) + 1
@@ -187,7 +188,9 @@ def audit_lines(
                 n_fail += 1
                 # a plain record's diagnoses depend on the text and verdict only: memoised
                 entry = hit if plain else None
-                _failure(tally, lineno, rec, name, outcome, out, checker, value, opts, entry)
+                found = _failure(
+                    tally, lineno, rec, name, outcome, out, checker, value, opts, entry
+                )
                 note_run(tally.fail_runs, name, lineno, ok_counts.get(name, 0))
             # Episode and step counters, written out twice on purpose: a shared helper would
             # cost a call per line on the hot path (see the docstring).
@@ -212,7 +215,17 @@ def audit_lines(
                             st[1] += 1
             if records_out is not None:
                 _write_record(
-                    records_out, lineno, rec, out, name, outcome, batch, dups, shard, first_line
+                    records_out,
+                    lineno,
+                    rec,
+                    out,
+                    name,
+                    outcome,
+                    batch,
+                    dups,
+                    shard,
+                    first_line,
+                    found,
                 )
     tally.lines = lineno - first_line + 1 if route is None else ranged
     tally.order = None
@@ -263,8 +276,9 @@ def _failure(
     value: Any,
     opts: AuditOptions,
     entry: list | None = None,
-) -> None:
+) -> Any:
     """Count one failed output: category, subtype, location, example, timeouts, all errors.
+    Returns its diagnoses (``diagnose.diagnose``), which its ``--records`` row carries.
 
     ``entry``: the output's verdict-memo entry when its record has no finish reason and no
     message (``diagnose`` then reads only the text and the verdict): its diagnoses are kept
@@ -297,6 +311,7 @@ def _failure(
             tally.all_errors.update(counts)
             if not complete:
                 tally.all_errors_cut += 1
+    return found
 
 
 def _write_record(
@@ -310,7 +325,11 @@ def _write_record(
     dups: list[str] | None = None,
     shard: str | None = None,
     first_line: int = 1,
+    diagnoses: Any = (),
 ) -> None:
+    """One ``--records`` row for an output. ``diagnoses``: what ``diagnose`` found in it
+    (always a list, empty for an ok output), so the rows name the outputs the report's
+    ``diagnoses`` counts are made of."""
     doc: dict[str, Any] = {"line": line}  # first: multi.shift_records rewrites it
     if shard is not None:
         doc["shard"], doc["shard_line"] = shard, line - first_line + 1
@@ -326,6 +345,7 @@ def _write_record(
         subtype=outcome.subtype,
         path=outcome.path,
         message=outcome.message,
+        diagnoses=list(diagnoses),
     )
     if dups:  # names repeated in one object: the last value was validated
         doc["duplicate_keys"] = dups

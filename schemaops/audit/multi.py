@@ -68,14 +68,20 @@ class ShardsSummary:
     unreadable_count: int = 0
     #: lines of the current shard's earlier byte ranges (``absorb``; not reported)
     shard_base: int = 0
+    #: paths skipped as a shard already read under another path (``shards.expand``)
+    duplicates: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {
+        doc = {
             "count": self.count,
             "audited": self.count - self.unreadable_count,
             "unreadable_count": self.unreadable_count,
             "unreadable": self.unreadable,
         }
+        if self.duplicates:  # only when some were: the document is otherwise as before
+            doc["duplicates_skipped"] = self.duplicates[:UNREADABLE_LISTED]
+            doc["duplicates_skipped_count"] = len(self.duplicates)
+        return doc
 
 
 def audit_shard(
@@ -237,7 +243,8 @@ def shard_task(
     except InputError as exc:  # checked by the caller first; a worker without the registry
         return ShardRun(index, name, error=f"cannot audit {name} here: {exc}")
     try:
-        run = audit_shard(Shard(name, path), index, opts, resolver, 1, buf, span)
+        shard = Shard(name, path, opts.open_timeout)
+        run = audit_shard(shard, index, opts, resolver, 1, buf, span)
     finally:
         resolver.flush_cache()
     run.piece = piece

@@ -30,6 +30,9 @@ class AuditOptions:
     records: str | None = None
     jobs: int = 1
     timeout: float = 1.0
+    #: ``--open-timeout``: seconds each object-store call opening a shard may take
+    #: (``shards.within``), so a URI without network is an exit 2, never a hang
+    open_timeout: float = 30.0
     max_failure_rate: float | None = None
     min_compound: float | None = None
     #: schema facts cache (``audit/cache.py``): None = the user cache folder; off if not cache
@@ -51,6 +54,8 @@ class AuditOptions:
         ):
             if value is not None and not 0 <= value <= 1:
                 raise InputError(f"{flag} must be between 0 and 1, got {value}")
+        if not self.open_timeout > 0:  # also NaN
+            raise InputError(f"--open-timeout must be above 0, got {self.open_timeout}")
         if self.target == 0:
             raise InputError("--target must be above 0")
         if self.records is not None and self.records.strip() in ("", "-"):

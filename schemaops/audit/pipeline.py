@@ -20,9 +20,9 @@ from schemaops.audit.lines import NO_SCHEMA, audit_lines
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.parallel import can_split, run_parallel
 from schemaops.audit.resolver import SchemaResolver, collector_restored
+from schemaops.audit.shards import Shard, is_regular, shard_lines
 from schemaops.audit.stats import Tally
 from schemaops.errors import InputError
-from schemaops.jsonl import open_lines
 from schemaops.watchdog import armed
 
 __all__ = ["NO_SCHEMA", "AuditOptions", "AuditResult", "audit_lines", "run_audit"]
@@ -90,7 +90,8 @@ def _run_audit(path: str | Sequence[str], opts: AuditOptions) -> AuditResult:
     else:
         jobs = 1
         try:
-            with armed(opts.timeout), open_lines(path, MAX_LINE_BYTES) as lines:
+            # shard_lines: only a regular file (or '-') is read, a FIFO or device is refused
+            with armed(opts.timeout), shard_lines(Shard(path), MAX_LINE_BYTES) as lines:
                 if opts.records:
                     with _open_out(opts.records) as rec_out:
                         tally = audit_lines(lines, opts, resolver, 1, rec_out)
@@ -114,6 +115,8 @@ def _needs_shards(path: str) -> bool:
         return any(c in path for c in "*?[")
     if path.lower().endswith((".parquet", ".pq")):
         return True
+    if not is_regular(path):  # a FIFO would block this open: the reader refuses it
+        return False
     try:
         with open(p, "rb") as fh:
             return fh.read(4) == b"PAR1"
@@ -130,7 +133,8 @@ def _run_shards(
 
     if not args:
         raise InputError("no input given")
-    shards = expand(args)
+    skipped: list[dict] = []  # a file met again under another path: read once
+    shards = expand(args, skipped, opts.open_timeout)
     if sum(s.name == "-" for s in shards) and len(shards) > 1:
         raise InputError("'-' (stdin) cannot be combined with other inputs")
     name = " ".join(args)
@@ -159,6 +163,7 @@ def _run_shards(
             tally, summary = multi.run_sequential(shards, opts, resolver)
         finally:
             resolver.flush_cache()
+    summary.duplicates = skipped
     if summary.unreadable_count == summary.count:
         first = "; ".join(u["message"] for u in summary.unreadable[:3])
         raise InputError(f"{name}: no shard could be read ({first})")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gc
+import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -89,6 +92,12 @@ def audit_command(
         "--timeout",
         help="Seconds per record before its check is cut off (a regex; naming a parse failure).",
     ),
+    open_timeout: float = typer.Option(
+        30.0,
+        "--open-timeout",
+        help="Seconds each object-store call may take to open a URI shard (s3://, gs://):"
+        " past it the shard is unreadable, exit 2.",
+    ),
     cache_dir: Path = typer.Option(
         None,
         "--cache-dir",
@@ -104,8 +113,8 @@ def audit_command(
     ),
 ) -> None:
     """Classify every output, estimate per-step and compound success, gate and report."""
-    from schemaops.audit import AuditOptions, run_audit
-    from schemaops.audit.report_terminal import render_terminal
+    from schemaops.audit import AuditOptions
+    from schemaops.audit.shards import abandoned_calls
 
     opts = call(
         AuditOptions,
@@ -122,12 +131,43 @@ def audit_command(
         records=str(records) if records else None,
         jobs=jobs,
         timeout=timeout,
+        open_timeout=open_timeout,
         max_failure_rate=max_failure_rate,
         min_compound=min_compound,
         cache_dir=str(cache_dir) if cache_dir else None,
         cache=not no_cache,
         ray=ray or None,
     )
+    code = EXIT_USAGE
+    ended = False  # by a report or a clean typer.Exit (a traceback is left to Python)
+    try:
+        _run(files, opts, json_out, prometheus, markdown, html)
+        code, ended = 0, True
+    except typer.Exit as exc:
+        code, ended = exc.exit_code, True
+        raise
+    finally:
+        if ended and Process.one_shot and abandoned_calls():
+            # a store call past --open-timeout still runs in a thread: the report is out,
+            # and pyarrow's exit handler would wait for that call (minutes); leave now
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+
+
+def _run(
+    files: list[str],
+    opts: Any,
+    json_out: bool,
+    prometheus: Path | None,
+    markdown: Path | None,
+    html: Path | None,
+) -> None:
+    """Audit, report and exit with the run's code (``typer.Exit``) or return (exit 0)."""
+    from schemaops.audit import run_audit
+    from schemaops.audit.report_terminal import render_terminal
+    from schemaops.audit.report_text import visible
+
     result = call(run_audit, files[0] if len(files) == 1 else files, opts)
     if Process.one_shot:
         # This process reports and exits: what the audit leaves behind (thousands of compiled
@@ -154,6 +194,12 @@ def audit_command(
     failed = [g for g in doc["gates"] if not g["passed"]]
     for g in failed:
         typer.echo(f"gate failed: {g['gate']}: {g['reason']}", err=True)
+    for d in (doc.get("shards") or {}).get("duplicates_skipped") or []:
+        typer.echo(
+            visible(f"warning: duplicate path skipped: {d['shard']} is the same file as")
+            + visible(f" {d['same_as']} (read once)"),
+            err=True,
+        )
     unreadable = (doc.get("shards") or {}).get("unreadable") or []
     for u in unreadable:  # the rest was audited and reported; the input was not all read
         typer.echo(f"error: unreadable shard: {u['message']}", err=True)
