@@ -185,6 +185,13 @@ def probe_fingerprint(backend: str) -> str:
     return fingerprint(PROBE_SOURCES, (dist, *TABLE_DISTS))
 
 
+def private(st: os.stat_result) -> bool:
+    """Owned by this user (or root) and writable by no one else: a cache file whose content
+    is trusted (a token table is unpickled)."""
+    owner_ok = st.st_uid in (os.getuid(), 0) if hasattr(os, "getuid") else True
+    return owner_ok and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
 class NotRegular(OSError):
     """A path named like a cache file that is a FIFO, socket, device or folder."""
 
