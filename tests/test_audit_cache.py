@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from schemaops import cachekeys
 from schemaops.audit import cache as cache_mod
 from schemaops.audit.cache import SchemaFacts, default_cache_dir
 from schemaops.audit.lines import audit_lines
@@ -49,8 +50,9 @@ def _audit(
 
 
 def _entries(cache_dir: Path) -> dict[str, dict]:
-    """The trusted entries of this version on disk (a fresh reader)."""
-    return SchemaFacts(cache_dir).entries()
+    """The trusted facts entries of this version on disk (a fresh reader); index entries
+    left out (whether a run writes them depends on the files' age: ``RACY_NS``)."""
+    return {k: f for k, f in SchemaFacts(cache_dir).entries().items() if "scan" not in f}
 
 
 def _packs(cache_dir: Path) -> list[Path]:
@@ -111,16 +113,114 @@ def test_a_changed_sidecar_is_checked_afresh(tmp_path: Path) -> None:
     assert len(_entries(cdir)) == 2
 
 
-def test_a_version_change_invalidates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    reg, cdir = _registry(tmp_path), tmp_path / "cache"
-    _audit(reg, cdir)
+@pytest.fixture
+def fresh_fingerprints():
+    """Fingerprints are computed once per process: a test that changes what they read starts
+    and ends with the memo cleared."""
+    versions = cachekeys.dist_version  # a test may patch it
+    cachekeys.fingerprint.cache_clear()
+    versions.cache_clear()
+    yield
+    cachekeys.fingerprint.cache_clear()
+    versions.cache_clear()
+
+
+#: a cold or warm audit of one registry in a child process, importing schemaops from the folder
+#: on its PYTHONPATH (a copy of the package): (facts hits, index hits, categories, file)
+_CHILD = """
+import io, json, sys
+import schemaops
+from schemaops.audit import cache
+cache.RACY_NS = 0  # the registry files were written just now
+from schemaops.audit.lines import audit_lines
+from schemaops.audit.options import AuditOptions
+from schemaops.audit.resolver import SchemaResolver
+reg, cdir = sys.argv[1], sys.argv[2]
+lines = [json.dumps(x).encode() for x in json.loads(sys.argv[3])]
+resolver = SchemaResolver(None, reg, cache_dir=cdir)
+out = io.BytesIO()
+audit_lines(lines, AuditOptions(registry=reg), resolver, 1, out)
+resolver.flush_cache()
+f = resolver._registry.facts
+cats = [json.loads(x)["category"] for x in out.getvalue().splitlines()]
+print(json.dumps([f.hits, f.scan_hits, cats, schemaops.__file__]))
+"""
+
+
+def test_an_edited_deriving_module_invalidates_the_cache(tmp_path: Path) -> None:
+    """Issue 22 #3: a ``git pull`` that changes the metaschema check, the format rules, the
+    checker hints or the index scan must not keep serving old facts (the key was
+    ``schemaops.__version__``, "0.1.0" since the first commit). A copy of the package is
+    edited module by module: each edit of a module that derives the facts makes the next
+    run cold (facts and index entries); an edit elsewhere keeps it warm."""
+    import shutil
+    import subprocess
+    import sys
+
     import schemaops
 
-    monkeypatch.setattr(schemaops, "__version__", "999.0.0")
+    copy = tmp_path / "src" / "schemaops"
+    shutil.copytree(
+        Path(schemaops.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    reg, cdir = _registry(tmp_path), tmp_path / "cache"
+    lines = json.dumps([json.loads(x) for x in LINES])
+    env = {**os.environ, "PYTHONPATH": str(copy.parent), "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def run() -> tuple[int, int, list[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(reg), str(cdir), lines],
+            capture_output=True,
+            env=env,
+            cwd=tmp_path,  # not the checkout, whose package would come first
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr.decode()
+        hits, scan_hits, cats, where = json.loads(done.stdout)
+        assert Path(where).resolve().is_relative_to(copy)  # the copy, not the worktree
+        assert cats == ["ok", "schema_violation:type", "ok", "schema_violation:maxLength"]
+        return hits, scan_hits, cats
+
+    assert run()[:2] == (0, 0)  # cold
+    assert run()[:2] == (2, 2)  # warm
+    with (copy / "warm" / "report.py").open("a") as fh:  # derives nothing in the cache
+        fh.write("\n# an unrelated edit\n")
+    assert run()[:2] == (2, 2)
+    for module in (
+        "formats.py",
+        "registry/metacheck.py",
+        "audit/schemakeys.py",
+        "registry/lazy.py",
+    ):
+        with (copy / module).open("a") as fh:
+            fh.write("\n# a changed rule\n")
+        assert run()[:2] == (0, 0), module
+        assert run()[:2] == (2, 2), module  # rebuilt under the new fingerprint
+
+
+def test_a_library_version_change_invalidates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_fingerprints
+) -> None:
+    """An upgraded jsonschema (or a format package installed) gives new keys; an entry under
+    the right key written by other versions is refused too."""
+    reg, cdir = _registry(tmp_path), tmp_path / "cache"
+    _audit(reg, cdir)
+    _, facts = _audit(reg, cdir)
+    assert facts.hits == 2
+    real = cachekeys.dist_version
+    monkeypatch.setattr(
+        cachekeys, "dist_version", lambda d: "999.0" if d == "jsonschema" else real(d)
+    )
+    cachekeys.fingerprint.cache_clear()
     recs, facts = _audit(reg, cdir)
     assert facts.hits == 0 and facts.misses == 2
     assert len(_packs(cdir)) == 2 and len(_entries(cdir)) == 2  # new keys, own pack
-    # an entry under the right key but written by another version is refused too
+    monkeypatch.setattr(
+        cachekeys, "dist_version", lambda d: "?" if d == "webcolors" else real(d)
+    )  # an optional format package uninstalled: its formats are no longer asserted
+    cachekeys.fingerprint.cache_clear()
+    _, facts = _audit(reg, cdir)
+    assert facts.hits == 0
     old = SchemaFacts(cdir, versions="schemaops=0.0.1")
     key = SchemaFacts(cdir).key(b"{}", tmp_path / "x.json", True, 1.0)
     old.put(key, {"clean": True})
@@ -128,6 +228,152 @@ def test_a_version_change_invalidates(tmp_path: Path, monkeypatch: pytest.Monkey
     assert key in old.entries()
     new = SchemaFacts(cdir)
     assert new.get(key) is None and new.misses == 1
+
+
+def test_the_fingerprint_covers_what_the_deriving_modules_import() -> None:
+    """Every schemaops module imported by a module the audit fingerprint hashes is hashed
+    too (a rule moved into a new helper module must not fall out of the key)."""
+    import ast
+
+    root = cachekeys.PACKAGE_ROOT
+    files = {p for spec in cachekeys.AUDIT_SOURCES for p in cachekeys.source_files(spec, root)}
+    for path in sorted(files):
+        for node in ast.walk(ast.parse(path.read_bytes())):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if not name.startswith("schemaops.") or name in ("schemaops.audit",):
+                    continue  # the audit package's __init__ re-exports only
+                rel = name.removeprefix("schemaops.").replace(".", "/")
+                module = root / f"{rel}.py"
+                if not module.is_file():
+                    module = root / rel / "__init__.py"
+                if module.is_file():
+                    assert module in files, f"{path.name} imports {name}, not fingerprinted"
+
+
+def test_the_fingerprint_is_computed_once_per_process(fresh_fingerprints) -> None:
+    first = cachekeys.audit_fingerprint()
+    assert cachekeys.fingerprint.cache_info().misses == 1
+    for _ in range(3):
+        SchemaFacts("/nonexistent")
+    assert cachekeys.audit_fingerprint() == first
+    assert cachekeys.fingerprint.cache_info().misses == 1
+
+
+def _cli_audit(tmp_path: Path, reg: Path, cdir: Path, lines: list[bytes], *extra: str) -> dict:
+    """``schemaops audit --json`` in a child process, bounded: a hang fails the test (the
+    child is killed) instead of hanging the suite."""
+    import subprocess
+    import sys
+
+    data = tmp_path / "in.jsonl"
+    data.write_bytes(b"\n".join(lines) + b"\n")
+    cmd = [sys.executable, "-m", "schemaops", "audit", str(data), "--registry", str(reg)]
+    cmd += ["--cache-dir", str(cdir), "--json", "--records", str(tmp_path / "rec.jsonl"), *extra]
+    try:
+        done = subprocess.run(cmd, capture_output=True, timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the audit did not finish in 90 s")
+    assert done.returncode in (0, 1), done.stderr.decode()
+    recs = [json.loads(x) for x in (tmp_path / "rec.jsonl").read_bytes().splitlines()]
+    return {"report": json.loads(done.stdout), "records": recs}
+
+
+def test_a_fifo_in_the_cache_folder_does_not_hang_the_audit(tmp_path: Path) -> None:
+    """Issue 22 #17: a FIFO named ``*.pack`` in the cache folder blocked ``open`` forever.
+    Packs are opened without blocking and read only when ``fstat`` says a regular file."""
+    reg, cdir = _registry(tmp_path), tmp_path / "cache"
+    folder = SchemaFacts(cdir).dir
+    folder.mkdir(parents=True, mode=0o700)
+    os.mkfifo(folder / ("0" * 20 + "-1-fifo" + cache_mod.PACK_SUFFIX), 0o600)
+    got = _cli_audit(tmp_path, reg, cdir, LINES)
+    cats = [r["category"] for r in got["records"]]
+    assert cats == ["ok", "schema_violation:type", "ok", "schema_violation:maxLength"]
+    again = _cli_audit(tmp_path, reg, cdir, LINES)  # the FIFO is still there; packs read
+    assert [r["category"] for r in again["records"]] == cats
+    facts = SchemaFacts(cdir)
+    clean = [f for f in facts.entries().values() if f.get("clean") is True]
+    assert len(clean) == 2 and facts.rejected == 1  # the FIFO, refused
+
+
+#: catastrophic backtracking: ``^(a+)+$`` on a run of ``a`` and a final ``!`` takes 2**n steps
+HOSTILE = "a" * 40 + "!"
+
+
+def test_an_edited_entry_cannot_switch_off_the_regex_watchdog(tmp_path: Path) -> None:
+    """Issue 22 #17: the cached checker hint ``regex`` decides whether a schema's records run
+    under the watchdog; an entry edited to say ``false`` let ``^(a+)+$`` run past
+    ``--timeout 1`` for good. The decision is re-derived from the schema bytes: the hostile
+    output is still cut off and counted as a timeout failure."""
+    reg, cdir = _registry(tmp_path), tmp_path / "cache"
+    (reg / "pat.json").write_text(json.dumps({"type": "string", "pattern": "^(a+)+$"}))
+    benign = [json.dumps({"id": 1, "schema": "pat", "text": '"aaa"'}).encode()]
+    assert _cli_audit(tmp_path, reg, cdir, benign)["records"][0]["category"] == "ok"
+    edited = 0
+    for pack in _packs(cdir):
+        before = pack.read_bytes()
+        _retext(pack, lambda x: x.replace(b'"regex":true', b'"regex":false'))
+        edited += pack.read_bytes() != before
+    assert edited  # the entry held the hint, now switched off
+    hostile = [json.dumps({"id": 2, "schema": "pat", "text": json.dumps(HOSTILE)}).encode()]
+    got = _cli_audit(tmp_path, reg, cdir, hostile, "--timeout", "1")
+    rec = got["records"][0]
+    assert rec["category"] == "schema_violation:pattern"
+    assert "1s" in rec["message"] and "could not be verified" in rec["message"]
+
+
+def _swap_keys(pack: Path, which) -> int:
+    """Swap the keys of the first two entries ``which`` picks (by their facts): each entry now
+    sits under the other file's key. Returns how many were swapped."""
+    head, *rest = pack.read_bytes().split(b"\n")
+    docs = [json.loads(x) for x in rest if x]
+    picked = [d for d in docs if which(d["facts"])][:2]
+    if len(picked) == 2:
+        picked[0]["key"], picked[1]["key"] = picked[1]["key"], picked[0]["key"]
+    pack.write_bytes(b"\n".join([head, *[json.dumps(d).encode() for d in docs]]) + b"\n")
+    return len(picked) if len(picked) == 2 else 0
+
+
+def test_swapped_entries_never_apply_one_files_facts_to_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22 #17: entries were checked for shape only, so two entries swapped between
+    files (index entries naming each schema, facts with their checker hints) made records
+    validate against the other file. Each entry now names what it describes (the schema
+    bytes' sha256; the indexed path) and is refused under any other key."""
+    monkeypatch.setattr(cache_mod, "RACY_NS", 0)
+    reg, cdir = tmp_path / "reg", tmp_path / "cache"
+    reg.mkdir()
+    (reg / "a.json").write_text(
+        json.dumps({"x-schemaops-name": "alpha", "type": "string", "pattern": "^x+$"})
+    )
+    (reg / "b.json").write_text(json.dumps({"x-schemaops-name": "beta", "type": "integer"}))
+    lines = [
+        json.dumps({"id": i, "schema": s, "text": t}).encode()
+        for i, (s, t) in enumerate(
+            [("alpha", '"xx"'), ("alpha", "5"), ("beta", "5"), ("beta", '"xx"')]
+        )
+    ]
+    cold, _ = _audit(reg, cdir, lines)
+    cats = [r["category"] for r in cold]
+    assert cats == ["ok", "schema_violation:type", "ok", "schema_violation:type"]
+    swapped = 0
+    for pack in _packs(cdir):
+        swapped += _swap_keys(pack, lambda f: "scan" in f)
+        swapped += _swap_keys(pack, lambda f: f.get("clean") is True)
+    assert swapped == 4
+    warm, facts = _audit(reg, cdir, lines)
+    assert [r["category"] for r in warm] == cats
+    assert [r.get("pointer") for r in warm] == [r.get("pointer") for r in cold]
+    assert facts.hits == 0 and facts.scan_hits == 0 and facts.rejected >= 4
+    resolver = SchemaResolver(None, reg, cache_dir=cdir)
+    assert resolver.get("alpha").guarded  # its own hint again: a pattern, watched
+    _, facts = _audit(reg, cdir, lines)
+    assert facts.hits == 2 and facts.scan_hits == 2  # re-derived and kept
 
 
 def _retext(p: Path, edit) -> None:
@@ -140,7 +386,9 @@ def _retext(p: Path, edit) -> None:
     [
         lambda p: p.write_bytes(p.read_bytes()[: p.read_bytes().index(b"\n") + 20]),  # cut short
         lambda p: p.write_bytes(b"\xff\xfe garbage"),  # not JSON
-        lambda p: p.write_bytes(p.read_bytes().replace(b'"format":2', b'"format":1', 1)),
+        lambda p: p.write_bytes(
+            p.read_bytes().replace(b'"format":%d' % cache_mod.FORMAT, b'"format":1', 1)
+        ),
         lambda p: _retext(p, lambda x: b'["clean"]'),  # entries of the wrong shape
         lambda p: _retext(p, lambda x: x.replace(b'"clean":true', b'"clean":1')),
         lambda p: _retext(p, lambda x: x.replace(b'"key":"', b'"key":"00', 1)),  # bad key

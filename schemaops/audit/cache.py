@@ -48,7 +48,17 @@ from typing import Any
 
 import orjson
 
-FORMAT = 2  # pack layout; bump when it changes
+from schemaops.audit.schemakeys import regex_possible
+from schemaops.cachekeys import (
+    NotRegular,
+    TooLarge,
+    Untrusted,
+    audit_fingerprint,
+    dist_version,
+    read_regular,
+)
+
+FORMAT = 3  # pack layout; bump when it changes
 PACK_SUFFIX = ".pack"
 #: packs in the folder before a writer folds them into one
 MAX_PACKS = 8
@@ -69,16 +79,13 @@ def default_cache_dir() -> Path:
 
 
 def _versions() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
+    """What every key and pack header names: the fingerprint of the code and libraries that
+    derive the facts (``cachekeys.audit_fingerprint``: computed once per process), with the
+    main library versions spelt out for a reader of a pack."""
     from schemaops import __version__
 
-    parts = [f"schemaops={__version__}", f"format={FORMAT}"]
-    for dist in ("jsonschema", "referencing", "jsonschema-specifications"):
-        try:
-            parts.append(f"{dist}={version(dist)}")
-        except PackageNotFoundError:
-            parts.append(f"{dist}=?")
+    parts = [f"schemaops={__version__}", f"format={FORMAT}", f"code={audit_fingerprint()}"]
+    parts += [f"{d}={dist_version(d)}" for d in ("jsonschema", "referencing")]
     return ";".join(parts)
 
 
@@ -101,6 +108,11 @@ class SchemaFacts:
         self._pending: dict[str, dict] = {}  # put since the last flush
         self._used: set[str] = set()  # hit or put by this run (kept by a fold over the cap)
         self._opened_ns = time.time_ns()  # packs written since are kept whole by a fold
+        #: key -> (sha256 of the schema bytes, whether those bytes may hold a regex): what
+        #: ``key`` was given, so ``get`` checks an entry against the content it describes
+        self._content: dict[str, tuple[str, bool]] = {}
+        #: scan key -> the path it was made for (``scan_get`` checks an entry against it)
+        self._scan_of: dict[str, str] = {}
 
     def key(
         self, raw: bytes, path: Path, examples: bool, timeout: float, sidecar: bool = True
@@ -113,7 +125,8 @@ class SchemaFacts:
 
         h = hashlib.sha256()
         h.update(f"{self.versions};examples={examples};timeout={timeout!r}\0".encode())
-        h.update(hashlib.sha256(raw).digest())
+        content = hashlib.sha256(raw)
+        h.update(content.digest())
         side = b""
         if examples and sidecar:
             try:
@@ -123,13 +136,21 @@ class SchemaFacts:
             except OSError:
                 side = os.urandom(16)  # unreadable now: never matches, never reused
         h.update(hashlib.sha256(side).digest())
-        return h.hexdigest()
+        found = h.hexdigest()
+        self._content[found] = (content.hexdigest(), regex_possible(raw))
+        return found
 
     def get(self, key: str) -> dict | None:
-        """The facts stored under ``key``, or None (missing, or refused when read)."""
+        """The facts stored under ``key``, or None (missing, or refused when read).
+
+        For a key made by ``key``: an entry whose ``content`` is not the sha256 of the bytes
+        given there (an entry of another file moved under this key) is refused, and the
+        checker's regex watchdog is never switched off by an entry (see ``_bound``)."""
         if self._known is None:
             self._known = self._read_all()[0]
         facts = self._known.get(key)
+        if facts is not None and key in self._content:
+            facts = self._bound(facts, *self._content[key])
         if facts is None or facts.get("clean") is not True:
             self.misses += 1
             return None
@@ -137,8 +158,26 @@ class SchemaFacts:
         self._used.add(key)
         return facts
 
+    def _bound(self, facts: dict, content: str, regex: bool) -> dict | None:
+        """``facts`` as trusted for schema bytes of sha256 ``content``: None when the entry
+        describes other bytes; the ``checker`` hint's ``regex`` re-derived from the bytes
+        (``regex_possible``: a byte scan) whenever the entry says none, so an edited entry can
+        never disable the watchdog on a schema with a ``pattern``."""
+        if facts.get("content") != content:
+            self.rejected += 1
+            return None
+        hints = facts.get("checker")
+        if isinstance(hints, dict) and hints.get("regex") is False and regex:
+            facts = {**facts, "checker": {**hints, "regex": True}}
+        return facts
+
     def put(self, key: str, facts: dict[str, Any]) -> None:
-        """Keep ``facts`` under ``key``; written to disk by ``flush``."""
+        """Keep ``facts`` under ``key``; written to disk by ``flush``. An entry for a key made
+        by ``key`` records the content it describes (``get`` checks it)."""
+        if key in self._content:
+            facts = {**facts, "content": self._content[key][0]}
+        elif key in self._scan_of:
+            facts = {**facts, "file": self._scan_of[key]}
         self._pending[key] = facts
         self._used.add(key)
         if self._known is not None:
@@ -150,13 +189,19 @@ class SchemaFacts:
         """The key of a registry file's index entry: its path and the stat fields any write
         changes (inode, size, mtime and ctime in ns; ctime cannot be set back by a user)."""
         fields = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        return hashlib.sha256(f"scan;{self.versions};{fields!r}".encode()).hexdigest()
+        found = hashlib.sha256(f"scan;{self.versions};{fields!r}".encode()).hexdigest()
+        self._scan_of[found] = path
+        return found
 
     def scan_get(self, key: str) -> tuple[str | None, bool, str | None] | None:
-        """(name override, library flag, root id) of a file unchanged since it was indexed."""
+        """(name override, library flag, root id) of a file unchanged since it was indexed.
+        An entry made for another path (moved under this key) is refused."""
         if self._known is None:
             self._known = self._read_all()[0]
         facts = self._known.get(key)
+        if facts is not None and key in self._scan_of and facts.get("file") != self._scan_of[key]:
+            self.rejected += 1
+            facts = None
         found = _scan_value(facts) if facts is not None else None
         if found is None:
             self.scan_misses += 1
@@ -218,14 +263,21 @@ class SchemaFacts:
                     continue
                 seen.add(name)
                 path = self.dir / name
+                # regular files only, opened without blocking: a FIFO named ``x.pack`` would
+                # hang a plain open (issue 22 #17); it is refused, and left where it is
+                trusted = True
                 try:
-                    with open(path, "rb") as fh:
-                        read.append(path)
-                        trusted = _trusted(os.fstat(fh.fileno()))
-                        data = fh.read(_MAX_PACK_BYTES + 1) if trusted else b""
-                except OSError:
-                    vanished = True
+                    data = read_regular(path, _MAX_PACK_BYTES, accept=_trusted)
+                    read.append(path)
+                except NotRegular:
+                    self.rejected += 1
                     continue
+                except OSError as exc:
+                    if not isinstance(exc, (Untrusted, TooLarge)):
+                        vanished = True
+                        continue
+                    read.append(path)  # refused, folded away
+                    trusted, data = False, b""
                 target = known
                 if fresh is not None and _written_ns(name) >= self._opened_ns:
                     target = {}  # this run's (its other workers') or a concurrent run's

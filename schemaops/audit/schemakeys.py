@@ -62,3 +62,11 @@ def well_formed(hints: Any) -> bool:
         and hints.keys() == {"no_ids", "treeable", "regex"}
         and all(type(v) is bool for v in hints.values())
     )
+
+
+def regex_possible(raw: bytes) -> bool:
+    """Whether schema bytes may hold a ``pattern``/``patternProperties`` key: both contain
+    ``pattern``, and a key spelt with ``\\u`` escapes is caught by the second test. A byte
+    scan (memory speed), so the watchdog decision is re-derived from the bytes on every run
+    instead of trusted from a cache entry (issue 22 #17); False means there is none."""
+    return b"pattern" in raw or b"\\u" in raw

@@ -23,6 +23,10 @@ from typing import Any
 
 import numpy as np
 
+#: a token table in the cache (xgrammar's JSON, outlines' pickle: tens of MiB for a 150k
+#: vocabulary); a file past this is not one
+_MAX_TABLE_BYTES = 1 << 30
+
 
 class UnsupportedSchema(Exception):
     """The backend itself says it does not support this schema (a keyword, a recursive
@@ -116,11 +120,15 @@ class GrammarBackend(ABC):
     table_cache: Path | None = None  # a file for this backend+tokenizer+vocab+version
 
     def _cached_table(self) -> bytes | None:
-        """The cached token table bytes, if a cache file is set and readable."""
+        """The cached token table bytes, if a cache file is set and readable: a regular file
+        (opened without blocking: a FIFO in its place would hang), owned by this user and
+        writable by no one else (outlines unpickles it)."""
         if self.table_cache is None:
             return None
+        from schemaops.cachekeys import private, read_regular
+
         try:
-            return self.table_cache.read_bytes()
+            return read_regular(self.table_cache, _MAX_TABLE_BYTES, accept=private)
         except OSError:
             return None
 

@@ -61,12 +61,16 @@ def make_backend(
 def table_cache_path(backend: str, tokenizer: str, vocab_size: int) -> Path | None:
     """Where a backend's token table for this tokenizer is cached (None: don't cache).
 
-    Keyed by the tokenizer file (path, size, mtime), the lm-head width and the library
-    version, so a changed tokenizer or an upgraded library never reads a stale table.
-    Worker start-up is paid again after every timeout or crash, so this matters in corpora.
+    Keyed by the tokenizer file (path, size, mtime), the lm-head width, the library version
+    and the fingerprint of the code and libraries that build the table
+    (``cachekeys.table_fingerprint``: the backend's module, the tokenizer loading, the
+    ``tokenizers``/``transformers`` versions), so a changed tokenizer, an upgraded library
+    or an edited table builder never reads a stale table. Worker start-up is paid again
+    after every timeout or crash, so this matters in corpora.
     """
     from importlib.metadata import PackageNotFoundError, version
 
+    from schemaops.cachekeys import table_fingerprint
     from schemaops.tokenizers import cache_dir, tokenizer_dir
 
     try:
@@ -77,6 +81,7 @@ def table_cache_path(backend: str, tokenizer: str, vocab_size: int) -> Path | No
     except (OSError, PackageNotFoundError, Exception):
         return None
     key = f"{tfile.resolve()}|{st.st_size}|{st.st_mtime_ns}|{vocab_size}|{ver}"
+    key += f"|{table_fingerprint(backend)}"
     digest = sha256_hex(key)[:16]
     return cache_dir().parent / "backend-tables" / f"{backend}-{digest}.bin"
 

@@ -11,18 +11,25 @@ enforcement walk ``compare``/``check`` use) and reads one capability per probe:
   stricter than JSON Schema, e.g. a format regex without numeric offsets);
 - ``refused``: the backend does not compile the schema (unsupported or error).
 
-Results are cached per backend and library version in the user cache directory, so a
-``lower`` run pays the probes (a few seconds on outlines) once per installed library.
+Results are cached in the user cache directory, keyed on the fingerprint of the code and
+libraries that measure them and on the probes themselves (``_cache_file``), so a ``lower``
+run pays the probes (a few seconds on outlines) once per installed library and code.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from schemaops.cachekeys import read_regular
+
+#: a probe table is a few KiB; anything larger in its place is not one
+_MAX_CACHE_BYTES = 1 << 20
 
 ENFORCED, IGNORED, NARROWER, REFUSED = "enforced", "ignored", "narrower", "refused"
 CAPABILITIES = (ENFORCED, IGNORED, NARROWER, REFUSED)
@@ -326,11 +333,17 @@ def _library_version(backend: str) -> str:
 
 
 def _cache_file(backend: str, tokenizer: str) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    from schemaops import __version__
+    """Where the probe table of ``backend`` on ``tokenizer`` is cached: keyed on the code
+    and libraries that measure it (``cachekeys.probe_fingerprint``) and on the probes
+    themselves (schemas and instances), so an edited probe or rule is measured afresh."""
+    from schemaops.cachekeys import probe_fingerprint
 
-    tag = f"{backend}-{_library_version(backend)}-{tokenizer}-{__version__}".replace("/", "_")
-    return Path(base) / "schemaops" / "lower" / f"probes-{tag}.json"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    probes = json.dumps([[p.key, p.schema, p.valid, p.invalid] for p in PROBES], sort_keys=True)
+    h = hashlib.sha256(f"{probe_fingerprint(backend)}\0{tokenizer}\0".encode())
+    h.update(probes.encode())
+    tag = f"{backend}-{_library_version(backend)}-{tokenizer}-{h.hexdigest()[:24]}"
+    return Path(base) / "schemaops" / "lower" / f"probes-{tag.replace('/', '_')}.json"
 
 
 _CAPABILITY = {"accepts_invalid": IGNORED, "rejects_valid": NARROWER, "enforced": ENFORCED}
@@ -352,7 +365,8 @@ def probe_backend(
     path = _cache_file(backend, tokenizer)
     if use_cache:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            # a regular file only, opened without blocking (a FIFO would hang a plain read)
+            data = json.loads(read_regular(path, _MAX_CACHE_BYTES))
             if isinstance(data, dict) and set(data) == {p.key for p in PROBES}:
                 if all(v in CAPABILITIES for v in data.values()):
                     return data
