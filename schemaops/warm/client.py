@@ -377,13 +377,18 @@ class ServerClient:
             f"after {n + 1} attempt(s); {hint}"
         )
 
-    async def wait_ready(self, deadline_s: float, interval_s: float = 0.5) -> float:
+    async def wait_ready(
+        self, deadline_s: float, interval_s: float = 0.5, *, since: float | None = None
+    ) -> float:
         """Poll readiness until 200; return the seconds waited or raise ``ServerUnavailable``.
 
         The deadline is a wall-clock bound: a deploy hook must never hang forever on a server
-        that will not come up.
+        that will not come up. ``since`` (``time.monotonic``) is when the command began to
+        wait: ``--wait-ready`` is one deadline for the whole command, however many steps wait
+        (engine detection, then each server's discovery), and the seconds reported are all
+        of them, not those of the last step.
         """
-        t0 = time.monotonic()
+        t0 = time.monotonic() if since is None else since
         last = "no answer"
         while True:
             att = await self.probe_health()
