@@ -126,7 +126,14 @@ def resolve_address(address: str | None) -> str | None:
 def _host_port(address: str) -> tuple[str, int]:
     """(host, port) of ``HOST:PORT``, ``ray://[user@]HOST:PORT`` or ``[v6]:PORT``."""
     client = address.startswith("ray://")
-    parts = urlsplit(address if "://" in address else f"gcs://{address}")
+    try:
+        # both raise ValueError: urlsplit on an unclosed IPv6 bracket ("[::1"), port on "x"
+        parts = urlsplit(address if "://" in address else f"gcs://{address}")
+    except ValueError:
+        raise InputError(
+            f"--ray: {redact_address(address)} is not HOST:PORT or ray://HOST:PORT "
+            "(an IPv6 host is written [ADDR]:PORT)"
+        ) from None
     try:
         port = parts.port
     except ValueError:

@@ -145,3 +145,36 @@ def test_addresses_are_redacted_and_auto_never_starts_a_cluster(monkeypatch) -> 
         assert "--ray local" in str(exc)
     else:  # another Ray cluster runs on this machine: auto finds it, never starts one
         assert found
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["compare", "-q"],
+        ["check", "--backend", "xgrammar", "-q"],
+        ["audit", "{log}", "--registry", "{reg}"],
+    ],
+)
+@pytest.mark.parametrize("address", ["[::1", "ray://u:hunter2@[::1", "[::1]:x"])
+def test_a_malformed_address_is_a_clean_exit_2(tmp_path, cmd: list[str], address: str) -> None:
+    """Issue 22 #16: ``--ray=[::1`` (an unclosed IPv6 bracket) made ``urlsplit`` raise a
+    ValueError outside the try: a traceback. Every command taking ``--ray`` now exits 2 with
+    a message, credentials redacted, before any connection is tried."""
+    pytest.importorskip("ray")
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    (reg / "a.json").write_text('{"type": "object"}')
+    log = tmp_path / "x.jsonl"
+    log.write_text("{}\n")
+    argv = [a.format(log=log, reg=reg) for a in cmd]
+    if argv[0] != "audit":
+        argv += ["--registry", str(reg)]
+    r = subprocess.run(
+        [sys.executable, "-m", "schemaops", *argv, f"--ray={address}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "--ray:" in r.stderr and "Traceback" not in r.stderr
+    assert "hunter2" not in r.stderr

@@ -85,6 +85,30 @@ def test_wait_ready_deadline_is_bounded() -> None:
     assert time.monotonic() - t0 < 30
 
 
+def test_wait_ready_is_one_deadline_for_the_whole_command(registry_dir: Path) -> None:
+    """Issue 22 #18: engine detection waited ``--wait-ready`` for a dead server, then the
+    server's discovery waited it again (31.7 s for 15, the report saying 15.1 s). One
+    deadline now: the run ends well before twice the wait (a loose bound: it cannot end
+    before the wait, and twice would be the old behaviour), and the figure reported covers
+    the whole wait, not its last step (the old one said half the time the run had taken)."""
+    import re
+
+    from schemaops.warm import WarmOptions, WarmSettings, run_warm
+
+    wait = 4.0
+    opts = WarmOptions(servers=[f"http://127.0.0.1:{_free_port()}"], wait_ready_s=wait)
+    settings = WarmSettings(options=opts, registry=registry_dir, schemas=("get_order",))
+    t0 = time.monotonic()
+    doc, code = run_warm(settings, notify=lambda _line: None)
+    elapsed = time.monotonic() - t0
+    assert code == 1
+    error = doc["servers"][0]["error"]
+    said = float(re.search(r"not ready after ([0-9.]+) s", error).group(1))  # type: ignore[union-attr]
+    assert elapsed < 1.5 * wait + 1.0, (elapsed, error)
+    assert wait <= said <= elapsed + 0.05, (said, elapsed)
+    assert said >= elapsed - 1.5, (said, elapsed)  # only checks and the report are outside it
+
+
 def test_drift_cli_exit_codes(tmp_path: Path) -> None:
     log = tmp_path / "r.jsonl"
     a, b = '{"type":"object"}', '{"type": "object"}'

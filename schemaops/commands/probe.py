@@ -20,8 +20,10 @@ HELP = "\n\n".join(
         "A canary's answer is random 16-character tokens (an enum, a const, a one-string "
         "pattern) sampled at temperature 1.0: an unconstrained model hits one with probability "
         "below 1e-28, so a false 'enforced' is below 4e-86 per JSON canary; a constrained "
-        "server cannot break one (a cut-off answer is unproven, never unconstrained).",
-        "Exit 0 ok; 1 a path in --paths not enforced (without --paths: a path unconstrained, "
+        "server cannot break one (a cut-off answer, or one that stopped inside the model's "
+        "reasoning, is unproven, never unconstrained).",
+        "Exit 0 ok; 1 a path in --paths (or the --registry path) not enforced (without "
+        "--paths: a path unconstrained, "
         "or no path enforced at all, or a --registry schema unconstrained/leaky/rejected/error); "
         "2 nothing could be probed (dead server, bad URL, every path an error: 5xx, timeouts) "
         "or a usage error.",

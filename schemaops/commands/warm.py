@@ -168,7 +168,8 @@ def warm_cmd(
         "--wait-ready",
         min=0.0,
         help="Poll readiness (/ready, or /health where there is no /ready) up to this many "
-        "seconds first, and again after a connection loss.",
+        "seconds first (one deadline for the whole start: engine detection and discovery "
+        "together), and again after a connection loss.",
     ),
     dp: int | None = typer.Option(
         None,

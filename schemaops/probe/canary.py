@@ -13,9 +13,10 @@ regex, an EBNF grammar or a ``choice`` list). Its answer is checked three ways:
 False verdicts. *False "enforced"*: the tokens are drawn after everything the model has seen
 and, on every path but tools, never reach the model's input (neither engine puts a
 ``json_schema``, regex, grammar or choice list into the prompt). An unconstrained output is
-then independent of the tokens, so it hits a given token with probability at most
-``1/62**16`` and one of an enum of ``k`` with at most ``k/62**16``. A JSON canary needs its
-enum, const and pattern token all right: at most ``ENUM_SIZE * 62**-48`` per answer, ~4e-86.
+then independent of the tokens, so it hits a given token with probability about
+``1/62**16`` and one of an enum of ``k`` about ``k/62**16``. A JSON canary needs its enum,
+const and pattern token all right: at most ``ENUM_SIZE / (S (S-1) (S-2))`` per answer with
+``S = 62**16 - MAX_DRAWN`` (tokens are distinct), ~3.7e-86 (``false_enforced_bound``).
 *False "unconstrained"*: an enforcing server cannot emit a complete answer outside the
 grammar, and a cut-off answer that is still a possible prefix is ``inconclusive``, never
 ``broken``: probability 0 (a backend bug that lets an output out IS a constraint not applied).
@@ -28,22 +29,54 @@ it not to call tools, to make that unlikely).
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import string
 from dataclasses import dataclass, field
+from fractions import Fraction
+from math import prod
 from typing import Any, Literal
 
 import jsonschema
 
+from schemaops.probe import jsonscan
+
 ALPHABET = string.ascii_letters + string.digits
 TOKEN_LEN = 16
 ENUM_SIZE = 4
-# One canary's bound on a false "enforced" when its tokens are not shown to the model.
+# The most tokens one probe run draws (20 canaries x 16 paths x 6 tokens = 1,920): each
+# canary's tokens come from those not drawn yet, so the bounds below hold for the last one too.
+MAX_DRAWN = 4096
+# How many of its canary's tokens an answer must name to satisfy it: one of the enum, then
+# the const and the pattern's (json), the const (regex, ebnf), nothing more (choice).
+HITS = {"json": 3, "regex": 2, "ebnf": 2, "choice": 1}
+
+
+def false_enforced_bound(
+    kind: str,
+    space: int = len(ALPHABET) ** TOKEN_LEN,
+    enum: int = ENUM_SIZE,
+    drawn: int = MAX_DRAWN,
+) -> Fraction | None:
+    """The most probability with which an answer that does not depend on the canary's tokens
+    satisfies it (``None``: no bound, ``json_object``).
+
+    A canary's tokens are distinct, drawn uniformly from the ``space - drawn`` tokens not
+    drawn before. An answer naming ``h = HITS[kind]`` distinct tokens satisfies the canary
+    only if they are one of the ``enum`` choices and the ``h - 1`` single tokens: exactly
+    ``enum / (S (S-1) ... (S-h+1))`` with ``S = space - drawn``; an answer naming a token
+    twice cannot satisfy it. ``tests/test_probe_canary.py`` checks this against every draw
+    of a small alphabet."""
+    hits = HITS.get(kind)
+    if hits is None:
+        return None
+    free = space - drawn
+    return Fraction(enum, prod(free - j for j in range(hits)))
+
+
 P_TOKEN = float(len(ALPHABET)) ** -TOKEN_LEN  # one given token: 2.1e-29
-P_FALSE_ENFORCED_JSON = ENUM_SIZE * P_TOKEN**3  # enum hit and const and pattern: ~3.7e-86
-P_FALSE_ENFORCED_TEXT = ENUM_SIZE * P_TOKEN**2  # regex/ebnf: one of the enum, then a const
-P_FALSE_ENFORCED_CHOICE = ENUM_SIZE * P_TOKEN  # a choice list: one of ENUM_SIZE tokens
+P_FALSE_ENFORCED_JSON = float(false_enforced_bound("json"))  # type: ignore[arg-type]  # 3.7e-86
+P_FALSE_ENFORCED_TEXT = float(false_enforced_bound("regex"))  # type: ignore[arg-type]  # 1.8e-57
+P_FALSE_ENFORCED_CHOICE = float(false_enforced_bound("choice"))  # type: ignore[arg-type]  # 8.4e-29
 P_FALSE_UNCONSTRAINED = 0.0
 
 Kind = Literal["json", "regex", "ebnf", "choice", "json_object"]
@@ -51,14 +84,23 @@ Judgement = Literal["satisfied", "broken", "inconclusive"]
 
 
 class Tokens:
-    """Distinct random tokens for one probe run (no two canaries share one)."""
+    """Distinct random tokens for one probe run (no two canaries share one).
 
-    def __init__(self) -> None:
+    ``alphabet`` and ``length`` are the probe's own outside tests (a small alphabet lets a
+    test enumerate every draw); more than ``limit`` tokens would void ``false_enforced_bound``.
+    """
+
+    def __init__(
+        self, alphabet: str = ALPHABET, length: int = TOKEN_LEN, limit: int = MAX_DRAWN
+    ) -> None:
         self._seen: set[str] = set()
+        self.alphabet, self.length, self.limit = alphabet, length, limit
 
     def take(self) -> str:
+        if len(self._seen) >= self.limit:
+            raise RuntimeError(f"more than {self.limit} canary tokens in one run")
         while True:
-            tok = "".join(secrets.choice(ALPHABET) for _ in range(TOKEN_LEN))
+            tok = "".join(secrets.choice(self.alphabet) for _ in range(self.length))
             if tok not in self._seen:
                 self._seen.add(tok)
                 return tok
@@ -102,12 +144,8 @@ class Canary:
 
     def bound(self) -> float | None:
         """The false-"enforced" bound of one satisfied answer (``None``: no bound)."""
-        return {
-            "json": P_FALSE_ENFORCED_JSON,
-            "regex": P_FALSE_ENFORCED_TEXT,
-            "ebnf": P_FALSE_ENFORCED_TEXT,
-            "choice": P_FALSE_ENFORCED_CHOICE,
-        }.get(self.kind)
+        bound = false_enforced_bound(self.kind)
+        return None if bound is None else float(bound)
 
 
 _ORDERS = [
@@ -120,9 +158,9 @@ _ORDERS = [
 ]
 
 
-def make(kind: Kind, tokens: Tokens) -> Canary:
-    """A fresh canary of ``kind`` with its own tokens."""
-    choices = [tokens.take() for _ in range(ENUM_SIZE)]
+def make(kind: Kind, tokens: Tokens, enum: int = ENUM_SIZE) -> Canary:
+    """A fresh canary of ``kind`` with its own tokens (``enum`` choices)."""
+    choices = [tokens.take() for _ in range(enum)]
     fixed, shape = tokens.take(), tokens.take()
     schema: dict[str, Any] = {}
     if kind == "json":
@@ -141,15 +179,16 @@ def make(kind: Kind, tokens: Tokens) -> Canary:
     return Canary(kind, choices, fixed, shape, schema)
 
 
-_WS = re.compile(r"\s+")
-
-
-def judge(canary: Canary, text: str | None, truncated: bool) -> tuple[Judgement, str]:
-    """``(judgement, why)`` for one answer's text; ``truncated``: stopped by the token budget."""
+def judge(
+    canary: Canary, text: str | None, truncated: bool, deadline: float | None = None
+) -> tuple[Judgement, str]:
+    """``(judgement, why)`` for one answer's text; ``truncated``: stopped by the token budget;
+    ``deadline`` (``time.monotonic``): past it, a cut-off answer not yet told apart from free
+    text is ``inconclusive`` (the check is linear, but a answer may be megabytes)."""
     if text is None:
         return "broken", "no text in the answer"
     if canary.kind in ("json", "json_object"):
-        return _judge_json(canary, text, truncated)
+        return _judge_json(canary, text, truncated, deadline)
     answer = text if canary.kind != "choice" else text.strip()
     if answer in canary.answers():
         return "satisfied", "the answer is one the constraint allows"
@@ -158,12 +197,22 @@ def judge(canary: Canary, text: str | None, truncated: bool) -> tuple[Judgement,
     return "broken", f"not an allowed answer: {_show(text)}"
 
 
-def _judge_json(canary: Canary, text: str, truncated: bool) -> tuple[Judgement, str]:
+def _judge_json(
+    canary: Canary, text: str, truncated: bool, deadline: float | None
+) -> tuple[Judgement, str]:
     try:
         value = json.loads(text)
+    except RecursionError:
+        # nested deeper than Python's parser goes ("[" x 1,500): the scan decides, no stack
+        return _judge_deep(canary, text, truncated, deadline)
     except ValueError:
-        if truncated and is_json_prefix(text):
+        if not truncated:
+            return "broken", f"not JSON: {_show(text)}"
+        state = jsonscan.scan(text, deadline).state
+        if state == "prefix":
             return "inconclusive", "cut off by the token budget inside a JSON value"
+        if state == "unknown":
+            return "inconclusive", _unchecked(text)
         return "broken", f"not JSON: {_show(text)}"
     if not isinstance(value, dict) and canary.kind == "json_object":
         return "broken", f"JSON but not an object: {_show(text)}"
@@ -173,122 +222,33 @@ def _judge_json(canary: Canary, text: str, truncated: bool) -> tuple[Judgement, 
     return "satisfied", "valid against the canary schema"
 
 
+def _judge_deep(
+    canary: Canary, text: str, truncated: bool, deadline: float | None
+) -> tuple[Judgement, str]:
+    """An answer nested deeper than ``json.loads`` can go: no canary answer is (a JSON canary
+    is one flat object), so a complete one breaks a JSON canary and is an object or not for
+    ``json_object``; a cut-off one is judged like any cut-off answer."""
+    found = jsonscan.scan(text, deadline)
+    deep = f"JSON nested {found.depth:,} levels deep"
+    if found.state == "unknown":
+        return "inconclusive", _unchecked(text)
+    if found.state == "complete":
+        if canary.kind == "json_object" and text.lstrip().startswith("{"):
+            return "satisfied", f"a JSON object ({deep})"
+        return "broken", f"{deep}, not the canary's flat object: {_show(text)}"
+    if found.state == "prefix" and truncated:
+        return "inconclusive", f"cut off by the token budget inside a JSON value ({deep})"
+    return "broken", f"not JSON ({deep} at most): {_show(text)}"
+
+
+def _unchecked(text: str) -> str:
+    return (
+        f"cut off by the token budget; the {len(text):,}-character answer could not be "
+        "checked within --timeout: no evidence"
+    )
+
+
 def _show(text: str, limit: int = 80) -> str:
     from schemaops.warm.answer import clean
 
     return clean(json.dumps(text, ensure_ascii=False), limit)
-
-
-_LITERALS = ("true", "false", "null")
-
-
-def is_json_prefix(text: str) -> bool:
-    """Whether ``text`` can be continued into one JSON value (leading whitespace allowed).
-
-    A small pushdown scan: it only has to be right about *possible* continuations, which is
-    what tells a cut-off constrained answer from free text.
-    """
-    stack: list[str] = []  # "{" or "["
-    expect = "value"  # value | key | colon | comma_or_close | end
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in " \t\r\n":
-            i += 1
-            continue
-        if expect == "end":
-            return False
-        if expect in ("value", "key"):
-            if ch == '"':
-                j = _scan_string(text, i + 1)
-                if j is None:
-                    return True  # inside a string at the cut
-                if j < 0:
-                    return False
-                i = j
-                expect = "colon" if expect == "key" else "comma_or_close"
-            elif expect == "key":
-                if ch == "}" and text[:i].rstrip().endswith("{"):
-                    stack.pop()
-                    i += 1
-                    expect = _after(stack)
-                else:
-                    return False
-            elif ch in "{[":
-                stack.append(ch)
-                i += 1
-                expect = "key" if ch == "{" else "value"
-            elif ch == "]" and stack and stack[-1] == "[" and text[:i].rstrip().endswith("["):
-                stack.pop()
-                i += 1
-                expect = _after(stack)
-            elif ch in "-0123456789":
-                m = re.compile(r"-?(0|[1-9]\d*)?(\.\d*)?([eE][+-]?\d*)?").match(text, i)
-                j = m.end() if m else i + 1
-                if j == n:
-                    return True
-                if not re.fullmatch(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?", text[i:j]):
-                    return False
-                i = j
-                expect = "comma_or_close"
-            elif ch in "tfn":
-                word = next((w for w in _LITERALS if w.startswith(text[i : i + len(w)])), None)
-                if word is None:
-                    return False
-                if i + len(word) > n:
-                    return True
-                i += len(word)
-                expect = "comma_or_close"
-            else:
-                return False
-        elif expect == "colon":
-            if ch != ":":
-                return False
-            i += 1
-            expect = "value"
-        else:  # comma_or_close
-            if not stack:
-                return False
-            if ch == ",":
-                i += 1
-                expect = "key" if stack[-1] == "{" else "value"
-            elif (ch == "}" and stack[-1] == "{") or (ch == "]" and stack[-1] == "["):
-                stack.pop()
-                i += 1
-                expect = _after(stack)
-            else:
-                return False
-    return True
-
-
-def _after(stack: list[str]) -> str:
-    return "comma_or_close" if stack else "end"
-
-
-def _scan_string(text: str, i: int) -> int | None:
-    """Index after the closing quote; ``None`` if the text ends inside; -1 if invalid."""
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            return i + 1
-        if ch == "\\":
-            if i + 1 >= n:
-                return None
-            esc = text[i + 1]
-            if esc == "u":
-                hexpart = text[i + 2 : i + 6]
-                if not re.fullmatch(r"[0-9a-fA-F]*", hexpart):
-                    return -1
-                if len(hexpart) < 4:
-                    return None
-                i += 6
-                continue
-            if esc not in '"\\/bfnrt':
-                return -1
-            i += 2
-            continue
-        if ord(ch) < 0x20:
-            return -1
-        i += 1
-    return None

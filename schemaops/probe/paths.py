@@ -24,6 +24,17 @@ NATIVE = "/generate"
 CHAT = "/v1/chat/completions"
 TOOL_NAME = "record_canary"
 REASONING_NOTE = "content is empty and the text went to reasoning_content"
+REASONING_OPEN_NOTE = "the text opens the model's reasoning and never ends it"
+# Reasoning markers: <think> of most reasoning parsers and ◁think▷ of the Kimi one in SGLang
+# (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/parser/reasoning_parser.py),
+# <seed:think> of vLLM's Seed-OSS parser (vllm/reasoning/seedoss_reasoning_parser.py). With a
+# reasoning parser the grammar starts only after the end marker; the parsers split the text at
+# its first occurrence.
+THINK_MARKERS = (
+    ("<think>", "</think>"),
+    ("◁think▷", "◁/think▷"),
+    ("<seed:think>", "</seed:think>"),
+)
 
 # The instruction contradicts every canary: a model left free answers in prose.
 PROMPT = (
@@ -34,7 +45,12 @@ PROMPT = (
 
 @dataclass(frozen=True)
 class Reading:
-    """What the application would get from a 200 answer."""
+    """What the application would get from a 200 answer.
+
+    ``reasoning``: ``"open"`` when the answer stopped inside the model's reasoning (all of it
+    in ``reasoning_content``, or a start marker and no end marker): the grammar had not begun,
+    so the text is no evidence either way; ``"ended"`` when ``text`` is what followed the end
+    marker; ``None`` when no reasoning was seen."""
 
     text: str | None
     truncated: bool
@@ -42,6 +58,21 @@ class Reading:
     notes: tuple[str, ...] = ()
     aborted: str | None = None
     tool_call: bool = False  # the answer holds a tool call (tool_calls, or SGLang's array)
+    reasoning: str | None = None
+
+
+def split_reasoning(text: str | None) -> tuple[str | None, str | None, str | None]:
+    """``(text after the reasoning, "open" | "ended" | None, note)`` for raw model text."""
+    if not text:
+        return text, None, None
+    for _, end in THINK_MARKERS:
+        k = text.find(end)
+        if k >= 0:
+            return text[k + len(end) :], "ended", f"judged the text after {end}"
+    for start, end in THINK_MARKERS:
+        if start in text:
+            return text, "open", f"{REASONING_OPEN_NOTE} ({start} without {end})"
+    return text, None, None
 
 
 @dataclass(frozen=True)
@@ -276,12 +307,15 @@ def read(spec: PathSpec, body: Any) -> Reading | str:
         if not (isinstance(body, dict) and isinstance(body.get("meta_info"), dict)):
             return "HTTP 200 but not a /generate answer (no meta_info)"
         fr = body["meta_info"].get("finish_reason")
-        text = body.get("text")
+        raw = body.get("text")
+        text, reasoning, note = split_reasoning(raw if isinstance(raw, str) else None)
         return Reading(
-            text if isinstance(text, str) else None,
+            text,
             _finish_reason(fr) == "length",
             _finish_reason(fr),
+            (note,) if note else (),
             aborted=_abort_message(fr),
+            reasoning=reasoning,
         )
     choices = body.get("choices") if isinstance(body, dict) else None
     if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
@@ -291,9 +325,15 @@ def read(spec: PathSpec, body: Any) -> Reading | str:
     fr = _finish_reason(choice.get("finish_reason"))
     content = msg.get("content")
     notes: list[str] = []
+    state: str | None = None
     reasoning = msg.get("reasoning_content") or msg.get("reasoning")
-    if isinstance(reasoning, str) and reasoning.strip() and not (content or "").strip():
+    if (
+        isinstance(reasoning, str)
+        and reasoning.strip()
+        and not (content if isinstance(content, str) else "").strip()
+    ):
         notes.append(REASONING_NOTE)
+        state = "open"
     if spec.tools:
         calls = msg.get("tool_calls")
         if isinstance(calls, list) and calls:
@@ -317,12 +357,17 @@ def read(spec: PathSpec, body: Any) -> Reading | str:
         arguments = _array_form(content)
         if arguments is not None:  # SGLang without a tool-call parser
             return Reading(arguments, fr == "length", fr, tuple(notes), None, True)
+    text = content if isinstance(content, str) else None
+    if state is None:  # no parser split it off: markers in the content itself
+        text, state, note = split_reasoning(text)
+        notes += [note] if note else []
     return Reading(
-        content if isinstance(content, str) else None,
+        text,
         fr == "length",
         fr,
         tuple(notes),
         _abort_message(choice.get("finish_reason")),
+        reasoning=state,
     )
 
 
@@ -332,11 +377,13 @@ def _array_form(content: Any) -> str | None:
         return None
     try:
         value = json.loads(content)
+    except RecursionError:  # "[" x 1,500: nested deeper than any tool call
+        return None
     except ValueError:
         # cut off after a complete first call (a random model may go on with ",{...}")
         try:
             first, _ = json.JSONDecoder().raw_decode(content.lstrip()[1:].lstrip())
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         value = [first]
     if (
@@ -346,5 +393,8 @@ def _array_form(content: Any) -> str | None:
             isinstance(v, dict) and v.get("name") == TOOL_NAME and "parameters" in v for v in value
         )
     ):
-        return json.dumps(value[0]["parameters"])  # parallel calls share one schema
+        try:
+            return json.dumps(value[0]["parameters"])  # parallel calls share one schema
+        except RecursionError:
+            return None
     return None

@@ -17,6 +17,7 @@ bodies, retries on connection errors and 5xx only, credentials redacted from eve
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from schemaops.probe.paths import (
     REASONING_NOTE,
     Engine,
     PathSpec,
+    Reading,
     default_paths,
     read,
 )
@@ -110,7 +112,29 @@ def check(settings: ProbeSettings) -> list[str] | None:
     return list(dict.fromkeys(names))
 
 
-def _shot(spec: PathSpec, can: cn.Canary, att: Attempt) -> Shot:
+def reasoning_why(reading: Reading) -> str:
+    """Why an answer that stopped inside the model's reasoning proves nothing."""
+    where = (
+        "the whole answer stayed in reasoning_content (a reasoning parser)"
+        if REASONING_NOTE in reading.notes
+        else "the answer is the model's reasoning, never ended (no end-of-reasoning marker)"
+    )
+    return (
+        f"{where}, finish_reason {reading.finish}: the grammar applies only after the "
+        "reasoning ends; no evidence either way"
+    )
+
+
+def judge_shot(
+    spec: PathSpec,
+    can: cn.Canary,
+    att: Attempt,
+    reasoning_parser: str | None = None,
+    deadline: float | None = None,
+) -> Shot:
+    """One answer judged. ``reasoning_parser``: the server's (SGLang ``/server_info``); with
+    one, raw ``/generate`` text without an end marker may be reasoning the parser did not
+    mark (DeepSeek-R1 writes no ``<think>``), so it cannot break a canary."""
     base = {"status": att.status, "elapsed_ms": att.elapsed_ms}
     if att.outcome is AttemptOutcome.OK:
         reading = read(spec, att.body)
@@ -120,20 +144,29 @@ def _shot(spec: PathSpec, can: cn.Canary, att: Attempt) -> Shot:
         if reading.aborted:
             why = f"HTTP 200 with finish_reason abort: {clean(reading.aborted, 300)}"
             return Shot("rejected", why, finish_reason=reading.finish, notes=notes, **base)
-        if reading.truncated and REASONING_NOTE in notes:
-            why = (
-                "the whole answer stayed in reasoning_content (a reasoning parser) until "
-                "max_tokens: the grammar applies only after the reasoning ends; no evidence"
-            )
+        if reading.reasoning == "open":
+            why = reasoning_why(reading)
             return Shot("inconclusive", why, finish_reason=reading.finish, notes=notes, **base)
         if spec.tools in ("auto", "auto_strict") and not reading.tool_call:
             why = "the model answered in text, which tool_choice auto allows: no evidence"
             return Shot("inconclusive", why, finish_reason=reading.finish, notes=notes, **base)
-        judgement, why = cn.judge(can, reading.text, reading.truncated)
+        judgement, why = cn.judge(can, reading.text, reading.truncated, deadline)
+        if judgement == "broken" and unmarked_reasoning(spec, reading, reasoning_parser):
+            judgement = "inconclusive"
+            why = (
+                f"the server runs reasoning parser {reasoning_parser!r} and the text has no "
+                f"end-of-reasoning marker: it may be reasoning, before the grammar starts; "
+                f"no evidence ({why})"
+            )
         return Shot(judgement, why, finish_reason=reading.finish, notes=notes, **base)
     if att.outcome in (AttemptOutcome.VERDICT, AttemptOutcome.REJECTED):
         return Shot("rejected", att.error or f"HTTP {att.status}", **base)
     return Shot("error", att.error or att.outcome.value, **base)
+
+
+def unmarked_reasoning(spec: PathSpec, reading: Reading, reasoning_parser: str | None) -> bool:
+    """``/generate`` text of a server with a reasoning parser, no end marker in it."""
+    return bool(reasoning_parser) and spec.endpoint == NATIVE and reading.reasoning is None
 
 
 def path_verdict(shots: list[Shot], spec: PathSpec) -> tuple[str, str]:
@@ -194,6 +227,7 @@ async def _probe_path(
     model: str | None,
     tokens: cn.Tokens,
     sem: asyncio.Semaphore,
+    reasoning_parser: str | None = None,
 ) -> dict[str, Any]:
     shots: list[Shot] = []
     for _ in range(s.canaries):
@@ -201,7 +235,8 @@ async def _probe_path(
         body = spec.build(can, s.max_tokens, model)
         async with sem:
             res = await client.request("POST", spec.endpoint, body)
-        shot = _shot(spec, can, res.last)
+        # judging a huge answer is bounded like the request: --timeout
+        shot = judge_shot(spec, can, res.last, reasoning_parser, time.monotonic() + s.timeout_s)
         shots.append(shot)
         if shot.judgement in ("rejected", "error"):
             break  # the same refusal again proves nothing more and costs a timeout each
@@ -227,13 +262,54 @@ async def _probe_path(
     return doc
 
 
+def registry_verdict(
+    path_verdict: str, *, valid: bool, cut: bool, reading: Reading, unmarked: bool
+) -> tuple[str, str | None]:
+    """A registry row's verdict and, when ``unproven``, why.
+
+    The path's canaries say whether a grammar is applied at all; one output says nothing of
+    that (a free model often writes valid JSON for a simple schema). So a valid output is
+    ``enforced`` only on an ``enforced`` path; an invalid one is ``leaky`` there (a gap of the
+    backend), ``unconstrained`` only on an ``unconstrained`` path, and ``unproven`` on a path
+    without evidence either way, as is an output cut at ``max_tokens`` or one that stopped
+    inside the model's reasoning (the grammar had not started)."""
+    if reading.reasoning == "open":
+        return "unproven", reasoning_why(reading)
+    if valid:
+        if path_verdict == "enforced":
+            return "enforced", None
+        return "unproven", (
+            f"the output is valid, but the path's canaries were {path_verdict}: one valid "
+            "output is no evidence that a grammar was applied"
+        )
+    if cut:
+        return "unproven", "cut off at max_tokens while still a possible answer"
+    if unmarked:
+        return "unproven", (
+            "the server runs a reasoning parser and the text has no end-of-reasoning marker: "
+            "it may be reasoning, before the grammar starts"
+        )
+    if path_verdict in ("enforced", "unconstrained"):
+        # enforced: a gap of the backend (leaky), not a missing grammar
+        return ("leaky" if path_verdict == "enforced" else "unconstrained"), None
+    return "unproven", (
+        f"the output is invalid, but the path's canaries were {path_verdict}: no evidence "
+        "whether a grammar was applied"
+    )
+
+
 def registry_path(engine: Engine) -> PathSpec:
     """The path ``--registry`` requests go by: ``/generate`` on SGLang, else response_format."""
     return BY_NAME["generate.json_schema" if engine == "sglang" else "response_format.json_schema"]
 
 
 async def _probe_registry(
-    client: ServerClient, engine: Engine, s: ProbeSettings, model: str | None, path_verdict: str
+    client: ServerClient,
+    engine: Engine,
+    s: ProbeSettings,
+    model: str | None,
+    path_verdict: str,
+    reasoning_parser: str | None = None,
 ) -> list[dict[str, Any]]:
     """One real request per registry schema on the engine's JSON path, its output audited."""
     from schemaops.audit.classify import parse_output
@@ -276,11 +352,13 @@ async def _probe_registry(
         else:
             value, failure = parse_output(reading.text or "")
             out = failure or SchemaChecker(schema.name, schema.bundled(), checked=True).check(value)
-            cut = out.subtype == "truncated" and reading.truncated
-            # the canaries said whether this path applies a grammar: if it does, an output that
-            # still fails the schema is a gap of the backend (leaky), not a missing grammar
-            bad = "leaky" if path_verdict == "enforced" else "unconstrained"
-            verdict = "enforced" if out.category == "ok" else ("unproven" if cut else bad)
+            verdict, reason = registry_verdict(
+                path_verdict,
+                valid=out.category == "ok",
+                cut=out.subtype == "truncated" and reading.truncated,
+                reading=reading,
+                unmarked=unmarked_reasoning(spec, reading, reasoning_parser),
+            )
             row.update(
                 verdict=verdict,
                 category=out.category,
@@ -288,6 +366,8 @@ async def _probe_registry(
                 message=out.message,
                 finish_reason=reading.finish,
             )
+            if reason:
+                row["reason"] = reason
             if verdict != "enforced":
                 found = diagnose(att.body, reading.text or "", out)
                 row["diagnoses"] = {d: FIXES[d] for d in found}
@@ -311,8 +391,10 @@ async def probe_async(s: ProbeSettings, gate: list[str] | None) -> dict[str, Any
         if s.registry is not None and registry_path(found["engine"]) not in specs:
             specs.append(registry_path(found["engine"]))  # its verdict reads the registry rows
         tokens, sem = cn.Tokens(), asyncio.Semaphore(s.concurrency)
+        parser = found["facts"].get("reasoning_parser")
+        parser = parser if isinstance(parser, str) and parser else None
         rows = await asyncio.gather(
-            *(_probe_path(client, sp, s, found["model"], tokens, sem) for sp in specs)
+            *(_probe_path(client, sp, s, found["model"], tokens, sem, parser) for sp in specs)
         )
         denied = _denied(rows)
         if rows and all(r["verdict"] == "error" for r in rows):
@@ -325,7 +407,7 @@ async def probe_async(s: ProbeSettings, gate: list[str] | None) -> dict[str, Any
             spec = registry_path(found["engine"])
             verdict = next(r["verdict"] for r in rows if r["path"] == spec.name)
             doc["registry"] = await _probe_registry(
-                client, found["engine"], s, found["model"], verdict
+                client, found["engine"], s, found["model"], verdict, parser
             )
         return scrub_all(doc, [s.server], s.auth.secrets())
 
@@ -343,8 +425,12 @@ def summarise(doc: dict[str, Any], gate: list[str] | None) -> None:
     doc["counts"] = dict(Counter(p["verdict"] for p in doc["paths"]))
     not_enforced = [p["path"] for p in doc["paths"] if p["verdict"] != "enforced"]
     if gate:
-        failed = [p for p in not_enforced if p in gate]  # --registry may add its own path
-        rule = "each path in --paths enforced"
+        # the registry's own path is gated too: its rows are judged by its verdict, so a
+        # registry "checked" on a path that enforces nothing must not pass
+        own = [r["path"] for r in doc.get("registry", [])]
+        gate = list(dict.fromkeys([*gate, *own]))
+        failed = [p for p in not_enforced if p in gate]
+        rule = "each path in --paths" + (" and the --registry path" if own else "") + " enforced"
     else:
         # Without --paths the user has not said which paths matter: a loud refusal (a tool
         # path without a tool parser) is no finding, a silent 200 is, and so is a server

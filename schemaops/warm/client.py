@@ -9,6 +9,10 @@ A broken server must not hold a warm run hostage: every exchange has a whole-req
 deadline (connect, send, headers and body together, not per read, so a server dripping a
 byte a second still ends at ``timeout_s``), and a body is read up to ``MAX_BODY_BYTES``
 (a 1-token answer is a few kB; an endless body ends as ``failed``, not as a MemoryError).
+A JSON body is parsed bounded in depth (``fromlog.load_json``, ``MAX_DEPTH`` levels): no
+server answer warm or probe reads nests deeper, and a 100,000-deep one would otherwise be a
+RecursionError traceback in the parser (or later, in anything that walks it); it is a
+``MALFORMED`` answer with that reason instead.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import httpx
 
 from schemaops.warm.answer import clean
 from schemaops.warm.auth import Auth
+from schemaops.warm.fromlog import MAX_DEPTH, TooDeep, load_json
 from schemaops.warm.retry import AttemptOutcome, RetryPolicy, classify_status
 from schemaops.warm.urls import redact, scrub
 
@@ -110,8 +115,11 @@ class Result:
 
 
 def _parse(raw: bytes) -> Any:
+    """The JSON of a body, or its text when it is not JSON; ``TooDeep`` past ``MAX_DEPTH``."""
     try:
-        return json.loads(raw)
+        return load_json(raw, "the answer")
+    except TooDeep:
+        raise
     except ValueError:
         return raw.decode("utf-8", "replace")
 
@@ -226,7 +234,14 @@ class ServerClient:
             shown = status if outcome is AttemptOutcome.MALFORMED else None
             return Attempt(outcome, shown, _ms(t0), error, share_ms=self._share(entered, t0))
         share = self._share(entered, t0)
-        data = _parse(raw)
+        try:
+            data = _parse(raw)
+        except TooDeep:
+            why = (
+                f"HTTP {status} with a JSON answer nested deeper than {MAX_DEPTH} levels: not "
+                "a server's answer; not read"
+            )
+            return Attempt(AttemptOutcome.MALFORMED, status, _ms(t0), why, share_ms=share)
         outcome = classify_status(resp.status_code)
         if outcome is AttemptOutcome.OK:
             why = check(data) if check else None
@@ -362,13 +377,18 @@ class ServerClient:
             f"after {n + 1} attempt(s); {hint}"
         )
 
-    async def wait_ready(self, deadline_s: float, interval_s: float = 0.5) -> float:
+    async def wait_ready(
+        self, deadline_s: float, interval_s: float = 0.5, *, since: float | None = None
+    ) -> float:
         """Poll readiness until 200; return the seconds waited or raise ``ServerUnavailable``.
 
         The deadline is a wall-clock bound: a deploy hook must never hang forever on a server
-        that will not come up.
+        that will not come up. ``since`` (``time.monotonic``) is when the command began to
+        wait: ``--wait-ready`` is one deadline for the whole command, however many steps wait
+        (engine detection, then each server's discovery), and the seconds reported are all
+        of them, not those of the last step.
         """
-        t0 = time.monotonic()
+        t0 = time.monotonic() if since is None else since
         last = "no answer"
         while True:
             att = await self.probe_health()

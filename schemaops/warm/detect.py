@@ -57,9 +57,13 @@ def metrics_ranks(text: str) -> int | None:
 
 
 def metrics_start(text: str) -> float | None:
-    """``process_start_time_seconds`` from a Prometheus text page, if present."""
+    """``process_start_time_seconds`` from a Prometheus text page, if present and a number
+    (``1.2.3`` matches the pattern but is none: no start time, not a ValueError)."""
     m = _START.search(text)
-    return float(m.group(1)) if m else None
+    try:
+        return float(m.group(1)) if m else None
+    except ValueError:
+        return None
 
 
 async def metrics_text(client: ServerClient) -> str:

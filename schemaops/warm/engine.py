@@ -68,6 +68,9 @@ class WarmOptions:
     timeout_s: float = 600.0
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     wait_ready_s: float = 0.0
+    #: ``time.monotonic`` when the command began waiting (``run_warm`` sets it): one
+    #: ``--wait-ready`` deadline for detection and discovery together; None: from discovery
+    ready_since: float | None = None
     dp: int | None = None
     dp_routing: DpRouting = "auto"
     probe: bool = True
@@ -195,7 +198,7 @@ async def _discover(
     """Readiness, the engine (``detect.identify``: SGLang's ``/server_info``, or vLLM's
     ``/version`` and the ``engine`` labels of ``/metrics``), DP ranks and the model name."""
     if opts.wait_ready_s > 0:
-        await client.wait_ready(opts.wait_ready_s)
+        await client.wait_ready(opts.wait_ready_s, since=opts.ready_since)
     else:
         await client.check_ready()
     ident = await identify(client, opts.engine)

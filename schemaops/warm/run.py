@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,7 +96,7 @@ async def _detect(opts: WarmOptions) -> str | None:
         )
         try:
             if opts.wait_ready_s > 0:
-                await client.wait_ready(opts.wait_ready_s)
+                await client.wait_ready(opts.wait_ready_s, since=opts.ready_since)
             elif (await client.probe_health()).outcome is not AttemptOutcome.OK:
                 return None
         except ServerUnavailable:
@@ -223,6 +224,7 @@ def run_warm(
     """Check, plan, warm (with a progress bar on a terminal's stderr when asked) and report:
     the ``--json`` document and the exit code."""
     check(settings)
+    settings.options.ready_since = time.monotonic()  # --wait-ready counts from here, once
     engine = resolve_engine(settings)
     items = plan(settings, notify)
     pre: list[dict[str, Any]] = []
