@@ -13,8 +13,9 @@ import pytest
 from shared_schemas import PATTERN, PATTERN_AND_PROPS, UNIQUE
 from typer.testing import CliRunner
 
-from schemaops.check.engine import route, run_engine_check
+from schemaops.check.engine import run_engine_check
 from schemaops.cli import app
+from schemaops.engines import route
 
 
 @pytest.mark.parametrize(
@@ -65,11 +66,41 @@ def test_engine_gate_fails_rejected_schemas_and_reports_routes(tmp_path: Path) -
     assert [p.kind for p in cases["unique"].problems] == ["engine_rejects"]
     assert "HTTP 400" in cases["unique"].problems[0].message
     assert cases["plain"].result["engine_route"]["served_by"] == "xgrammar"
-    assert cases["mixed"].result["engine_route"]["compare_backend"] == "outlines"
     assert report.settings["routes"] == {"xgrammar": ["plain"], "outlines": ["mixed"]}
     assert report.settings["latch"]  # mixed routes: the one-backend latch is reported
     assert report.settings["engine_pins"]["xgrammar"] == "0.2.8"
     assert set(report.settings["measured_with"]) == {"xgrammar", "llguidance", "outlines_core"}
+
+
+def test_engine_gate_judges_the_latched_backend_not_autos_pick(tmp_path: Path) -> None:
+    """trust #1: under vLLM auto with mixed routes the engine is latched on xgrammar (warm
+    latches it so), which compiles the patternProperties+properties schema without enforcing
+    it. The gate measures it on xgrammar and fails it; it used to measure it on outlines
+    (auto's pick on a fresh engine) and pass it with a warning."""
+    report = run_engine_check(_registry(tmp_path), "vllm")
+    mixed = {c.schema: c for c in report.cases}["mixed"]
+    assert report.settings["latched_backend"] == "xgrammar"
+    route = mixed.result["engine_route"]
+    assert (route["served_by"], route["compare_backend"], route["auto_route"]) == (
+        "xgrammar",
+        "xgrammar",
+        "outlines",
+    )
+    assert not mixed.passed
+    latch = [p for p in mixed.problems if p.kind == "engine_latch"]
+    assert latch and "patternProperties together with properties" in latch[0].message
+    assert "--backend outlines" in latch[0].fix
+
+
+def test_a_fixed_backend_has_no_latch(tmp_path: Path) -> None:
+    """With a fixed vLLM backend each schema keeps its route: no latch, no latch problem."""
+    (tmp_path / "mixed.json").write_text(json.dumps(PATTERN_AND_PROPS))
+    (tmp_path / "plain.json").write_text(json.dumps(PATTERN))
+    report = run_engine_check(tmp_path, "vllm", "outlines")
+    assert report.settings["latched_backend"] is None and report.settings["latch"] is None
+    for case in report.cases:
+        assert "auto_route" not in case.result["engine_route"]
+        assert not [p for p in case.problems if p.kind == "engine_latch"]
 
 
 @pytest.mark.parametrize(

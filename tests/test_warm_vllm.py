@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 from cli_support import run_cli
 
+from schemaops.engines.vllm import metrics_ranks, metrics_start
 from schemaops.errors import InputError
 from schemaops.registry import load_registry
 from schemaops.warm import WarmOptions, plan_from_registry
-from schemaops.warm.detect import metrics_ranks, metrics_start
 from schemaops.warm.latch import line, order, precheck
 from schemaops.warm.plan import response_format_item, structured_outputs_item
 from schemaops.warm.run import WarmSettings, check

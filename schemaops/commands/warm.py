@@ -54,8 +54,14 @@ WARM_HELP = "\n\n".join(
         "whole request, and an answer over 8 MiB is cut off and 'failed'.",
         "Credentials in a --server URL (http://user:pass@host), --api-key (or "
         "SCHEMAOPS_API_KEY) and --header values are sent with every request but never printed.",
-        "Exit 0 all warmed, 1 any schema not warmed on any server (with --require-proof also "
-        "any probe 'miss' or 'suspect'), 2 usage error.",
+        "vLLM keeps compiled grammars in an LRU capped by VLLM_XGRAMMAR_CACHE_MB (512 MiB by "
+        "default; --cache-mb says what the server has): before sending, the registry's "
+        "compiled footprint (xgrammar, --tokenizer) is measured against it; schemas are sent "
+        "least used first (--from-log counts), and the earliest warmed are probed again at "
+        "the end: one that compiles again was evicted.",
+        "Exit 0 ok (every row warmed, no probe miss, no eviction, a known DP size, a registry "
+        "that fits the grammar cache), 1 otherwise (why_not_ok says why; with "
+        "--require-proof also any probe 'suspect'), 2 usage error.",
     ]
 )
 
@@ -173,10 +179,26 @@ def warm_cmd(
     ),
     dp: int | None = typer.Option(
         None,
+        "--dp-size",
         "--dp",
         min=1,
         max=256,
-        help="DP replicas per server when /server_info (vLLM: /metrics) cannot tell (at most 256).",
+        help="DP replicas (engines) per server when /server_info (vLLM: /metrics) cannot tell "
+        "(at most 256). Without it, a vLLM server whose /metrics has no engine labels has an "
+        "unknown DP size: its rows are unproven and the run is not ok.",
+    ),
+    tokenizer: str = typer.Option(
+        "qwen2.5",
+        "--tokenizer",
+        help="The served model's tokenizer (a schemaops tokenizer name or a local folder), for "
+        "the compiled footprint against vLLM's grammar cache.",
+    ),
+    cache_mb: int | None = typer.Option(
+        None,
+        "--cache-mb",
+        min=0,
+        help="The vLLM server's VLLM_XGRAMMAR_CACHE_MB (vLLM does not report it; default "
+        "vLLM's 512).",
     ),
     dp_routing: DpRoutingChoice = typer.Option(
         DpRoutingChoice.auto,
@@ -235,6 +257,8 @@ def warm_cmd(
         schema_field=schema_field.value,  # type: ignore[arg-type]
         vllm_backend=vllm_backend,
         schemas=tuple(schema),
+        tokenizer=tokenizer,
+        cache_mb=cache_mb,
     )
     doc, code = call(
         run_warm, settings, show_progress=progress, notify=lambda m: typer.echo(m, err=True)

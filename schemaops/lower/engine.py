@@ -4,9 +4,10 @@ A bare-library lowering answers "does xgrammar compile and enforce the served sc
 deploy sends it through an engine, which may answer HTTP 400 first (SGLang 0.5.23 refuses
 schemas whose keywords its xgrammar/outlines backend would ignore; vLLM 0.32.0 configured
 with xgrammar refuses its ``has_xgrammar_unsupported_json_features``) and keys its grammar
-cache on its own string. The rules are ``check --engine``'s (``schemaops.check.engine``):
-the engine is configured with the lowered backend (SGLang ``--grammar-backend B``, vLLM
-``structured_outputs_config.backend B``, where llguidance is ``guidance``).
+cache on its own string. The rules are the engine models' (``schemaops.engines``, as for
+``check --engine``): the engine is configured with the lowered backend (SGLang
+``--grammar-backend B``, vLLM ``structured_outputs_config.backend B``, where llguidance is
+``guidance``).
 
 Two steps: ``engine_caps`` marks the keywords the engine refuses as ``refused`` before the
 rewrite (so they go to an exact rewrite or to the residual instead of a 400), and
@@ -19,15 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from schemaops.check.engine import (
-    ENGINE_PINS,
-    ENGINE_RELEASE,
-    SGLANG_OUTLINES_UNSUPPORTED,
-    SGLANG_XGRAMMAR_UNSUPPORTED,
-    Route,
-    configured_backend,
-    route,
-)
+from schemaops.engines import Route, get_engine, route
+from schemaops.engines.sglang import OUTLINES_UNSUPPORTED as SGLANG_OUTLINES_UNSUPPORTED
+from schemaops.engines.sglang import XGRAMMAR_UNSUPPORTED as SGLANG_XGRAMMAR_UNSUPPORTED
 from schemaops.registry.model import canonical_text, openai_text
 from schemaops.strings import sha256_hex
 
@@ -74,20 +69,20 @@ class EngineTarget:
 
     @property
     def label(self) -> str:
-        return f"{self.engine} {ENGINE_RELEASE[self.engine]} ({self.configured})"
+        return get_engine(self.engine).label(self.configured)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.engine,
-            "release": ENGINE_RELEASE[self.engine],
+            "release": get_engine(self.engine).release,
             "configured": self.configured,
-            "pins": ENGINE_PINS[self.engine],
+            "pins": get_engine(self.engine).pins,
         }
 
 
 def engine_target(engine: str, backend: str) -> EngineTarget:
     """``engine`` configured with ``backend``; ``InputError`` (exit 2) for an unknown engine."""
-    return EngineTarget(engine, configured_backend(engine, backend))
+    return EngineTarget(engine, get_engine(engine).configured_backend(backend))
 
 
 def engine_caps(caps: dict[str, str], target: EngineTarget) -> dict[str, str]:

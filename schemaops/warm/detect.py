@@ -4,7 +4,8 @@ SGLang has ``/server_info`` (a JSON object: version, grammar_backend, dp_size,
 startup_time). vLLM 0.32 has no ``/server_info`` (404); it says ``owned_by: "vllm"`` in
 ``/v1/models``, its version in ``/version``, and ``/metrics`` carries one ``engine="N"``
 label per data-parallel rank (each EngineCore holds its own grammar cache) plus the API
-process's ``process_start_time_seconds`` (a new value: a restarted server, an empty cache).
+process's ``process_start_time_seconds`` (a new value: a restarted server, an empty cache);
+reading those pages is the vLLM engine model's (``schemaops.engines.vllm``).
 
 A server that answers neither way is not warmed: ``EngineMismatch`` (exit 2), as is a
 server that contradicts ``--engine``. A ``/server_info`` that does not answer in time (stuck
@@ -14,10 +15,10 @@ detected, so a slow info endpoint never blocks a warm run.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from schemaops.engines.vllm import metrics_ranks
 from schemaops.errors import InputError
 from schemaops.warm.client import ServerClient
 
@@ -25,8 +26,6 @@ Engine = Literal["sglang", "vllm"]
 EngineChoice = Literal["auto", "sglang", "vllm"]
 # /server_info, /v1/models, /version and /metrics answer at once on a healthy server.
 INFO_TIMEOUT_S = 30.0
-_ENGINE_LABEL = re.compile(r'^vllm:[A-Za-z0-9_:]+\{[^}]*\bengine="(\d{1,6})"', re.M)
-_START = re.compile(r"^process_start_time_seconds\s+([0-9.eE+]+)\s*$", re.M)
 
 
 class EngineMismatch(InputError):
@@ -48,22 +47,6 @@ def _owner(models: Any) -> str | None:
     first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
     owner = first.get("owned_by")
     return owner if isinstance(owner, str) else None
-
-
-def metrics_ranks(text: str) -> int | None:
-    """The number of distinct ``engine`` labels on ``vllm:`` series (``None`` if none)."""
-    ranks = {int(m) for m in _ENGINE_LABEL.findall(text)}
-    return len(ranks) if ranks else None
-
-
-def metrics_start(text: str) -> float | None:
-    """``process_start_time_seconds`` from a Prometheus text page, if present and a number
-    (``1.2.3`` matches the pattern but is none: no start time, not a ValueError)."""
-    m = _START.search(text)
-    try:
-        return float(m.group(1)) if m else None
-    except ValueError:
-        return None
 
 
 async def metrics_text(client: ServerClient) -> str:

@@ -29,10 +29,11 @@ from typing import Any, Literal
 
 import httpx
 
+from schemaops.engines.vllm import MalformedMetric, metrics_start
 from schemaops.warm.answer import clean, server_config_hint, why_not_answer
 from schemaops.warm.auth import Auth
 from schemaops.warm.client import Result, ServerClient, ServerUnavailable
-from schemaops.warm.detect import EngineChoice, identify, metrics_start, metrics_text
+from schemaops.warm.detect import EngineChoice, identify, metrics_text
 from schemaops.warm.plan import Api, WarmItem, baseline_request, build_request
 from schemaops.warm.prove import ProofPolicy, baseline, verdict
 from schemaops.warm.retry import AttemptOutcome, RetryPolicy
@@ -81,6 +82,9 @@ class WarmOptions:
     engine: EngineChoice = "auto"
     #: ``--api-key`` / ``--header``: sent with every request, scrubbed from every output
     auth: Auth = field(default_factory=Auth)
+    #: identities to probe once more after everything was warmed and probed (the earliest
+    #: warmed of a size-capped grammar cache): a miss then is an eviction
+    reprove: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -95,6 +99,10 @@ class Cell:
     error: str | None = None
     attempts: int = 0
     rewarmed: bool = False
+    #: the latency of the re-probe after the whole run (``WarmOptions.reprove``)
+    reprobe_ms: float | None = None
+    #: the re-probe compiled again: the grammar cache evicted the entry after warming
+    evicted: bool = False
 
     def record(self, res: Result) -> None:
         """Take a request's result as the cell's truth; keep the first cold time of a cell
@@ -128,6 +136,8 @@ class ServerRun:
     error: str | None = None
     engine: str | None = None
     dp_size: int = 1
+    #: None when the DP size is known (reported, or --dp-size); else why it is not
+    dp_unknown: str | None = None
     dp_routing: str = "none"
     version: str | None = None
     grammar_backend: str | None = None
@@ -136,6 +146,9 @@ class ServerRun:
     restarts: int = 0
     rounds: int = 0
     cells: dict[str, list[Cell]] = field(default_factory=dict)
+    #: what the server said that warm could not use, and what that costs (e.g. a
+    #: malformed process_start_time_seconds: no restart detection from it)
+    notes: list[str] = field(default_factory=list)
 
 
 def _explain(res: Result) -> str:
@@ -208,6 +221,14 @@ async def _discover(
     run.grammar_backend = _text(info.get("grammar_backend"))
     found = ident.dp_ranks if ident.engine == "vllm" else info.get("dp_size")
     run.dp_size = opts.dp if opts.dp else dp_size_of(found, client.shown_url)
+    if ident.engine == "vllm" and found is None and not opts.dp:
+        # No engine labels (a gateway exposing only /v1, or /metrics off): one request per
+        # schema may have reached one engine of several. Said, never taken as 1.
+        run.dp_unknown = (
+            f"{client.shown_url}/metrics gave no engine labels (unreachable, or a gateway "
+            "that exposes only /v1), so the number of vLLM DP engines is unknown: each schema "
+            "was warmed on one engine, maybe one of several; pass --dp-size N"
+        )
     run.ready = True
     if run.dp_size > 1:
         run.dp_routing = "round-robin" if opts.dp_routing == "round-robin" else "rank"
@@ -221,10 +242,21 @@ async def _discover(
         run.model = _model_of(await client.get_json("/v1/models", timeout_s=INFO_TIMEOUT_S))
 
 
-async def _startup_time(client: ServerClient, engine: str | None = None) -> Any:
-    """SGLang's ``startup_time``; vLLM's ``process_start_time_seconds`` (``/metrics``)."""
-    if engine == "vllm":
-        return metrics_start(await metrics_text(client))
+async def _startup_time(client: ServerClient, run: ServerRun) -> Any:
+    """SGLang's ``startup_time``; vLLM's ``process_start_time_seconds`` (``/metrics``).
+
+    A malformed value is None (no restart detection from it) with a note on ``run``, once."""
+    if run.engine == "vllm":
+        try:
+            return metrics_start(await metrics_text(client))
+        except MalformedMetric as exc:
+            note = (
+                f"{client.shown_url}/metrics: {exc}; a restart is detected from connection "
+                "losses only"
+            )
+            if note not in run.notes:
+                run.notes.append(note)
+            return None
     info = await client.get_json("/server_info", timeout_s=INFO_TIMEOUT_S)
     return info.get("startup_time") if isinstance(info, dict) else None
 
@@ -321,6 +353,40 @@ async def _probe_pass(
                 cell.proof = verdict(cold, cell.probe_ms, base, opts.proof)
 
 
+EVICTED = (
+    "evicted after warming: probed again once the whole registry was warmed, it compiled "
+    "again (re-probe {reprobe:.0f} ms, cold {cold:.0f} ms, baseline {base:.0f} ms), so the "
+    "server's grammar cache dropped it to make room for later schemas"
+)
+
+
+async def _reprove_pass(
+    client: ServerClient, run: ServerRun, items: list[WarmItem], opts: WarmOptions
+) -> None:
+    """Probe the earliest-warmed items again, after everything else was warmed and probed:
+    in a size-capped LRU those are evicted first. A ``miss`` marks the cell ``evicted``."""
+    slots = _slots(run)
+    by_id = {it.identity: it for it in items}
+    for identity in opts.reprove:
+        item = by_id.get(identity)
+        base = run.base_ms.get(item.api) if item else None
+        for i, cell in enumerate(run.cells.get(identity, []) if item else []):
+            if cell.status != "warmed" or item is None:
+                continue
+            res = await _send(client, run, item, slots[i])
+            if res.outcome is not AttemptOutcome.OK:
+                cell.record(res)
+                continue
+            cell.reprobe_ms = res.last.elapsed_ms
+            cold = cell.cold_share_ms if cell.cold_share_ms is not None else cell.cold_ms
+            if base is None or cold is None:
+                continue
+            if verdict(cold, cell.reprobe_ms, base, opts.proof) == "miss":
+                cell.evicted = True
+                cell.proof = "miss"
+                cell.error = EVICTED.format(reprobe=cell.reprobe_ms, cold=cold, base=base)
+
+
 async def _run_server(
     url: str, items: list[WarmItem], opts: WarmOptions, http: httpx.AsyncClient, progress: Progress
 ) -> ServerRun:
@@ -347,7 +413,7 @@ async def _run_server(
     extra = len(items) * (len(slots) - 1) * (2 if opts.probe else 1)
     progress("total", extra)
     await _measure_baseline(client, run, opts, apis)
-    started = await _startup_time(client, run.engine)
+    started = await _startup_time(client, run)
     todo = {it.identity: list(range(len(slots))) for it in items}
     for rnd in range(1, opts.max_rounds + 1):
         run.rounds = rnd
@@ -362,7 +428,7 @@ async def _run_server(
             await _warm_pass(client, run, items, todo, opts, progress)
         if opts.probe:
             await _probe_pass(client, run, items, opts, progress)
-        now = await _startup_time(client, run.engine)
+        now = await _startup_time(client, run)
         proven = started is not None and now is not None and now != started
         if not (proven or client.down_events > downs):
             break
@@ -389,6 +455,10 @@ async def _run_server(
                             "failed",
                             f"server restarted during each of {rnd} rounds; not confirmed warm",
                         )
+    if opts.probe and opts.reprove:
+        progress("total", len(opts.reprove) * len(slots))
+        await _reprove_pass(client, run, items, opts)
+        progress("advance", len(opts.reprove) * len(slots))
     return run
 
 

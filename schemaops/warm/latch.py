@@ -4,8 +4,9 @@ vLLM 0.32 builds ONE grammar backend per engine (per DP rank), from the first st
 request after start, and compiles every later schema with it whatever ``auto`` would route it
 to (measured on the dev server, tests/integration/test_vllm_auto_routes.py: a schema ``auto``
 routes to outlines was compiled by xgrammar on an engine latched on xgrammar; an xgrammar
-schema got HTTP 500 on an engine latched on outlines). The routing rules are
-``schemaops.check.engine.route_vllm``; this module only applies them to a warm plan:
+schema got HTTP 500 on an engine latched on outlines). The routing rules and the latch are
+the vLLM engine model's (``schemaops.engines.vllm``); this module only applies them to a warm
+plan:
 
 - ``order``: the items ``auto`` serves with xgrammar go first (warm then sends the first one
   alone to every rank before anything else, so the latch is xgrammar by construction);
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from schemaops.check.engine import route_vllm, vllm_xgrammar_unsupported
+from schemaops.engines.vllm import VLLM, latched_outcome
 from schemaops.warm.plan import WarmItem
 
 
@@ -48,32 +49,12 @@ def item_schemas(item: WarmItem) -> list[Any]:
     return out
 
 
-def _latched(schema: Any) -> str:
-    """What an engine latched on xgrammar does with a schema ``auto`` routes elsewhere."""
-    from schemaops.check.engine import _xgrammar_compile_error
-
-    first = ""
-    if route_vllm(schema).served_by == "outlines":
-        first = (
-            "; sent first to a fresh engine it would latch the engine on outlines instead, and "
-            "then schemas auto routes to xgrammar fail (HTTP 500)"
-        )
-    err = _xgrammar_compile_error(schema)
-    if err:
-        return f"an engine latched on xgrammar fails it: xgrammar cannot compile it ({err}){first}"
-    why = vllm_xgrammar_unsupported(schema)
-    return (
-        "an engine latched on xgrammar compiles it with xgrammar anyway, with HTTP 200: "
-        f"{why or 'what xgrammar does not support'} is NOT enforced{first}"
-    )
-
-
 def precheck(items: list[WarmItem], backend: str = "auto") -> list[dict[str, Any]]:
     """One entry per item the ``backend`` vLLM engine would not simply serve with xgrammar."""
     notes = []
     for it in items:
         for schema in item_schemas(it):
-            r = route_vllm(schema, backend)
+            r = VLLM.route(schema, backend)
             if (r.served_by == "xgrammar" or backend != "auto") and not r.rejected:
                 continue  # xgrammar's, or a fixed backend's: one backend serves everything
             entry: dict[str, Any] = {
@@ -88,7 +69,7 @@ def precheck(items: list[WarmItem], backend: str = "auto") -> list[dict[str, Any
                 # for each request, before any engine sees it: the latch does not matter.
                 entry["latched"] = f"HTTP 400 whatever the latch ({r.reason})"
             elif backend == "auto":
-                entry["latched"] = _latched(schema)
+                entry["latched"] = latched_outcome(schema, "xgrammar")
             else:
                 entry["latched"] = (
                     f"HTTP 400 from {backend}: {r.reason}" if r.rejected else "served"
@@ -99,16 +80,20 @@ def precheck(items: list[WarmItem], backend: str = "auto") -> list[dict[str, Any
 
 
 def order(items: list[WarmItem], backend: str = "auto") -> list[WarmItem]:
-    """``items`` with the ones xgrammar serves first (stable otherwise); under a fixed
-    backend there is no latch and the order is kept."""
+    """``items`` with the first one xgrammar serves moved to the front (it is sent first,
+    alone, and latches the engine on xgrammar); the rest keep their order (warm's usage
+    order). Under a fixed backend there is no latch and the order is kept."""
     if backend != "auto":
         return list(items)
 
     def xgr(it: WarmItem) -> bool:
-        routes = [route_vllm(s, backend) for s in item_schemas(it)]
+        routes = [VLLM.route(s, backend) for s in item_schemas(it)]
         return all(r.served_by == "xgrammar" for r in routes)
 
-    return sorted(items, key=lambda it: 0 if xgr(it) else 1)
+    first = next((i for i, it in enumerate(items) if xgr(it)), None)
+    if first is None:
+        return list(items)
+    return [items[first], *items[:first], *items[first + 1 :]]
 
 
 def line(entry: dict[str, Any]) -> str:

@@ -125,21 +125,14 @@ def structured_outputs_item(
 
 
 def key_paths(native_wire: str, bundled: Any) -> dict[str, str]:
-    """The cache key each request path derives from one registry schema (its exact string).
+    """The cache key each request path of each engine derives from one registry schema (its
+    exact string): the engine models' ``cache_keys``, SGLang's then vLLM's."""
+    from schemaops.engines import ENGINES
 
-    SGLang ``/generate`` keys the ``json_schema`` string as sent (the registry's native wire);
-    ``response_format`` (SGLang and vLLM) and vLLM's ``structured_outputs.json`` as an object
-    key ``json.dumps`` of the object; ``structured_outputs.json`` as a string is keyed by the
-    bytes sent, shown here for the registry's native wire (what ``warm --schema-field
-    structured_outputs_string`` sends).
-    """
-    dumped = json.dumps(bundled)
-    return {
-        "sglang:/generate json_schema": native_wire,
-        "response_format": dumped,
-        "vllm:structured_outputs.json object": dumped,
-        "vllm:structured_outputs.json string (native wire sent)": native_wire,
-    }
+    out: dict[str, str] = {}
+    for engine in ENGINES.values():
+        out.update(engine.cache_keys(native_wire, bundled))
+    return out
 
 
 def tool_definition(name: str, schema: Any, description: str = "") -> dict[str, Any]:

@@ -49,6 +49,8 @@ def row(item: WarmItem, run: ServerRun) -> dict[str, Any]:
     if status == "pending":
         status = "failed"
     proof = worst([c.proof for c in cells])
+    if run.dp_unknown and status == "warmed":
+        proof = worst([proof, "unproven"])  # warm on the engine reached; the others unknown
     errors = [c.error for c in cells if c.error]
     out: dict[str, Any] = {
         "schema": item.name,
@@ -64,6 +66,11 @@ def row(item: WarmItem, run: ServerRun) -> dict[str, Any]:
     }
     if proof and proof != "hit":
         out["note"] = NOTES[proof]
+    if run.dp_unknown and status == "warmed" and proof == "unproven":
+        out["note"] = run.dp_unknown
+    if any(c.evicted for c in cells):
+        out["evicted"] = True
+        out["note"] = "evicted from the grammar cache after warming (see error)"
     if item.source != "registry":
         out.update(source=item.source, seen=item.seen, matches=item.matches)
     if item.key is not None:
@@ -81,8 +88,12 @@ def row(item: WarmItem, run: ServerRun) -> dict[str, Any]:
                 "proof": c.proof,
                 "error": c.error,
             }
+            | ({"reprobe_ms": c.reprobe_ms} if c.reprobe_ms is not None else {})
             for i, c in enumerate(cells)
         ]
+    reprobes = [c.reprobe_ms for c in cells if c.reprobe_ms is not None]
+    if reprobes:
+        out["reprobe_ms"] = max(reprobes)
     return out
 
 
@@ -103,17 +114,20 @@ def document(
             "engine": r.engine,
             "version": r.version,
             "grammar_backend": r.grammar_backend,
-            "dp_size": r.dp_size,
+            "dp_size": None if r.dp_unknown else r.dp_size,
             "dp_routing": r.dp_routing,
             "baseline_ms": _first_baseline(r, opts),
             "baseline_ms_by_api": dict(r.base_ms),
             "restarts_detected": r.restarts,
             "rounds": r.rounds,
         }
+        | ({"dp_unknown": r.dp_unknown} if r.dp_unknown else {})
+        | ({"notes": list(r.notes)} if r.notes else {})
         for r in runs
     ]
+    why_not = why_not_ok(rows, runs, counts, proofs)
     doc = {
-        "ok": counts["warmed"] == len(rows),
+        "ok": not why_not,
         "api": opts.api,
         "summary": {
             "schemas": len(items),
@@ -127,7 +141,39 @@ def document(
         "servers": servers,
         "results": rows,
     }
+    if why_not:
+        doc["why_not_ok"] = why_not
     return _safe(scrub_all(doc, opts.servers, opts.auth.secrets()))
+
+
+def why_not_ok(
+    rows: list[dict[str, Any]],
+    runs: list[ServerRun],
+    counts: dict[str, int],
+    proofs: dict[str, int],
+) -> list[str]:
+    """Every reason the run is not ``ok`` (empty: ok). ``ok`` is the run's whole verdict:
+    not only every row ``warmed``, but nothing the run's own evidence contradicts (a probe
+    that compiled again, an eviction found by the re-probe) and no row whose scope is
+    unknown (a DP size that could not be read)."""
+    out = []
+    bad = len(rows) - counts["warmed"]
+    if bad:
+        out.append(f"{bad} of {len(rows)} row(s) not warmed")
+    evicted = sum(1 for r in rows if r.get("evicted"))
+    if evicted:
+        out.append(
+            f"{evicted} row(s) evicted from the grammar cache after warming: the registry "
+            "does not fit the server's grammar cache (see grammar_cache)"
+        )
+    misses = proofs["miss"] - evicted
+    if misses > 0:
+        out.append(
+            f"{misses} row(s) with proof miss: the probe compiled again, so the schema was "
+            "not in the cache it was warmed into (see the rows' note)"
+        )
+    out.extend(r.dp_unknown for r in runs if r.dp_unknown)
+    return out
 
 
 def _first_baseline(run: ServerRun, opts: WarmOptions) -> float | None:
@@ -149,12 +195,13 @@ def _safe(value: Any) -> Any:
 
 
 def exit_code(doc: dict[str, Any], require_proof: bool = False) -> int:
-    """1 if any schema is not warmed on any server; with ``require_proof`` also when any
-    probe is a ``miss`` or ``suspect`` (``unproven`` passes: a schema cached before the run
+    """1 when the run is not ``ok`` (``why_not_ok``: a row not warmed, a probe ``miss``, an
+    eviction, an unknown DP size, a registry over the grammar cache); with ``require_proof``
+    also when any probe is ``suspect`` (``unproven`` passes: a schema cached before the run
     is warm but cannot be shown so by latency)."""
     if not doc["ok"]:
         return 1
-    if require_proof and (doc["summary"]["proof"]["miss"] or doc["summary"]["proof"]["suspect"]):
+    if require_proof and doc["summary"]["proof"]["suspect"]:
         return 1
     return 0
 
@@ -180,7 +227,13 @@ def render(doc: dict[str, Any], console: Console | None = None) -> None:
         if s["error"]:
             console.print(f"[red]{escape(s['server'])}[/]: {escape(s['error'])}")
         else:
-            dp = f", dp_size {s['dp_size']} ({s['dp_routing']})" if s["dp_size"] > 1 else ""
+            dp = (
+                ", [yellow]dp_size unknown[/]"
+                if s["dp_size"] is None
+                else f", dp_size {s['dp_size']} ({s['dp_routing']})"
+                if s["dp_size"] > 1
+                else ""
+            )
             rs = (
                 f", [yellow]restart detected {s['restarts_detected']}x, re-warmed[/]"
                 if s["restarts_detected"]
@@ -223,3 +276,13 @@ def render(doc: dict[str, Any], console: Console | None = None) -> None:
     )
     for p in flagged:
         console.print(f"[{PROOF_STYLE[p]}]{p}[/]: {NOTES[p]}")
+    for s in doc["servers"]:
+        for note in s.get("notes") or []:
+            console.print(f"[yellow]note[/]: {escape(note)}")
+    cache = doc.get("grammar_cache")
+    if cache:
+        console.print(f"grammar cache: {escape(cache['reason'])}")
+        if cache.get("fix"):
+            console.print(f"[bold]fix[/]: {escape(cache['fix'])}")
+    for why in doc.get("why_not_ok") or []:
+        console.print(f"[red]not ok[/]: {escape(why)}")

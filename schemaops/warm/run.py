@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from schemaops.engines.capacity import Fit, fit, xgrammar_footprint
 from schemaops.errors import InputError
 from schemaops.warm import latch
 from schemaops.warm.client import ServerClient, ServerUnavailable
@@ -51,6 +52,10 @@ class WarmSettings:
     # --schema: warm only these registry names (a glob such as ``billing.*`` selects several);
     # only they are read and checked (a platform registry has thousands). Empty: all.
     schemas: tuple[str, ...] = ()
+    # The served tokenizer, for the compiled footprint against vLLM's grammar cache.
+    tokenizer: str = "qwen2.5"
+    # The server's VLLM_XGRAMMAR_CACHE_MB (None: vLLM's default, 512): vLLM does not report it.
+    cache_mb: int | None = None
 
 
 def check(settings: WarmSettings) -> None:
@@ -228,16 +233,71 @@ def run_warm(
     engine = resolve_engine(settings)
     items = plan(settings, notify)
     pre: list[dict[str, Any]] = []
+    # Most used last: a size-capped cache (vLLM's LRU) keeps what was warmed last.
+    send = usage_order(items)
+    cache: Fit | None = None
     if engine == "vllm":
         # Before anything is sent: what the backend (auto: the latch) does with each schema.
         pre = latch.precheck(items, settings.vllm_backend)
         for entry in pre:
             notify(latch.line(entry))
-        items = latch.order(items, settings.vllm_backend)
+        send = latch.order(send, settings.vllm_backend)
+        cache = capacity(send, settings)
+        if cache.fits is not True:
+            notify(f"grammar cache: {cache.reason}" + (f"; fix: {cache.fix}" if cache.fix else ""))
+        if cache.policy.kind.startswith("lru"):
+            settings.options.reprove = [it.identity for it in send[:REPROVE_SAMPLE]]
     with progress_bar(show_progress) as progress:
-        runs, wall = warm(items, settings.options, progress)
+        runs, wall = warm(send, settings.options, progress)
     doc = document(items, runs, settings.options, wall)
     doc["engine"] = engine
     if engine == "vllm":
         doc["vllm_precheck"] = {"backend": settings.vllm_backend, "schemas": pre}
+    if cache is not None:
+        doc["grammar_cache"] = cache.to_dict()
+        if cache.fits is False:
+            doc["ok"] = False
+            doc.setdefault("why_not_ok", []).append(f"{cache.reason}; fix: {cache.fix}")
     return doc, exit_code(doc, settings.require_proof)
+
+
+# How many of the earliest-warmed schemas are probed again after the run (size-capped caches).
+REPROVE_SAMPLE = 8
+
+
+def usage_order(items: list[WarmItem]) -> list[WarmItem]:
+    """``items`` least used first (``seen``: the ``--from-log`` counts; ties keep the plan
+    order), so that the most used are the most recently warmed: the last an LRU evicts."""
+    return sorted(items, key=lambda it: it.seen)
+
+
+def capacity(send: list[WarmItem], settings: WarmSettings) -> Fit:
+    """vLLM's grammar cache against the items' compiled footprint, before anything is sent.
+
+    The backend that compiles them: the latch under ``auto`` (xgrammar when any item is
+    xgrammar's: warm latches it so), else the configured one. The footprint is measured
+    with xgrammar on ``settings.tokenizer`` (an item whose key the server derives, tools,
+    is unknown); other backends report no size."""
+    from schemaops.engines.vllm import VLLM
+
+    routes = [VLLM.route(s, settings.vllm_backend) for it in send for s in latch.item_schemas(it)]
+    backend = VLLM.latched(routes, settings.vllm_backend) or settings.vllm_backend
+    env = {} if settings.cache_mb is None else {"VLLM_XGRAMMAR_CACHE_MB": str(settings.cache_mb)}
+    policy = VLLM.cache_policy(backend, env)
+    footprint = None
+    if policy.kind == "lru_bytes":
+        texts = {it.identity: it.key for it in send if it.key is not None}
+        footprint = xgrammar_footprint(texts, settings.tokenizer, settings.options.timeout_s)
+        footprint.unknown.update(
+            {it.identity: "the server derives this key (tools)" for it in send if it.key is None}
+        )
+        # Names, not identities, in the report (an identity is the whole key string); a
+        # name two keys share (a log's object and string forms) gets the key's short hash.
+        seen = [it.name for it in send]
+        names = {
+            it.identity: it.name if seen.count(it.name) == 1 else f"{it.name}#{it.short_hash}"
+            for it in send
+        }
+        footprint.bytes_by_schema = {names[k]: v for k, v in footprint.bytes_by_schema.items()}
+        footprint.unknown = {names[k]: v for k, v in footprint.unknown.items()}
+    return fit(policy, len(send), footprint)

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from shared_schemas import SCHEMAS
 
-from schemaops.check.engine import route
+from schemaops.engines import route
 
 
 def ask(client: httpx.Client, schema: dict[str, Any]) -> httpx.Response:

@@ -22,9 +22,9 @@ import httpx
 from shared_schemas import PATTERN, PATTERN_AND_PROPS, UNIQUE
 from vllm_fixtures import VLLM_AUTO_OPT_IN
 
-from schemaops.check.engine import route
 from schemaops.devserver.launcher import group_members
 from schemaops.devserver.vllm import SERVED_MODEL_NAME, VllmServer
+from schemaops.engines import route
 
 pytestmark = VLLM_AUTO_OPT_IN
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from test_check_engine_servers import SCHEMAS, ask
 
-from schemaops.check.engine import route
+from schemaops.engines import route
 
 # vLLM's own words when its xgrammar backend refuses a schema (HTTP 400).
 VLLM_XGRAMMAR_400 = "features not supported by xgrammar"

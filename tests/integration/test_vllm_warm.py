@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
+from schemaops.engines.vllm import metrics_start
 from schemaops.registry import load_registry
 from schemaops.warm import WarmOptions, report, warm
-from schemaops.warm.detect import metrics_start
 from schemaops.warm.heavy import heavy_schema
 from schemaops.warm.plan import structured_outputs_item
 from schemaops.warm.run import WarmSettings, run_warm
