@@ -28,6 +28,7 @@ from typing import Any
 
 from schemaops.audit import budget
 from schemaops.audit.classify import PARSE, Classification
+from schemaops.audit.ranking import ranked
 
 WS_RUN = 64
 _WS_RUN_RE = re.compile(rf"\s{{{WS_RUN},}}")
@@ -162,7 +163,6 @@ def summary(tally: Any) -> dict[str, dict[str, Any]]:
     """``{diagnosis: {"count", "fix"}}``, most frequent first, then ``poisoned`` (a count of
     schemas, with ``schemas``: each one's first failing line, failures, ok outputs before);
     ``truncated_at_max_tokens`` carries ``budgets`` (``budget.budgets``)."""
-    from schemaops.audit.stats import ranked  # stats imports this module
 
     out: dict[str, dict[str, Any]] = {
         k: {"count": n, "fix": FIXES[k]} for k, n in ranked(tally.diagnoses)

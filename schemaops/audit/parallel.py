@@ -129,12 +129,26 @@ class _SliceReader:
 _RESOLVER: list = []  # the parent's resolver, inherited by forked workers (one per process)
 
 
-def _resolver(opts: Any) -> Any:
-    """Compile schemas once per worker process, not once per slice (the registry load and
-    compile cost ~0.4 s, as much as auditing 10,000 lines)."""
+def worker_resolver(opts: Any) -> Any:
+    """The resolver of a worker process: the parent's, inherited through the fork
+    (``inherited``), else one built here. Schemas are compiled once per worker process, not
+    once per slice (the registry load and compile cost as much as auditing 10,000 lines)."""
     if not _RESOLVER:
         _RESOLVER.append(SchemaResolver.for_options(opts))
     return _RESOLVER[0]
+
+
+@contextmanager
+def inherited(resolver: Any) -> Iterator[None]:
+    """Workers forked inside the block start with ``resolver`` (its compiled checks and
+    registry index), and nothing is left behind for a later run in this process."""
+    _RESOLVER.clear()
+    if resolver is not None:
+        _RESOLVER.append(resolver)
+    try:
+        yield
+    finally:
+        _RESOLVER.clear()
 
 
 def read_slice(fh: Any, start: int, end: int) -> Any:
@@ -151,7 +165,7 @@ def read_slice(fh: Any, start: int, end: int) -> Any:
 
 def _work(args: tuple) -> Tally:
     path, start, end, first_line, opts, part = args
-    resolver = _resolver(opts)
+    resolver = worker_resolver(opts)
     try:
         with open(path, "rb", buffering=1 << 20) as fh, armed(opts.timeout):
             lines = read_slice(fh, start, end)
@@ -164,13 +178,10 @@ def _work(args: tuple) -> Tally:
 
 
 def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally:
-    """Audit ``path`` with ``jobs`` processes; tallies merge in file order."""
-    if resolver is not None and resolver.routes_by_schema():
-        from schemaops.audit.routing import run_routed
-
-        return run_routed(path, opts, jobs, resolver)
+    """Audit ``path`` with ``jobs`` processes, each a byte range; tallies merge in file order.
+    (A registry large enough to route by schema goes to ``routing.run_routed`` instead: the
+    pipeline chooses.)"""
     cuts = slices(path, jobs)
-    _RESOLVER.clear()
     if resolver is not None:
         for name in resolver.precompile_names():
             try:
@@ -178,7 +189,6 @@ def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally
             except SchemaopsError:
                 pass  # reported per line, as in one process, if a record names it
         resolver.flush_cache()  # written once here, not once per forked worker
-        _RESOLVER.append(resolver)
     records = getattr(opts, "records", None)
     parts = [f"{records}.part{i}" if records else None for i in range(len(cuts))]
     args = [
@@ -186,14 +196,12 @@ def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally
     ]
     total = Tally()
     try:
-        with worker_pool(jobs) as pool:
+        with inherited(resolver), worker_pool(jobs) as pool:
             for tally in pool.map(_work, args):
                 total.merge(tally)
     except BaseException:
         remove_parts(parts)
         raise
-    finally:
-        _RESOLVER.clear()
     if records:
         with open(records, "wb") as out:
             for part in parts:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from schemaops.audit import routing
 from schemaops.audit.extract import MAX_LINE_BYTES
 from schemaops.audit.lines import NO_SCHEMA, audit_lines
 from schemaops.audit.options import AuditOptions
@@ -86,7 +87,10 @@ def _run_audit(path: str | Sequence[str], opts: AuditOptions) -> AuditResult:
     if path != "-" and not Path(path).exists():
         raise InputError(f"cannot read {path}: no such file")
     if jobs > 1 and can_split(path):
-        tally = run_parallel(path, opts, jobs, resolver)
+        if resolver.routes_by_schema():  # each worker owns a share of the schemas
+            tally = routing.run_routed(path, opts, jobs, resolver)
+        else:  # each worker audits a byte range
+            tally = run_parallel(path, opts, jobs, resolver)
     else:
         jobs = 1
         try:

@@ -10,7 +10,8 @@ from typing import Any
 from schemaops import __version__
 from schemaops.audit.classify import OK, PARSE, SUBTYPES, VIOLATION
 from schemaops.audit.diagnose import summary as diagnoses_summary
-from schemaops.audit.stats import compound, episode_summary, ranked, required_p, wilson
+from schemaops.audit.ranking import ranked
+from schemaops.audit.stats import compound, episode_summary, required_p, wilson
 
 TOP_PATHS = 15
 

@@ -171,7 +171,7 @@ def _work(args: tuple) -> Tally:
     path, slices, opts, route, part = args
     from schemaops.audit.lines import audit_lines
 
-    resolver = parallel._resolver(opts)
+    resolver = parallel.worker_resolver(opts)
     total = Tally()
     out = open(part, "wb") if part else None  # noqa: SIM115 (closed below)
     try:
@@ -216,16 +216,12 @@ def run_routed(path: str, opts: Any, jobs: int, resolver: Any) -> Tally:
         for k, (lo, hi) in enumerate(ranges)
     ]
     resolver.flush_cache()  # the index's entries: written once here, not once per worker
-    parallel._RESOLVER.clear()
-    parallel._RESOLVER.append(resolver)  # forked workers share the registry index
-    try:
-        with parallel.worker_pool(jobs) as pool:
+    try:  # forked workers share the registry index
+        with parallel.inherited(resolver), parallel.worker_pool(jobs) as pool:
             tallies = list(pool.map(_work, args))
     except BaseException:
         parallel.remove_parts(parts)
         raise
-    finally:
-        parallel._RESOLVER.clear()
     total = merge_routed(tallies)
     if records:
         merge_records(records, [p for p in parts if p])

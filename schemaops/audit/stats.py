@@ -54,12 +54,6 @@ def compound(p: float | None, ci: tuple[float, float] | None, steps: list[int]) 
     }
 
 
-def ranked(counts: Counter, n: int | None = None) -> list[tuple[Any, int]]:
-    """``most_common`` with ties in a fixed order (by key), not in order of first insertion:
-    a report is then the same whether one process or several workers counted (``routing``)."""
-    return sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))[:n]
-
-
 def required_p(target: float, n: int) -> float:
     """Per-step success needed so that p^n reaches ``target``."""
     return target ** (1.0 / n)
