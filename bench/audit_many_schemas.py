@@ -491,13 +491,13 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
     from jsonschema.validators import validator_for
 
     from schemaops.audit.explain import skipping_class
-    from schemaops.audit.fastcheck import _ID_KEYWORDS, _mentions, compile_fast, inline_refs
+    from schemaops.audit.fastcheck import ID_KEYWORDS, compile_fast, inline_refs, mentions
     from schemaops.audit.treecheck import compile_tree
     from schemaops.formats import format_checker
     from schemaops.registry import jsontext, refs
     from schemaops.registry.bundle import bundle
+    from schemaops.registry.documents import ref_free
     from schemaops.registry.drafts import draft_label, meta_valid, metaschema_problems
-    from schemaops.registry.loader import _ref_free
 
     files = sorted(registry.glob("*.json"))
     files = random.Random(seed).sample(files, min(n, len(files)))
@@ -529,7 +529,7 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
         entry = refs.Entry(refs.file_uri(f), data, label)
         reg = None
         report = refs.RefReport([], False)
-        if not _ref_free(data):  # as the loader: no ref registry for a ref-free document
+        if not ref_free(data):  # as the loader: no ref registry for a ref-free document
             # and no crawl for refs that all point into the document (when the code has it)
             only = getattr(refs, "pointer_refs_only", lambda e: None)
             nodes = only(entry)
@@ -549,7 +549,7 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
         fmt = format_checker()
         t6 = clock()
         explain = body
-        if cls is Draft202012Validator and not _mentions(body, _ID_KEYWORDS):
+        if cls is Draft202012Validator and not mentions(body, ID_KEYWORDS):
             explain = inline_refs(body)
         t7 = clock()
         cls(explain, format_checker=fmt)

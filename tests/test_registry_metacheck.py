@@ -156,11 +156,11 @@ def test_ref_free_schemas_need_no_ref_registry() -> None:
     """The loader skips building the ref registry for a document without any ``$ref``-family
     or ``$id``/``id`` key: ``check_refs`` finds nothing there, on every corpus schema."""
     from schemaops.registry import refs
-    from schemaops.registry.loader import _ref_free
+    from schemaops.registry.documents import ref_free
 
     n = 0
     for name, value, label in _corpus_schemas():
-        if not _ref_free(value):
+        if not ref_free(value):
             continue
         entry = refs.Entry("file:///reg/x.json", value, label)
         registry, clashes = refs.build([entry])

@@ -29,7 +29,7 @@ from schemaops.strings import pointer_token
 Check = Callable[[Any], bool]
 
 # Keywords that only annotate (or only hold subschemas for $ref): jsonschema ignores them.
-_IGNORED = {
+IGNORED = {
     "$schema",
     "$comment",
     "$defs",
@@ -46,15 +46,21 @@ _IGNORED = {
     "contentSchema",
 }
 # Keys jsonschema does not know are ignored by it, hence here; known ones must be handled.
-_KNOWN = set(Draft202012Validator.VALIDATORS)
+KNOWN = set(Draft202012Validator.VALIDATORS)
 _DATA_KEYWORDS = {"enum", "const", "default", "examples", "description", "title", "$comment"}
-_ID_KEYWORDS = ("$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef")
-_OBJECT = ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
-_ARRAY = ("prefixItems", "items", "minItems", "maxItems", "uniqueItems")
-_STRING = ("minLength", "maxLength", "pattern")
-_NUMBER = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
-_HANDLED = {"type", "enum", "const", "format", "allOf", "anyOf", "oneOf", "not", "$ref"}
-_HANDLED.update(_OBJECT, _ARRAY, _STRING, _NUMBER)
+ID_KEYWORDS = ("$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef")
+OBJECT_KEYWORDS = (
+    "properties",
+    "required",
+    "additionalProperties",
+    "minProperties",
+    "maxProperties",
+)
+ARRAY_KEYWORDS = ("prefixItems", "items", "minItems", "maxItems", "uniqueItems")
+STRING_KEYWORDS = ("minLength", "maxLength", "pattern")
+NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+HANDLED = {"type", "enum", "const", "format", "allOf", "anyOf", "oneOf", "not", "$ref"}
+HANDLED.update(OBJECT_KEYWORDS, ARRAY_KEYWORDS, STRING_KEYWORDS, NUMBER_KEYWORDS)
 _TYPE_EXPR = {
     "null": "{v} is None",
     "boolean": "type({v}) is bool",
@@ -72,7 +78,7 @@ class Unsupported(Exception):
     """The schema uses something the fast path does not answer exactly."""
 
 
-def _int(schema: dict, key: str) -> int | None:
+def int_keyword(schema: dict, key: str) -> int | None:
     """A length or count keyword's value (an ``int``), ``None`` when absent; anything else is
     ``Unsupported``. Shared with ``treecheck.py``: the same subset for both forms."""
     value = schema.get(key)
@@ -83,7 +89,7 @@ def _int(schema: dict, key: str) -> int | None:
     return value
 
 
-def _mentions(node: Any, keys: tuple[str, ...]) -> bool:
+def mentions(node: Any, keys: tuple[str, ...]) -> bool:
     """True when any of ``keys`` appears as a property of any object inside ``node``."""
     return any(any(k in d for k in keys) for d in _objects(node))
 
@@ -100,7 +106,7 @@ def _objects(node: Any) -> Iterator[dict]:
             stack.extend(cur)
 
 
-def _other_dialect(root: Any, validator_cls: type) -> bool:
+def other_dialect(root: Any, validator_cls: type) -> bool:
     """True when a subschema's ``$schema`` selects another validator class than the root's
     (conservative: any object holding a ``$schema`` key counts, even inside data keywords)."""
     return any(
@@ -111,7 +117,7 @@ def _other_dialect(root: Any, validator_cls: type) -> bool:
     )
 
 
-def _pointer(root: Any, ref: str) -> Any:
+def resolve_pointer(root: Any, ref: str) -> Any:
     """Resolve a local ``#/a/b`` reference against the root document."""
     node = root
     for part in ref[2:].split("/") if ref != "#" else []:
@@ -142,7 +148,7 @@ def inline_refs(root: Any) -> Any:
         if isinstance(node, dict):
             ref = node.get("$ref")
             if len(node) == 1 and isinstance(ref, str) and ref.startswith("#") and ref not in stack:
-                return walk(_pointer(root, ref), stack | {ref}, budget)
+                return walk(resolve_pointer(root, ref), stack | {ref}, budget)
             return {
                 k: v if k in _DATA_KEYWORDS else walk(v, stack, budget) for k, v in node.items()
             }
@@ -171,7 +177,7 @@ FORMAT_PREFILTERS = {
 }
 
 
-def _format_test(checker: Any, fmt: str) -> Check:
+def format_test(checker: Any, fmt: str) -> Check:
     """The same verdict as ``FormatChecker.conforms`` without building a FormatError."""
     if fmt not in checker.checkers:
         return lambda x: True
@@ -227,7 +233,7 @@ class _Gen:
         if ref not in self.refs:
             self.n += 1
             self.refs[ref] = f"r{self.n}"
-            target = _pointer(self.root, ref)
+            target = resolve_pointer(self.root, ref)
             name = self.function(target)
             self.funcs.append([f"{self.refs[ref]} = {name}"])
         return self.refs[ref]
@@ -248,9 +254,9 @@ class _Gen:
         if ind > MAX_NESTING:
             out.append(f"{pad}if not {self.function(schema)}({v}): return False")
             return
-        keys = [k for k in schema if k not in _IGNORED and k in _KNOWN]
-        if any(k not in _HANDLED for k in keys):
-            raise Unsupported(", ".join(k for k in keys if k not in _HANDLED))
+        keys = [k for k in schema if k not in IGNORED and k in KNOWN]
+        if any(k not in HANDLED for k in keys):
+            raise Unsupported(", ".join(k for k in keys if k not in HANDLED))
         if "type" in schema:
             names = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
             if not isinstance(names, list) or any(n not in _TYPE_EXPR for n in names):
@@ -271,13 +277,13 @@ class _Gen:
             c = self.const(schema["const"])
             out.append(f"{pad}if not _equal({v}, {c}): return False")
         if "format" in schema and self.fmt is not None:
-            c = self.const(_format_test(self.fmt, schema["format"]))
+            c = self.const(format_test(self.fmt, schema["format"]))
             out.append(f"{pad}if not {c}({v}): return False")
         if "$ref" in schema:
             ref = schema["$ref"]
             if isinstance(ref, str) and ref.startswith("#") and ref not in self.expanding:
                 self.expanding.add(ref)  # not recursive (yet): inline the target
-                self.emit(_pointer(self.root, ref), v, ind, out)
+                self.emit(resolve_pointer(self.root, ref), v, ind, out)
                 self.expanding.discard(ref)
             else:
                 out.append(f"{pad}if not {self.ref(ref)}({v}): return False")
@@ -291,13 +297,13 @@ class _Gen:
             out.append(f"{pad}if sum(({calls},)) != 1: return False")
         if "not" in schema:
             out.append(f"{pad}if {self.function(schema['not'])}({v}): return False")
-        if any(k in schema for k in _OBJECT):
+        if any(k in schema for k in OBJECT_KEYWORDS):
             self.emit_object(schema, v, ind, out)
-        if any(k in schema for k in _ARRAY):
+        if any(k in schema for k in ARRAY_KEYWORDS):
             self.emit_array(schema, v, ind, out)
-        if any(k in schema for k in _STRING):
+        if any(k in schema for k in STRING_KEYWORDS):
             self.emit_string(schema, v, ind, out)
-        if any(k in schema for k in _NUMBER):
+        if any(k in schema for k in NUMBER_KEYWORDS):
             block = [f"{pad}if type({v}) in _NUM:"]
             for k, op in (
                 ("minimum", "<"),
@@ -329,7 +335,7 @@ class _Gen:
         for key in schema.get("required", []):
             out.append(f"{pad}if {key!r} not in {v}: return False")
         for key, op in (("minProperties", "<"), ("maxProperties", ">")):
-            n = _int(schema, key)
+            n = int_keyword(schema, key)
             if n is not None:
                 out.append(f"{pad}if len({v}) {op} {n}: return False")
         extra = schema.get("additionalProperties", True)
@@ -358,7 +364,7 @@ class _Gen:
         out.append(f"{'    ' * ind}if type({v}) is {pytype}:")
         out.append(f"{pad}pass")
         for key, op in ((lo, "<"), (hi, ">")):
-            n = _int(schema, key)
+            n = int_keyword(schema, key)
             if n is not None:
                 out.append(f"{pad}if len({v}) {op} {n}: return False")
         return pad
@@ -399,9 +405,9 @@ def compile_fast(schema: Any, validator_cls: type, format_checker: Any) -> Check
     refuses ``1.0``, draft-07 ``dependencies``, draft-03 ``divisibleBy``) makes the whole schema
     go to jsonschema.
     """
-    if validator_cls is not Draft202012Validator or _mentions(schema, _ID_KEYWORDS):
+    if validator_cls is not Draft202012Validator or mentions(schema, ID_KEYWORDS):
         return None
-    if _other_dialect(schema, validator_cls):
+    if other_dialect(schema, validator_cls):
         return None
     gen = _Gen(schema, format_checker)
     try:

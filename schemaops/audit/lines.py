@@ -36,7 +36,7 @@ from schemaops.errors import InputError
 NO_SCHEMA = "(none)"
 
 
-def _tool_schema(resolver: SchemaResolver) -> Any:
+def tool_schema_picker(resolver: SchemaResolver) -> Any:
     def pick(record_schema: str | None, name: Any) -> str | None:
         if record_schema is not None:
             return record_schema
@@ -72,7 +72,7 @@ def audit_lines(
     fixed = resolver.fixed
     field_, schema_field = opts.field, opts.schema_field
     ep_field, step_field = opts.episode_field, opts.step_field
-    tool_schema = _tool_schema(resolver)
+    tool_schema = tool_schema_picker(resolver)
     checkers: dict[str, Any] = {}
     ok_counts: dict[str, int] = {}
     episodes, by_step = tally.episodes, tally.by_step

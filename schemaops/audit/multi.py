@@ -23,7 +23,8 @@ from __future__ import annotations
 import io
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -214,6 +215,17 @@ def run_sequential(
 
 
 _RESOLVER: list = []
+
+
+@contextmanager
+def inherited(opts: AuditOptions, resolver: SchemaResolver) -> Iterator[None]:
+    """Shard workers forked inside the block start with the parent's ``resolver`` (its
+    compiled checks), and nothing is left behind for a later run in this process."""
+    _RESOLVER[:] = [(opts, resolver)]
+    try:
+        yield
+    finally:
+        _RESOLVER.clear()
 
 
 def worker_resolver(opts: AuditOptions) -> SchemaResolver:

@@ -155,11 +155,8 @@ def _run_shards(
             except InputError:
                 pass
         resolver.flush_cache()  # written once here, not once per forked worker
-        multi._RESOLVER[:] = [(opts, resolver)]
-        try:
+        with multi.inherited(opts, resolver):
             tally, summary = multi.run_pool(shards, opts, min(jobs, len(shards)))
-        finally:
-            multi._RESOLVER.clear()
         jobs = min(jobs, len(shards))
     else:
         jobs = 1

@@ -123,10 +123,10 @@ class KeyedRows:
 def hot_schemas(path: str, opts: Any, resolver: Any, jobs: int) -> frozenset[str]:
     """Schemas holding at least ``HOT_SHARE / jobs`` of the outputs in a sample of the file
     (four 1 MiB windows at its start, quarter, middle and three quarters)."""
-    from schemaops.audit.lines import _tool_schema
+    from schemaops.audit.lines import tool_schema_picker
 
     counts: Counter = Counter()
-    pick = _tool_schema(resolver)
+    pick = tool_schema_picker(resolver)
     lines: list[bytes] = []
     size = os.path.getsize(path)
     if size <= SAMPLE_BYTES:

@@ -14,13 +14,13 @@ from typing import Any
 
 from jsonschema import Draft4Validator, Draft202012Validator
 
-from schemaops.audit.fastcheck import _ID_KEYWORDS, _other_dialect
+from schemaops.audit.fastcheck import ID_KEYWORDS, other_dialect
 from schemaops.audit.treecheck import LEGACY, draft4_ids
 
 
 def key_sets(root: Any) -> tuple[set[str], set[str]]:
     """(keys of ``root`` itself, keys of every other object inside it), in one walk: what
-    ``_mentions`` answers key by key, for a caller with several questions."""
+    ``mentions`` answers key by key, for a caller with several questions."""
     top: set[str] = set(root) if isinstance(root, dict) else set()
     nested: set[str] = set()
     stack = list(root.values()) if isinstance(root, dict) else [root]
@@ -40,14 +40,14 @@ def schema_hints(schema: Any, cls: type) -> dict[str, bool]:
     ``id``), ``regex`` (a ``pattern``: the watchdog)."""
     top, nested = key_sets(schema)  # one walk answers every question below
     every = top | nested
-    no_ids = every.isdisjoint(_ID_KEYWORDS)
+    no_ids = every.isdisjoint(ID_KEYWORDS)
     # From the first output: the closure check (cheap to build) answers "valid?", and
     # explaining a failure skips the subtrees it accepts (``explain.py``), so jsonschema
     # resolves only the refs of a failing part: no need for the inlined copy then.
     treeable = (
         no_ids
         and (cls is Draft202012Validator or cls in LEGACY)
-        and not ("$schema" in nested and _other_dialect(schema, cls))
+        and not ("$schema" in nested and other_dialect(schema, cls))
         and not (cls is Draft4Validator and "id" in every and draft4_ids(schema))
     )
     regex = not every.isdisjoint(("pattern", "patternProperties"))

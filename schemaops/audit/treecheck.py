@@ -24,30 +24,30 @@ from jsonschema._utils import equal, uniq
 
 from schemaops.audit import fastcheck
 from schemaops.audit.fastcheck import (
-    _HANDLED,
-    _ID_KEYWORDS,
-    _IGNORED,
-    _KNOWN,
+    HANDLED,
+    ID_KEYWORDS,
+    IGNORED,
+    KNOWN,
     MAX_NODES,
     Unsupported,
-    _format_test,
-    _int,
-    _mentions,
-    _other_dialect,
-    _pointer,
+    format_test,
+    int_keyword,
+    mentions,
+    other_dialect,
+    resolve_pointer,
 )
 from schemaops.closures import Check, accept, all_of, reject
 
 _NUM = (int, float)
-_UNHANDLED = frozenset(_KNOWN - _IGNORED - _HANDLED)
+_UNHANDLED = frozenset(KNOWN - IGNORED - HANDLED)
 #: drafts 4, 6 and 7: the same subset with their rules (a ``$ref`` hides its siblings, ``items``
 #: only as one schema, draft-04's integers and ``exclusiveMinimum``/``Maximum`` flags)
 LEGACY = (Draft4Validator, Draft6Validator, Draft7Validator)
-_HANDLED_LEGACY = (_HANDLED - {"prefixItems"}) | {"additionalItems"}
-_OBJECT = frozenset(fastcheck._OBJECT)
-_ARRAY = frozenset(fastcheck._ARRAY)
-_STRING = frozenset(fastcheck._STRING)
-_NUMBER = frozenset(fastcheck._NUMBER)
+_HANDLED_LEGACY = (HANDLED - {"prefixItems"}) | {"additionalItems"}
+OBJECT_KEYWORDS = frozenset(fastcheck.OBJECT_KEYWORDS)
+ARRAY_KEYWORDS = frozenset(fastcheck.ARRAY_KEYWORDS)
+STRING_KEYWORDS = frozenset(fastcheck.STRING_KEYWORDS)
+NUMBER_KEYWORDS = frozenset(fastcheck.NUMBER_KEYWORDS)
 
 
 def _pending(x: Any) -> bool:  # a node still compiling (a recursive $ref); never called
@@ -110,9 +110,9 @@ class _Tree:
         self.fmt = format_checker
         self.legacy = cls in LEGACY
         self.draft4 = cls is Draft4Validator
-        self.known = frozenset(cls.VALIDATORS) if self.legacy else _KNOWN
-        handled = _HANDLED_LEGACY if self.legacy else _HANDLED
-        self.unhandled = frozenset(self.known - _IGNORED - handled)
+        self.known = frozenset(cls.VALIDATORS) if self.legacy else KNOWN
+        handled = _HANDLED_LEGACY if self.legacy else HANDLED
+        self.unhandled = frozenset(self.known - IGNORED - handled)
         self.types = {**_TYPES, "integer": _INT4} if self.draft4 else _TYPES
         self.cells: dict[int, list] = {}
         self.refs: dict[str, Check] = {}
@@ -164,7 +164,7 @@ class _Tree:
     def ref(self, ref: Any) -> Check:
         if not isinstance(ref, str) or not ref.startswith("#"):
             raise Unsupported("non-local $ref")
-        return self.node(_pointer(self.root, ref))
+        return self.node(resolve_pointer(self.root, ref))
 
     def build(self, schema: Any) -> Check:  # noqa: C901 (one branch per keyword, as emit)
         self.size += 1
@@ -207,7 +207,7 @@ class _Tree:
             const = schema["const"]
             checks.append(lambda x: equal(x, const))
         if "format" in schema and self.fmt is not None:
-            checks.append(_format_test(self.fmt, schema["format"]))
+            checks.append(format_test(self.fmt, schema["format"]))
         if "$ref" in schema:
             target = self.ref(schema["$ref"])
             checks.append(lambda x: target(x))  # late-bound through node() when recursive
@@ -222,13 +222,13 @@ class _Tree:
         if "not" in schema:
             negated = self.node(schema["not"])
             checks.append(lambda x: not negated(x))
-        if not _OBJECT.isdisjoint(schema):
+        if not OBJECT_KEYWORDS.isdisjoint(schema):
             checks.append(self.object(schema))
-        if not _ARRAY.isdisjoint(schema):
+        if not ARRAY_KEYWORDS.isdisjoint(schema):
             checks.append(self.array(schema))
-        if not _STRING.isdisjoint(schema):
+        if not STRING_KEYWORDS.isdisjoint(schema):
             checks.append(self.string(schema))
-        if not _NUMBER.isdisjoint(schema):
+        if not NUMBER_KEYWORDS.isdisjoint(schema):
             checks.append(self.number(schema))
         return all_of(checks)
 
@@ -239,7 +239,7 @@ class _Tree:
         if not isinstance(props, dict):
             raise Unsupported("bad properties")
         required = tuple(schema.get("required", []))
-        low, high = _int(schema, "minProperties"), _int(schema, "maxProperties")
+        low, high = int_keyword(schema, "minProperties"), int_keyword(schema, "maxProperties")
         extra = schema.get("additionalProperties", True)
         known = frozenset(props)
         closed = extra is False
@@ -278,7 +278,7 @@ class _Tree:
                 "additionalItems" in schema and not isinstance(items, dict)
             ):
                 raise Unsupported("items as an array")  # (additionalItems is a no-op then)
-        low, high = _int(schema, "minItems"), _int(schema, "maxItems")
+        low, high = int_keyword(schema, "minItems"), int_keyword(schema, "maxItems")
         unique = schema.get("uniqueItems") is True
         prefix = tuple(self.child(s) for s in schema.get("prefixItems", []))
         items = schema["items"] if "items" in schema else True
@@ -306,7 +306,7 @@ class _Tree:
         return check
 
     def string(self, schema: dict) -> Check:
-        low, high = _int(schema, "minLength"), _int(schema, "maxLength")
+        low, high = int_keyword(schema, "minLength"), int_keyword(schema, "maxLength")
         search = None
         if "pattern" in schema:
             try:
@@ -413,8 +413,8 @@ def compile_tree(
     if validator_cls is not Draft202012Validator and validator_cls not in LEGACY:
         return None
     if not screened and (
-        _mentions(schema, _ID_KEYWORDS)
-        or _other_dialect(schema, validator_cls)
+        mentions(schema, ID_KEYWORDS)
+        or other_dialect(schema, validator_cls)
         or (validator_cls is Draft4Validator and draft4_ids(schema))
     ):
         return None

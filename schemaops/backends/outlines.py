@@ -28,7 +28,7 @@ _UNSUPPORTED = re.compile(r"unsupported|not supported|invalid reference path", r
 
 
 @lru_cache(maxsize=1)
-def _byte_decoder() -> dict[str, int]:
+def byte_decoder() -> dict[str, int]:
     """Inverse of GPT-2's ``bytes_to_unicode``: printable stand-in char -> byte."""
     bs = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
     bs += list(range(ord("®"), ord("ÿ") + 1))
@@ -46,7 +46,7 @@ def token_bytes_map(hf_tokenizer: Any) -> dict[bytes, list[int]]:
     """Token bytes -> ids for every ordinary (non-added) token of a HF fast tokenizer."""
     added = set(hf_tokenizer.added_tokens_decoder)
     vocab = hf_tokenizer.get_vocab()
-    dec = _byte_decoder()
+    dec = byte_decoder()
     byte_level = "ByteLevel" in repr(hf_tokenizer.backend_tokenizer.decoder)
     out: dict[bytes, list[int]] = {}
     for tok, i in vocab.items():

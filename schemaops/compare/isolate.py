@@ -109,9 +109,9 @@ def _child_main(
                 instance_errors=task.get("instance_errors", ()),
             )
         except MemoryError as exc:  # past the cap while walking
-            res = _failed(task, b.name, OOM, f"MemoryError: {exc}")
+            res = failed_result(task, b.name, OOM, f"MemoryError: {exc}")
         except Exception as exc:  # a bug of ours or an odd library exception: not a crash
-            res = _failed(task, b.name, ERROR, f"internal: {exc!r}")
+            res = failed_result(task, b.name, ERROR, f"internal: {exc!r}")
         conn.send(("done", res))
 
 
@@ -270,13 +270,13 @@ class Worker:
             try:
                 self._start()
             except WorkerStartError as exc:
-                return _failed(task, self.backend, ERROR, str(exc))
+                return failed_result(task, self.backend, ERROR, str(exc))
         t0 = time.perf_counter()
         try:
             self.conn.send(task)
         except (OSError, ValueError) as exc:
             self.close(kill=True)
-            return _failed(task, self.backend, CRASH, f"worker unreachable: {exc}")
+            return failed_result(task, self.backend, CRASH, f"worker unreachable: {exc}")
         msg = self._recv(timeout_s)
         compile_ms = None
         if isinstance(msg, tuple) and msg[0] == "compiled":
@@ -290,8 +290,12 @@ class Worker:
         if msg is _TIMED_OUT:
             self.close(kill=True)
             if compile_ms is None:
-                return _failed(task, self.backend, TIMEOUT, f"compile exceeded {timeout_s:g} s")
-            res = _failed(task, self.backend, TIMEOUT, "compiled, then timed out walking instances")
+                return failed_result(
+                    task, self.backend, TIMEOUT, f"compile exceeded {timeout_s:g} s"
+                )
+            res = failed_result(
+                task, self.backend, TIMEOUT, "compiled, then timed out walking instances"
+            )
             res["compile_ms"] = compile_ms
             return res
         # the child died
@@ -308,7 +312,7 @@ class Worker:
             else f"exit code {code}"
         )
         elapsed = time.perf_counter() - t0
-        res = _failed(
+        res = failed_result(
             task,
             self.backend,
             status,
@@ -341,7 +345,7 @@ class Worker:
         self.proc = self.conn = self.log = None
 
 
-def _failed(
+def failed_result(
     task: dict[str, Any], backend: str, status: str, error: str, name: str | None = None
 ) -> dict[str, Any]:
     res = empty_result(name if name is not None else task.get("name", ""), backend, status, error)

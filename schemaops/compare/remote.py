@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from schemaops.compare.isolate import _failed
+from schemaops.compare.isolate import failed_result
 from schemaops.compare.model import CRASH
 
 
@@ -48,7 +48,7 @@ def _lost(payload: dict[str, Any], exc: BaseException) -> dict[str, Any]:
     from schemaops.raycluster import TASK_RETRIES
 
     first = (str(exc).strip().splitlines() or [""])[0][:500]
-    return _failed(
+    return failed_result(
         payload["task"],
         payload["backend"],
         CRASH,

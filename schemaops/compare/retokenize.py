@@ -56,13 +56,13 @@ def string_spans(text: str) -> list[tuple[int, int]]:
 @lru_cache(maxsize=4)
 def _byte_ids(tokenizer: Any) -> tuple[int | None, ...]:
     """Token id of each single byte 0..255 (None where the vocabulary has no such token)."""
-    from schemaops.backends.outlines import _byte_decoder
+    from schemaops.backends.outlines import byte_decoder
 
     vocab = tokenizer.get_vocab()
     byte_level = "ByteLevel" in repr(tokenizer.backend_tokenizer.decoder)
     out: list[int | None] = [None] * 256
     if byte_level:
-        for ch, b in _byte_decoder().items():
+        for ch, b in byte_decoder().items():
             out[b] = vocab.get(ch)
     else:  # SentencePiece byte fallback
         for b in range(256):

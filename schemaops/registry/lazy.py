@@ -31,22 +31,20 @@ from jsonschema_specifications import REGISTRY as METASCHEMAS
 
 from schemaops.errors import InputError
 from schemaops.registry import jsontext, refs
-from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri
-from schemaops.registry.loader import (
-    EXAMPLE_TIMEOUT,
+from schemaops.registry.documents import (
     SIDECAR_SUFFIX,
     STOP_KINDS,
-    _check,
-    _Doc,
-    _outside,
-    _parse,
-    _printable,
-    _version,
+    Doc,
     alias_target,
     is_library,
+    outside_reason,
+    parse_document,
+    printable,
     problem,
-    unknown_schema_message,
+    schema_version,
 )
+from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri
+from schemaops.registry.loader import EXAMPLE_TIMEOUT, check_documents, unknown_schema_message
 from schemaops.registry.model import Schema
 
 #: a ``$ref``/``$dynamicRef``/``$recursiveRef`` value that leaves the document
@@ -164,7 +162,7 @@ class LazyRegistry:
             else:
                 uri = (real_root / f.name).as_uri()
         else:
-            outside = _outside(f, self.root)
+            outside = outside_reason(f, self.root)
             uri = f.resolve().as_uri() if not outside else ""
         entry = _File(path=f, uri=uri, name=f.stem)
         if st is not None and not link:
@@ -172,7 +170,7 @@ class LazyRegistry:
         if outside:
             entry.refused = problem(f, "", "symlink_outside", outside)
             return entry
-        if _printable(f.name) != f.name:
+        if printable(f.name) != f.name:
             reason = "file name is not valid UTF-8: it cannot name a schema (rename the file)"
             entry.refused = problem(f, "", "bad_unicode", reason)
             return entry
@@ -245,7 +243,7 @@ class LazyRegistry:
                 if known is not None:
                     self._keys[f.name] = (key, cached)
                     return known, []
-        doc = _Doc(
+        doc = Doc(
             name=f.path.stem,
             label=str(f.path),
             path=f.path,
@@ -254,7 +252,7 @@ class LazyRegistry:
             alias_of=f.alias_of,
         )
         problems: list[dict] = []
-        _parse(doc, text, problems)
+        parse_document(doc, text, problems)
         if not doc.ok:
             return None, problems
         if clash:
@@ -263,12 +261,12 @@ class LazyRegistry:
             doc.clean = False
         extra = self._targets(doc) if outward else ()
         try:
-            found = _check([doc], problems, extra, [], self.timeout, self.examples)
+            found = check_documents([doc], problems, extra, [], self.timeout, self.examples)
         except RecursionError:
             problems.append(problem(doc.label, "", "too_deep", "schema nested too deeply"))
             found = {}
         s = next(iter(found.values()), None)
-        label = _printable(str(f.path))
+        label = printable(str(f.path))
         own = [p for p in problems if p["file"] == label]
         if key is not None and s is not None and not problems:
             self.facts.put(key, {"clean": True})
@@ -314,7 +312,7 @@ class LazyRegistry:
             name=f.name,
             schema=data,
             path=f.path,
-            version=_version(data),
+            version=schema_version(data),
             draft=draft,
         )
 
@@ -342,7 +340,7 @@ class LazyRegistry:
             self._all = tuple((x, self._entry(x)) for x in unique)
         return tuple(e for x, e in self._all if e is not None and x is not skip)
 
-    def _targets(self, doc: _Doc) -> tuple:
+    def _targets(self, doc: Doc) -> tuple:
         """The other files ``doc`` reaches through refs (transitively), as ref targets."""
         me = self._by_uri.get(doc.base)
         seen: dict[str, refs.Entry] = {}

@@ -21,50 +21,29 @@ from typing import Any
 from schemaops.errors import InputError, SchemaopsError
 from schemaops.registry import jsontext, refs
 from schemaops.registry.bundle import bundle
-from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri, metaschema_problems
+from schemaops.registry.documents import (
+    SIDECAR_SUFFIX,
+    STOP_KINDS,
+    Doc,
+    alias_target,
+    exit_code_for,
+    format_problem,
+    is_library,
+    outside_reason,
+    parse_document,
+    printable,
+    problem,
+    ref_free,
+    schema_version,
+)
+from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri
 from schemaops.registry.examples import check_examples, read_sidecar, sidecar_path
 from schemaops.registry.model import Schema
 from schemaops.registry.refs import file_uri, inline_uri
 
 DEFAULT_REGISTRY = Path("schemas")
-SIDECAR_SUFFIX = ".examples.json"
-UNREADABLE_KINDS = frozenset({"missing_folder", "empty_folder", "unreadable", "not_json"})
-#: problems after which a file's content cannot be checked further (nor hashed or served)
-STOP_KINDS = frozenset({"not_json", "too_deep", "bad_unicode"})
 #: seconds one schema's sidecar example check may take (a pattern can backtrack forever)
 EXAMPLE_TIMEOUT = 1.0
-
-
-def problem(file: Any, pointer: str, kind: str, reason: str) -> dict[str, str]:
-    """A problem record: ``file``, ``pointer`` ("" = whole file), ``kind``, ``reason``.
-
-    A file name that is not valid UTF-8 (``\\xff`` bytes arrive as lone surrogates) is
-    shown escaped (in the pointer and reason too), so every report and ``--json`` document
-    stays valid UTF-8.
-    """
-    return {
-        "file": _printable(str(file)),
-        "pointer": _printable(pointer),
-        "kind": kind,
-        "reason": _printable(reason),
-    }
-
-
-def _printable(text: str) -> str:
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def exit_code_for(problems: list[dict]) -> int:
-    """2 if any input could not be read, else 1 (invalid content), 0 for no problems."""
-    if not problems:
-        return 0
-    return 2 if any(p.get("kind") in UNREADABLE_KINDS for p in problems) else 1
-
-
-def format_problem(p: dict) -> str:
-    """``file#/pointer: reason [kind]`` — one line per problem, as people grep for it."""
-    where = f"{p['file']}#{p['pointer']}" if p.get("pointer") else p["file"]
-    return f"{where}: {p['reason']} [{p.get('kind', 'invalid')}]"
 
 
 class RegistryError(SchemaopsError):
@@ -121,139 +100,8 @@ class Registry:
         return name in self.schemas
 
 
-@dataclass
-class _Doc:
-    """A file (or text) on its way through the checks."""
-
-    name: str
-    label: str  # where problems are reported: the file path or "<text>"
-    path: Path | None
-    base: str
-    data: Any = None
-    draft: str = ""
-    ok: bool = True  # parsed, is a schema, known draft: later checks can run
-    clean: bool = True  # no problems at all so far: examples can be checked
-    root: Path | None = None  # the registry folder a file (and its sidecar) must stay in
-    #: a symlink to another schema file of the registry: the target, relative to the root
-    alias_of: Path | None = None
-
-
-def _outside(path: Path, root: Path) -> str:
-    """Why ``path`` is refused as outside ``root`` (a symlink leading out), or ``""``.
-
-    A ``$ref`` to a file outside the registry is refused (``ref_outside``); a symlink to the
-    same file must be refused too, or the boundary means nothing.
-    """
-    try:
-        target = path.resolve()
-        inside = target.is_relative_to(root.resolve())
-    except (OSError, RuntimeError) as exc:  # a symlink loop
-        return f"cannot resolve {path.name}: {exc}"
-    if inside:
-        return ""
-    return (
-        f"{path.name} is a symlink to {target}, outside the registry {root}: refused, as a "
-        "$ref outside the registry is (copy the file into the registry instead)"
-    )
-
-
-def alias_target(path: Path, root: Path) -> Path | None:
-    """The schema file of the registry ``root`` that ``path`` is a symlink to (relative to
-    the root), or None.
-
-    Why: a symlink inside the registry is a deliberate second name for one schema (a rename
-    that keeps the old name working). Read as a file of its own it would clash with its
-    target on every URI (the same resolved file, the same ``$id``) and be refused as
-    ``duplicate_id``; as an alias it is registered under its own file name with a
-    ``symlink_alias`` warning naming the target. A link out of the registry, to a sidecar,
-    a hidden file or anything but a ``.json`` file is no alias (``_outside`` and the other
-    checks treat it as before).
-    """
-    if not path.is_symlink():
-        return None
-    try:
-        target = path.resolve(strict=True)
-        rel = target.relative_to(root.resolve())
-    except (OSError, RuntimeError, ValueError):
-        return None
-    if (
-        target.suffix != ".json"
-        or target.name.endswith(SIDECAR_SUFFIX)
-        or any(part.startswith(".") for part in rel.parts)
-        or not target.is_file()
-    ):
-        return None
-    return rel
-
-
-def _version(data: Any) -> str:
-    if isinstance(data, dict):
-        for key in ("x-schemaops-version", "version"):
-            if isinstance(data.get(key), (str, int, float)) and not isinstance(data[key], bool):
-                return str(data[key])
-    return "1"
-
-
-def _parse(doc: _Doc, text: str | None, problems: list[dict]) -> None:
-    """Parse text (unless data is already there), check it is a schema of a known draft."""
-    if text is not None:
-        doc.data, found = jsontext.parse(text)
-    else:
-        found = jsontext.shape_problems(doc.data)
-    for ptr, kind, reason in found:
-        problems.append(problem(doc.label, ptr, kind, reason))
-        doc.clean = False
-        if kind in STOP_KINDS:
-            doc.ok = False
-    if not doc.ok:
-        return
-    if not isinstance(doc.data, (dict, bool)):
-        kind = type(doc.data).__name__
-        problems.append(
-            problem(
-                doc.label, "", "not_schema", f"a schema must be an object or boolean, got {kind}"
-            )
-        )
-        doc.ok = doc.clean = False
-        return
-    try:
-        doc.draft = draft_label(doc.data.get("$schema") if isinstance(doc.data, dict) else None)
-    except UnknownDraft as exc:
-        problems.append(problem(doc.label, "/$schema", "unknown_draft", str(exc)))
-        doc.ok = doc.clean = False
-        return
-    meta = metaschema_problems(doc.data, doc.draft)
-    for ptr, reason in meta:
-        problems.append(problem(doc.label, ptr, "metaschema", f"{reason} (draft {doc.draft})"))
-    if meta:
-        doc.clean = False
-
-
-def is_library(data: Any) -> bool:
-    """A definitions library (``"x-schemaops-library": true``), not a servable schema."""
-    return isinstance(data, dict) and data.get("x-schemaops-library") is True
-
-
-_REF_OR_ID = frozenset((*refs.REF_KEYWORDS, "$id", "id"))
-
-
-def _ref_free(data: Any) -> bool:
-    """No ``$ref``-family and no ``$id``/``id`` key anywhere in ``data`` (data keywords
-    included, so a key inside an ``enum`` value counts too: conservative)."""
-    stack = [data]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, dict):
-            if not _REF_OR_ID.isdisjoint(cur):
-                return False
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
-    return True
-
-
-def _check(
-    docs: list[_Doc],
+def check_documents(
+    docs: list[Doc],
     problems: list[dict],
     extra: tuple = (),
     warnings: list[dict] | None = None,
@@ -271,7 +119,7 @@ def _check(
     good = [d for d in docs if d.ok]
     entries = [refs.Entry(d.base, d.data, d.draft) for d in good]
     nodes = None
-    if not extra and all(_ref_free(d.data) for d in good):
+    if not extra and all(ref_free(d.data) for d in good):
         # nothing to resolve and no $id to clash: check_refs would find nothing (issue 15:
         # building the ref registry was the largest part of a schema's first use)
         registry, clashes = None, []
@@ -328,7 +176,7 @@ def _check(
     return schemas
 
 
-def _unaliased(entries: list, docs: list[_Doc]) -> list:
+def _unaliased(entries: list, docs: list[Doc]) -> list:
     """The ref entries to build the ref registry from: an alias is its target's file (the same
     base URI, the same ``$id``), so it is left out when its target is in, never a clash."""
     bases = {e.base for e, d in zip(entries, docs, strict=True) if d.alias_of is None}
@@ -341,7 +189,7 @@ def _unaliased(entries: list, docs: list[_Doc]) -> list:
 
 
 def _one(
-    d: _Doc,
+    d: Doc,
     entry: Any,
     registry: Any,
     problems: list[dict],
@@ -370,7 +218,7 @@ def _one(
         name=name,
         schema=d.data,
         path=d.path,
-        version=_version(d.data),
+        version=schema_version(d.data),
         draft=draft_uri(d.draft),
     )
     if report.external:
@@ -388,13 +236,13 @@ def _one(
 
 
 def _attach_examples(
-    s: Schema, d: _Doc, problems: list[dict], timeout: float = EXAMPLE_TIMEOUT
+    s: Schema, d: Doc, problems: list[dict], timeout: float = EXAMPLE_TIMEOUT
 ) -> None:
     side = sidecar_path(d.path) if d.path else None
     if side is None or not side.exists():
         return
     root = d.root if d.root is not None else d.path.parent
-    outside = _outside(side, root)
+    outside = outside_reason(side, root)
     if outside:
         problems.append(problem(side, "", "symlink_outside", outside))
         return
@@ -460,13 +308,13 @@ def inspect_registry(
             )
     docs = []
     for f in schema_files:
-        doc = _Doc(name=f.stem, label=str(f), path=f, base=file_uri(f), root=root)
-        outside = _outside(f, root)
+        doc = Doc(name=f.stem, label=str(f), path=f, base=file_uri(f), root=root)
+        outside = outside_reason(f, root)
         if outside:
             problems.append(problem(f, "", "symlink_outside", outside))
             continue
         doc.alias_of = alias_target(f, root)
-        if _printable(f.name) != f.name:
+        if printable(f.name) != f.name:
             reason = "file name is not valid UTF-8: it cannot name a schema (rename the file)"
             problems.append(problem(f, "", "bad_unicode", reason))
             continue
@@ -475,9 +323,9 @@ def inspect_registry(
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(problem(f, "", "unreadable", f"cannot read: {exc}"))
             continue
-        _parse(doc, text, problems)
+        parse_document(doc, text, problems)
         docs.append(doc)
-    for name, s in _check(docs, problems, (), reg.warnings, timeout, examples).items():
+    for name, s in check_documents(docs, problems, (), reg.warnings, timeout, examples).items():
         (reg.libraries if is_library(s.schema) else reg.schemas)[name] = s
     return reg, problems
 
@@ -507,7 +355,7 @@ def _neighbours(path: Path, text: str) -> tuple:
     for f in sorted(path.parent.glob("*.json")):
         if f.name.endswith(SIDECAR_SUFFIX) or f.resolve() == path.resolve():
             continue
-        if _outside(f, path.parent):  # as in a registry: never a ref target
+        if outside_reason(f, path.parent):  # as in a registry: never a ref target
             continue
         try:
             data, found = jsontext.parse(jsontext.read_text(f))
@@ -521,13 +369,13 @@ def _neighbours(path: Path, text: str) -> tuple:
 
 
 def _single(
-    doc: _Doc, text: str | None, extra: tuple = (), examples: bool = True
+    doc: Doc, text: str | None, extra: tuple = (), examples: bool = True
 ) -> tuple[Schema | None, list[dict]]:
     problems: list[dict] = []
-    _parse(doc, text, problems)
+    parse_document(doc, text, problems)
     if not doc.ok:
         return None, problems
-    schemas = _check([doc], problems, extra, examples=examples)
+    schemas = check_documents([doc], problems, extra, examples=examples)
     return next(iter(schemas.values()), None), problems
 
 
@@ -542,7 +390,7 @@ def inspect_schema_file(path: str | Path) -> tuple[Schema | None, list[dict]]:
         text = jsontext.read_text(f)
     except (OSError, UnicodeDecodeError) as exc:
         return None, [problem(f, "", "unreadable", f"cannot read: {exc}")]
-    doc = _Doc(name=f.stem, label=str(f), path=f, base=file_uri(f))
+    doc = Doc(name=f.stem, label=str(f), path=f, base=file_uri(f))
     return _single(doc, text, _neighbours(f, text), examples=False)
 
 
@@ -559,7 +407,7 @@ def load_schema_file(path: str | Path) -> Schema:
         raise InputError(f"schema file not found: {f}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RegistryError([problem(f, "", "unreadable", f"cannot read: {exc}")]) from None
-    doc = _Doc(name=f.stem, label=str(f), path=f, base=file_uri(f))
+    doc = Doc(name=f.stem, label=str(f), path=f, base=file_uri(f))
     schema, problems = _single(doc, text, _neighbours(f, text))
     if problems or schema is None:
         raise RegistryError(problems)
@@ -569,7 +417,7 @@ def load_schema_file(path: str | Path) -> Schema:
 def load_schema_text(text: str, name: str = "schema") -> Schema:
     """Load one schema from JSON text; raise RegistryError on any problem."""
     schema, problems = _single(
-        _Doc(name=name, label=f"<{name}>", path=None, base=inline_uri(name)), text
+        Doc(name=name, label=f"<{name}>", path=None, base=inline_uri(name)), text
     )
     if problems or schema is None:
         raise RegistryError(problems)
@@ -581,7 +429,7 @@ def validate_schema_object(schema: Any, name: str = "schema") -> list[dict]:
 
     Used over corpora (JSONSchemaBench): each schema either has no problems or clear ones.
     """
-    doc = _Doc(name=name, label=f"<{name}>", path=None, base=inline_uri(name), data=schema)
+    doc = Doc(name=name, label=f"<{name}>", path=None, base=inline_uri(name), data=schema)
     try:
         return _single(doc, None)[1]
     except RecursionError:
