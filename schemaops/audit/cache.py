@@ -12,10 +12,13 @@ flag and root ``$id``: ``scan_get``/``scan_put``), keyed by the file's path and 
 a warm run's index lists the folder and stats each file instead of reading 10,000 files
 (0.4 s of every run, and of every ``--jobs`` run's serial start, on the platform workload).
 
-Keying: sha256 over the schemaops, jsonschema and referencing versions, the example settings,
-the file's bytes and its sidecar's bytes. Only files whose refs stay inside themselves are
-cached (a file that refers to another depends on that file too). Checks that depend on the
-rest of the registry (a duplicate ``$id``) run on every load.
+Keying: sha256 over the fingerprint of the code and libraries that derive the facts
+(``schemaops.cachekeys.audit_fingerprint``: the registry checks, the format rules, the
+checker hints, jsonschema and its format packages; ``schemaops.__version__`` never changes on
+a ``git pull``), the example settings, the file's bytes and its sidecar's bytes. Only files
+whose refs stay inside themselves are cached (a file that refers to another depends on that
+file too). Checks that depend on the rest of the registry (a duplicate ``$id``) run on every
+load.
 
 Storage: packs, not a file per entry. A run's new entries are written together, when it ends
 (``flush``), as one ``*.pack`` file of JSON lines (a header naming the versions, then one entry
@@ -28,11 +31,16 @@ them into one.
 Safety: a pack is written to a temporary file in the same folder and renamed into place
 (atomic on POSIX), so concurrent runs never see half a pack. A fold writes the merged pack
 before it deletes the packs it read, and deletes only those, so an entry another run wrote
-meanwhile is never lost; a pack deleted under a reader is a miss. An entry is used only from
-a pack whose header names the same versions, and only if its line is a JSON object with the
-expected fields; anything else (truncated, edited, another format) is counted in
-``rejected``, ignored and rebuilt. On a shared machine a pack or folder that other users can
-write is not trusted either. Any I/O error turns the cache off for that step; the audit
+meanwhile is never lost; a pack deleted under a reader is a miss. Only regular files are
+read, opened without blocking (a FIFO named ``x.pack`` would hang a plain ``open``). An
+entry is used only from a pack whose header names the same versions, only if its line is a
+JSON object with the expected fields, and only for what it describes: a facts entry names
+the sha256 of the schema bytes it was derived from (``content``), an index entry its path
+(``file``); an entry moved under another key is refused. The regex watchdog is never
+switched off by an entry: a ``regex: false`` hint holds only when the schema bytes cannot
+hold a ``pattern`` (``get``). Anything else (truncated, edited, another format) is counted
+in ``rejected``, ignored and rebuilt. On a shared machine a pack or folder that other users
+can write is not trusted either. Any I/O error turns the cache off for that step; the audit
 never fails because of its cache.
 """
 
@@ -58,7 +66,7 @@ from schemaops.cachekeys import (
     read_regular,
 )
 
-FORMAT = 3  # pack layout; bump when it changes
+FORMAT = 2  # pack layout (header, one entry a line); bump when it changes
 PACK_SUFFIX = ".pack"
 #: packs in the folder before a writer folds them into one
 MAX_PACKS = 8
