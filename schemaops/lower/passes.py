@@ -443,21 +443,29 @@ class _Lowerer:
         self.note(parts, "list required properties", True, f"added {', '.join(added)}")
 
     def enum_filter(self, out: dict, parts: list) -> None:
+        """``enum`` and ``const`` alike (a ``const`` is a one-value ``enum``): values the
+        node's other keywords forbid are removed, then keywords every remaining value
+        satisfies are implied and dropped. Implied only when checked: a ``const`` that fails
+        its ``format`` keeps the format (a node that accepts nothing is left as it is)."""
         key = "enum" if isinstance(out.get("enum"), list) else "const" if "const" in out else None
         if key is None:
             return
+        values = list(out["enum"]) if key == "enum" else [out["const"]]
         others = {
             k: v for k, v in out.items() if k not in ("enum", "const") and k not in ANNOTATIONS
         }
-        if key == "enum" and others:
-            try:
-                check = validator(others)
-                kept = [v for v in out["enum"] if check.is_valid(v)]
-            except Exception:  # e.g. a $ref that only resolves from the root: leave it
-                return
-            if len(kept) != len(out["enum"]):
-                out["enum"] = kept
-                self.note(parts, "filter enum", True, "values the other keywords forbid removed")
+        if not others:
+            return
+        try:
+            check = validator(others)
+            kept = [v for v in values if check.is_valid(v)]
+        except Exception:  # e.g. a $ref that only resolves from the root: leave it
+            return
+        if not kept:
+            return  # accepts nothing: nothing is implied, the other passes decide
+        if len(kept) != len(values):
+            out["enum"] = kept
+            self.note(parts, "filter enum", True, "values the other keywords forbid removed")
         implied = [
             k for k in others if k not in _MAPS + _SINGLE + _LISTS and not self._enforced_kw(out, k)
         ]

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +33,8 @@ from schemaops.watchdog import WatchdogTimeout, armed, watched
 # Seconds one instance's checks (served, original, residual) may take: a pattern that
 # backtracks catastrophically on a generated or mutated string must not hang ``lower``.
 INSTANCE_TIMEOUT_S = 2.0
+#: the most ``enum`` values generation draws from (see ``generable``)
+MAX_GENERATION_ENUM = 1000
 
 
 @dataclass
@@ -44,10 +48,13 @@ class Differential:
     residual_flagged: int = 0
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: why the run is no evidence (no instance on a side, out of time): not ok, not failed
+    unproven: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.failures
+        """No failure, and instances on both sides: a run with nothing in it proves nothing."""
+        return not self.failures and not self.unproven
 
     # key by key, each key this command's --json contract (the to_dict look-alikes: probe/run.py)
     def to_dict(self) -> dict[str, Any]:
@@ -60,6 +67,7 @@ class Differential:
             "residual_flagged": self.residual_flagged,
             "failures": self.failures[:10],
             "notes": self.notes,
+            "unproven": self.unproven,
         }
 
 
@@ -113,7 +121,10 @@ def generable(schema: Any) -> Any:
 
     hypothesis-jsonschema does not generate ``uuid`` or ``date`` strings (it fills them with
     random text, which jsonschema then rejects, leaving no instances); a pattern it can
-    generate from. Every generated instance is still checked against the real schema.
+    generate from. An ``enum`` longer than ``MAX_GENERATION_ENUM`` is cut to its first values:
+    hypothesis-jsonschema canonicalises a schema before its time budget starts, and on a
+    300k-value enum that alone ran for minutes. Every generated instance is still checked
+    against the real schema.
     """
     from schemaops.lower.patterns import FORMAT_PATTERNS
 
@@ -126,6 +137,8 @@ def generable(schema: Any) -> Any:
         k: generable(v) if isinstance(v, (dict, list)) and k not in values else v
         for k, v in schema.items()
     }
+    if isinstance(out.get("enum"), list) and len(out["enum"]) > MAX_GENERATION_ENUM:
+        out["enum"] = out["enum"][:MAX_GENERATION_ENUM]
     fmt = out.get("format")
     if isinstance(fmt, str) and fmt in FORMAT_PATTERNS and "pattern" not in out:
         out = {("pattern" if k == "format" else k): v for k, v in out.items()}
@@ -134,25 +147,46 @@ def generable(schema: Any) -> Any:
 
 
 def differential(
-    lowered: Lowered, n: int = 25, examples: list[Any] = (), max_time_s: float = 10.0
-) -> Differential:  # type: ignore[assignment]
-    """Run the differential check (see module doc); generation needs hypothesis-jsonschema."""
+    lowered: Lowered,
+    n: int = 25,
+    examples: list[Any] = (),  # type: ignore[assignment]
+    max_time_s: float = 10.0,
+    deadline_s: float | None = None,
+) -> Differential:
+    """Run the differential check (see module doc); generation needs hypothesis-jsonschema.
+
+    ``deadline_s`` bounds the whole run (generation, every instance and mutant): past it the
+    run stops and is ``unproven`` (a 300k-value enum once ran unbounded past 500 s). A side
+    that yields no instance (a ``GenerationError``, or none valid) leaves the run
+    ``unproven``, never ok: zero instances are no evidence."""
     from schemaops.compare.generate import GenerationError, generate_valid
 
     out = Differential()
+    t_end = None if deadline_s is None else time.monotonic() + deadline_s
+
+    def left() -> float:
+        return math.inf if t_end is None else t_end - time.monotonic()
+
     original, served = lowered.original, lowered.served
     v_orig, v_served = validator(original), validator(served)
     narrowed = "narrowed" in lowered.exactness
     gen_orig: list[Any] = []
     gen_served: list[Any] = []
     for schema, sink, label in ((original, gen_orig, "original"), (served, gen_served, "served")):
+        budget = min(max_time_s, left())
+        if budget <= 0:
+            break
         try:
             check = validator(schema)
-            found = generate_valid(generable(schema), n, max_time_s=max_time_s)
+            found = generate_valid(generable(schema), n, max_time_s=budget)
             sink += [x for x in found if check.is_valid(x)]
         except GenerationError as exc:
             out.notes.append(f"no instances generated from the {label}: {exc}"[:300])
     out.from_original, out.from_served = len(gen_orig), len(gen_served)
+    if not (lowered.served == original and not lowered.rewrites):  # identity needs no proof
+        for count, label in ((out.from_original, "original"), (out.from_served, "served")):
+            if not count:
+                out.unproven.append(f"no instance generated from the {label} schema")
 
     def refused_by_served(x: Any) -> None:
         if not v_served.is_valid(x) and not narrowed:
@@ -195,14 +229,24 @@ def differential(
                 "(a backtracking pattern?): unproven"
             )
 
-    # armed only after generation: generate_valid keeps its own SIGALRM budget
-    with armed(INSTANCE_TIMEOUT_S):
+    def jobs() -> Iterator[tuple[Any, Any, tuple[Any, ...]]]:
         for x in gen_orig:
-            bounded(refused_by_served, x)
+            yield refused_by_served, x, ()
         for x in gen_served:
-            bounded(judge, x, "generated")
+            yield judge, x, ("generated",)
         for base in [*gen_orig, *gen_served, *examples]:
             for m in mutations(base):
                 out.mutants += 1
-                bounded(judge, m, "mutant")
+                yield judge, m, ("mutant",)
+
+    # armed only after generation: generate_valid keeps its own SIGALRM budget
+    with armed(INSTANCE_TIMEOUT_S):
+        for fn, x, args in jobs():
+            if left() <= 0:
+                out.unproven.append(
+                    f"the differential ran past its deadline ({deadline_s:g} s, --timeout) "
+                    "before every instance was checked"
+                )
+                break
+            bounded(fn, x, *args)
     return out
