@@ -4,8 +4,9 @@ For a ``Lowered`` schema, ``differential`` checks with jsonschema (formats asser
 ``schemaops.formats``):
 
 - every instance hypothesis-jsonschema generates from the *original* is valid under the
-  served schema (the served schema does not steer away from valid outputs), unless a
-  rewrite is reported as narrowing;
+  served schema (the served schema does not steer away from valid outputs), unless every
+  reason it is refused is a keyword a narrowing rewrite wrote (``refused_only_by``: a
+  narrowing excuses refusals at its own pointers, never elsewhere in the schema);
 - every instance generated from the *served* schema, and every mutation of either set and of
   the registry examples, that the served schema accepts is accepted by the original or
   flagged by the residual (``check_residual``), with no failure left uncovered.
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from schemaops.compare.instances import validator
-from schemaops.lower.passes import Lowered
+from schemaops.lower.model import Lowered
 from schemaops.lower.residual import check_residual
 from schemaops.strings import truncate
 from schemaops.watchdog import WatchdogTimeout, armed, watched
@@ -146,6 +147,35 @@ def generable(schema: Any) -> Any:
     return out
 
 
+def narrowing_marks(lowered: Lowered) -> set[tuple[str, str]]:
+    """(keyword, canonical value) of what each narrowing rewrite wrote into the served
+    schema (``Rewrite.narrows_to``)."""
+    return {
+        (k, json.dumps(v, sort_keys=True))
+        for r in lowered.narrowings
+        for k, v in (r.narrows_to or {}).items()
+    }
+
+
+def refused_only_by(check: Any, x: Any, marks: set[tuple[str, str]]) -> bool:
+    """Whether every reason ``check`` (the served validator) refuses ``x`` is a keyword a
+    narrowing rewrite wrote (``marks``): narrowing excuses a refusal at its own pointers
+    only. A union's failure is excused when some branch fails only there."""
+
+    def excused(err: Any) -> bool:
+        if (str(err.validator), json.dumps(err.validator_value, sort_keys=True)) in marks:
+            return True
+        if err.validator == "anyOf" and err.context:
+            branches: dict[Any, list[Any]] = {}
+            for sub in err.context:
+                branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+            return any(all(excused(e) for e in errs) for errs in branches.values())
+        return False
+
+    errors = list(check.iter_errors(x))
+    return bool(errors) and all(excused(e) for e in errors)
+
+
 def differential(
     lowered: Lowered,
     n: int = 25,
@@ -169,7 +199,11 @@ def differential(
 
     original, served = lowered.original, lowered.served
     v_orig, v_served = validator(original), validator(served)
-    narrowed = "narrowed" in lowered.exactness
+    marks = narrowing_marks(lowered)
+
+    def narrowed(x: Any) -> bool:
+        return bool(marks) and refused_only_by(v_served, x, marks)
+
     gen_orig: list[Any] = []
     gen_served: list[Any] = []
     for schema, sink, label in ((original, gen_orig, "original"), (served, gen_served, "served")):
@@ -189,7 +223,7 @@ def differential(
                 out.unproven.append(f"no instance generated from the {label} schema")
 
     def refused_by_served(x: Any) -> None:
-        if not v_served.is_valid(x) and not narrowed:
+        if not v_served.is_valid(x) and not narrowed(x):
             out.failures.append(f"valid for the original, refused by the served: {_short(x)}")
 
     def judge(x: Any, what: str) -> None:
@@ -201,7 +235,7 @@ def differential(
             out.failures.append(f"{what}: served validator failed: {exc}"[:300])
             return
         if not accepted:
-            if v_orig.is_valid(x) and not narrowed:
+            if v_orig.is_valid(x) and not narrowed(x):
                 out.failures.append(
                     f"{what} valid for the original, refused by served: {_short(x)}"
                 )

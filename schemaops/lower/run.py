@@ -44,7 +44,8 @@ from schemaops.lower.engine import (
     engine_target,
     engine_verdict,
 )
-from schemaops.lower.passes import Lowered, lower_schema, refine
+from schemaops.lower.model import Lowered, UncoveredWidening
+from schemaops.lower.passes import lower_schema, refine
 from schemaops.lower.probes import probe_backend
 from schemaops.lower.prove import INSTANCE_TIMEOUT_S, Differential, differential
 from schemaops.lower.relax import LADDER, Relaxation, reason, triggered
@@ -330,7 +331,13 @@ def lower_registry(
         caps = engine_caps(caps, target)
 
     def make(s: Any, caps_: dict[str, str], relax: dict[str, str] | None = None) -> LowerCase:
-        case = LowerCase(s.name, lower_schema(s.bundled(), caps_, b, relax), s.hash)
+        try:
+            lw = lower_schema(s.bundled(), caps_, b, relax)
+            bug = None
+        except UncoveredWidening as exc:  # a lowering bug: said, never served
+            lw, bug = Lowered(b, s.bundled(), s.bundled()), f"lowering bug: {exc}"
+        case = LowerCase(s.name, lw, s.hash)
+        case.problems += [bug] if bug else []
         _split_examples(case, list(s.valid), list(s.invalid))
         case.doc = served_document(s, case.lowered)
         return case
