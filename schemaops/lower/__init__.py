@@ -7,7 +7,8 @@ Public API::
 - ``probe_backend(backend) -> {probe: capability}``: what the real library does with each
   keyword (``probes``), measured with compare's isolated compile and enforcement walk;
 - ``lower_schema(bundled_schema, caps, backend) -> Lowered``: served schema, rewrites (each
-  exact or reported), residual rules (``passes``);
+  declaring its effect: exact, widens with a residual rule, narrows; ``model``), residual
+  rules (``passes``);
 - ``check_residual(original, rules, instance) -> ResidualCheck``: the application's check
   after decoding (``residual``);
 - ``lower_registry(registry, backend, out=...) -> LowerReport``: lower, prove (compile, walk,
@@ -16,7 +17,8 @@ Public API::
   taken a ``Relaxation`` in its case).
 """
 
-from schemaops.lower.passes import Lowered, Rewrite, lower_schema
+from schemaops.lower.model import Lowered, Rewrite
+from schemaops.lower.passes import lower_schema
 from schemaops.lower.probes import PROBES, probe_backend
 from schemaops.lower.prove import Differential, differential
 from schemaops.lower.relax import LADDER, Relaxation

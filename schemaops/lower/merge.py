@@ -80,10 +80,10 @@ def _type_meet(a: Any, b: Any) -> Any:
 
 
 def _json_in(v: Any, values: list[Any]) -> bool:
-    return any(_eq(v, w) for w in values)
+    return any(json_equal(v, w) for w in values)
 
 
-def _eq(x: Any, y: Any) -> bool:
+def json_equal(x: Any, y: Any) -> bool:
     """JSON equality (1 == 1.0, but true != 1)."""
     if isinstance(x, bool) or isinstance(y, bool):
         return isinstance(x, bool) and isinstance(y, bool) and x == y
@@ -157,7 +157,7 @@ def merge(a: Any, b: Any) -> Any:
         elif key == "enum":
             out[key] = [v for v in va if isinstance(vb, list) and _json_in(v, vb)]
         elif key == "const":
-            if not _eq(va, vb):
+            if not json_equal(va, vb):
                 raise NotExact("const: the branches require different values")
             out[key] = va
         elif key in _LOWER:

@@ -60,16 +60,15 @@ import copy
 import json
 import math
 import re
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from schemaops.compare.instances import validator
-from schemaops.lower.merge import ANNOTATIONS, VOCABULARY, NotExact, _eq, merge
+from schemaops.lower.merge import ANNOTATIONS, VOCABULARY, NotExact, json_equal, merge
+from schemaops.lower.model import EXACT, NARROWS, WIDENS, Lowered, Rewrite
 from schemaops.lower.patterns import JSON_ANY_NARROWS, anchored_search, format_pattern, is_anchored
 from schemaops.lower.probes import ENFORCED
 from schemaops.lower.relax import LADDER
 from schemaops.lower.residual import ResidualRule, pointer
-from schemaops.registry.model import canonical_text, content_hash
 from schemaops.strings import MISSING, ref_parts, resolve_pointer
 
 #: the largest integer range (or multipleOf set) turned into an enum
@@ -117,52 +116,6 @@ _VERB = {
 }
 
 
-@dataclass
-class Rewrite:
-    """One rewrite applied to the served schema."""
-
-    pointer: str
-    rule: str
-    exact: bool
-    detail: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class Lowered:
-    """A served schema for one backend, what was rewritten, and what the app must check."""
-
-    backend: str
-    original: Any
-    served: Any
-    rewrites: list[Rewrite] = field(default_factory=list)
-    residual: list[ResidualRule] = field(default_factory=list)
-
-    @property
-    def exact(self) -> bool:
-        """The served schema accepts exactly what the original accepts."""
-        return not self.residual and all(r.exact for r in self.rewrites)
-
-    @property
-    def exactness(self) -> str:
-        """``exact``; ``relaxed`` (a residual to check); ``narrowed`` (some valid outputs
-        cannot be produced); or ``relaxed+narrowed``."""
-        narrowed = any(not r.exact and r.rule != "residual" for r in self.rewrites)
-        parts = [p for p, on in (("relaxed", bool(self.residual)), ("narrowed", narrowed)) if on]
-        return "+".join(parts) or "exact"
-
-    @property
-    def wire(self) -> str:
-        """The served schema's wire string (the registry's canonical text: the cache key)."""
-        return canonical_text(self.served)
-
-    @property
-    def hash(self) -> str:
-        return content_hash(self.served)
-
-
 def _cap(caps: dict[str, str], key: str) -> str:
     return caps.get(key, "refused")
 
@@ -194,12 +147,19 @@ class _Lowerer:
     def move(self, out: dict, parts: list, kw: str, reason: str, **extra: Any) -> None:
         """Remove ``kw`` from the served node and keep it as a residual rule."""
         value = out.pop(kw)
-        ptr = pointer([*parts, kw])
-        self.residual.append(ResidualRule(ptr, kw, value, reason, extra.get("covers") or []))
-        self.rewrites.append(Rewrite(ptr, "residual", False, reason))
+        self.widen(pointer([*parts, kw]), kw, value, reason, extra.get("covers") or [])
 
-    def note(self, parts: list, rule: str, exact: bool, detail: str) -> None:
-        self.rewrites.append(Rewrite(pointer(parts), rule, exact, detail))
+    def widen(self, ptr: str, kw: str, value: Any, reason: str, covers: list | None = None) -> None:
+        """A widening and the residual rule that covers it, always together (``model``)."""
+        self.residual.append(ResidualRule(ptr, kw, value, reason, covers or []))
+        self.rewrites.append(Rewrite(ptr, "residual", WIDENS, reason))
+
+    def note(
+        self, parts: list, rule: str, detail: str, narrows_to: dict[str, Any] | None = None
+    ) -> None:
+        """An exact rewrite, or (``narrows_to``: what it wrote) a narrowing one."""
+        effect = NARROWS if narrows_to else EXACT
+        self.rewrites.append(Rewrite(pointer(parts), rule, effect, detail, narrows_to))
 
     # ---- refs --------------------------------------------------------------------------
     def target(self, ref: str) -> tuple[Any, list[str]] | None:
@@ -288,18 +248,25 @@ class _Lowerer:
             return
         target = self.inline(ref)
         if target is None:
-            if siblings:
-                self.note(parts, "keep $ref", False, f"cannot inline {ref} (recursive or remote)")
+            self.ref_siblings(out, parts, f"{ref} cannot be inlined (recursive, remote or big)")
             return
         rest = {k: v for k, v in out.items() if k != "$ref"}
         try:
             merged = merge(rest, target) if rest else target
         except NotExact as exc:
-            self.note(parts, "keep $ref", False, f"{ref} does not merge with its siblings: {exc}")
+            self.ref_siblings(out, parts, f"{ref} does not merge with its siblings: {exc}")
             return
         out.clear()
         out.update(merged if isinstance(merged, dict) else {"not": {}})
-        self.note(parts, "inline $ref", True, f"{ref} inlined (the backend ignores siblings)")
+        self.note(parts, "inline $ref", f"{ref} inlined (the backend ignores siblings)")
+
+    def ref_siblings(self, out: dict, parts: list, why: str) -> None:
+        """A kept ``$ref`` whose siblings the backend ignores: what the backend serves is the
+        ``$ref`` alone, a widening, so each sibling keyword moves to the residual."""
+        if self.enforced("$ref.siblings"):
+            return
+        for kw in [k for k in out if k in _SIBLINGS and k != "$ref"]:
+            self.move(out, parts, kw, f"{self.why('$ref.siblings', kw + ' beside $ref')}; {why}")
 
     def all_of(self, out: dict, parts: list) -> None:
         branches = out.get("allOf")
@@ -322,12 +289,11 @@ class _Lowerer:
             except NotExact as exc:
                 ptr = pointer([*parts, "allOf", i])
                 reason = f"allOf branch not merged exactly ({exc}); {self.why('allOf', 'allOf')}"
-                self.residual.append(ResidualRule(ptr, "allOf", branch, reason))
-                self.rewrites.append(Rewrite(ptr, "residual", False, reason))
+                self.widen(ptr, "allOf", branch, reason)
         out.clear()
         out.update(base if isinstance(base, dict) else {"not": {}})
         if merged_any:
-            self.note(parts, "flatten allOf", True, "branches merged into one schema")
+            self.note(parts, "flatten allOf", "branches merged into one schema")
 
     def if_then_else(self, out: dict, parts: list) -> None:
         if "if" not in out or self.enforced("if"):
@@ -346,14 +312,13 @@ class _Lowerer:
                 out.pop(k, None)
             out.pop("if")
             ptr = pointer([*parts, "if"])
-            self.residual.append(ResidualRule(ptr, "if", value, reason, covers))
-            self.rewrites.append(Rewrite(ptr, "residual", False, reason))
+            self.widen(ptr, "if", value, reason, covers)
             return
         keep = {k: v for k, v in base.items() if k not in _SIBLINGS}
         out.clear()
         out.update(keep)
         out["anyOf"] = branches
-        self.note(parts, "if/then/else -> anyOf", True, "condition split on a finite domain")
+        self.note(parts, "if/then/else -> anyOf", "condition split on a finite domain")
 
     def _split(self, base: dict, cond: Any, then: Any, other: Any) -> list[Any]:
         if not isinstance(cond, dict):
@@ -440,24 +405,32 @@ class _Lowerer:
             out.update(rebuilt)
         else:
             out["properties"] = new_props
-        self.note(parts, "list required properties", True, f"added {', '.join(added)}")
+        self.note(parts, "list required properties", f"added {', '.join(added)}")
 
     def enum_filter(self, out: dict, parts: list) -> None:
+        """``enum`` and ``const`` alike (a ``const`` is a one-value ``enum``): values the
+        node's other keywords forbid are removed, then keywords every remaining value
+        satisfies are implied and dropped. Implied only when checked: a ``const`` that fails
+        its ``format`` keeps the format (a node that accepts nothing is left as it is)."""
         key = "enum" if isinstance(out.get("enum"), list) else "const" if "const" in out else None
         if key is None:
             return
+        values = list(out["enum"]) if key == "enum" else [out["const"]]
         others = {
             k: v for k, v in out.items() if k not in ("enum", "const") and k not in ANNOTATIONS
         }
-        if key == "enum" and others:
-            try:
-                check = validator(others)
-                kept = [v for v in out["enum"] if check.is_valid(v)]
-            except Exception:  # e.g. a $ref that only resolves from the root: leave it
-                return
-            if len(kept) != len(out["enum"]):
-                out["enum"] = kept
-                self.note(parts, "filter enum", True, "values the other keywords forbid removed")
+        if not others:
+            return
+        try:
+            check = validator(others)
+            kept = [v for v in values if check.is_valid(v)]
+        except Exception:  # e.g. a $ref that only resolves from the root: leave it
+            return
+        if not kept:
+            return  # accepts nothing: nothing is implied, the other passes decide
+        if len(kept) != len(values):
+            out["enum"] = kept
+            self.note(parts, "filter enum", "values the other keywords forbid removed")
         implied = [
             k for k in others if k not in _MAPS + _SINGLE + _LISTS and not self._enforced_kw(out, k)
         ]
@@ -465,7 +438,7 @@ class _Lowerer:
             if kw in ("type", "$ref", "$defs", "definitions"):
                 continue
             out.pop(kw)
-            self.note([*parts, kw], "implied by enum", True, f"every {key} value satisfies {kw}")
+            self.note([*parts, kw], "implied by enum", f"every {key} value satisfies {kw}")
 
     def _enforced_kw(self, out: dict, kw: str) -> bool:
         probe = self._probe(out, kw)
@@ -531,7 +504,7 @@ class _Lowerer:
                 rebuilt[k] = v
         out.clear()
         out.update(rebuilt)
-        self.note(parts, "integer range -> enum", True, f"{len(values)} integers from {lo} to {hi}")
+        self.note(parts, "integer range -> enum", f"{len(values)} integers from {lo} to {hi}")
 
     def format(self, out: dict, parts: list) -> None:
         fmt = out.get("format")
@@ -564,7 +537,7 @@ class _Lowerer:
         detail = f"format {fmt!r} -> pattern ({self.why('format.' + fmt, 'format')})"
         if narrower:
             detail += f"; narrower than schemaops.formats: {narrower}"
-        self.note(ptr, "format -> pattern", narrower is None, detail)
+        self.note(ptr, "format -> pattern", detail, {"pattern": pat} if narrower else None)
 
     def pattern(self, out: dict, parts: list) -> None:
         pat = out.get("pattern")
@@ -583,9 +556,9 @@ class _Lowerer:
         out["pattern"] = new
         if self.json_safe and new != pat:
             detail = f"search semantics kept, narrower: {JSON_ANY_NARROWS}: {new}"
-            self.note([*parts, "pattern"], "anchor pattern", False, detail)
+            self.note([*parts, "pattern"], "anchor pattern", detail, {"pattern": new})
         else:
-            self.note([*parts, "pattern"], "anchor pattern", True, "search semantics kept: " + new)
+            self.note([*parts, "pattern"], "anchor pattern", "search semantics kept: " + new)
 
     def length_with_pattern(self, out: dict, parts: list) -> None:
         """A backend that keeps either the pattern or the length of a string (outlines):
@@ -610,21 +583,21 @@ class _Lowerer:
         out.clear()
         out.update(rebuilt)
         if _disjoint(branches):
-            self.note(parts, "oneOf -> anyOf", True, "the branches are pairwise disjoint")
+            self.note(parts, "oneOf -> anyOf", "the branches are pairwise disjoint")
             return
         ptr = pointer([*parts, "oneOf"])
         reason = (
             f"{self.why('oneOf', 'oneOf')}: served as anyOf; that exactly one branch matches "
             "is the application's to check"
         )
-        self.residual.append(ResidualRule(ptr, "oneOf", "exactly one branch", reason))
-        self.rewrites.append(Rewrite(ptr, "residual", False, reason))
+        self.widen(ptr, "oneOf", "exactly one branch", reason)
 
     def distribute(self, out: dict, parts: list) -> None:
         """Keywords next to an ``anyOf``/``oneOf`` the backend ignores there (xgrammar drops a
         ``required`` beside a union): merged into every branch, which is exact
         (A and (B1 or B2) = (A and B1) or (A and B2); likewise for exactly-one-of). All
-        branches or none: if one does not merge exactly, the node is left as it is."""
+        branches or none: if one does not merge exactly, the siblings (which the backend
+        would ignore) move to the residual."""
         if self.enforced("anyOf.siblings"):
             return
         key = "anyOf" if isinstance(out.get("anyOf"), list) else "oneOf"
@@ -636,14 +609,16 @@ class _Lowerer:
             return
         try:
             merged = [merge(siblings, b) for b in branches]
-        except NotExact as exc:
-            self.note(parts, f"keep {key} siblings", False, f"not distributed: {exc}")
+        except NotExact as exc:  # the backend serves the union alone: a widening
+            why = f"{self.why('anyOf.siblings', f'keywords beside {key}')}; not distributed: {exc}"
+            for kw in siblings:
+                self.move(out, parts, kw, why)
             return
         keep = {k: v for k, v in out.items() if k != key and k not in _SIBLINGS}
         out.clear()
         out.update(keep)
         out[key] = [m if m is not False else {"not": {}} for m in merged]
-        self.note(parts, f"distribute into {key}", True, f"{', '.join(siblings)} into each branch")
+        self.note(parts, f"distribute into {key}", f"{', '.join(siblings)} into each branch")
 
     def drops(self, out: dict, parts: list) -> None:
         for kw in list(out):
@@ -672,7 +647,7 @@ class _Lowerer:
             why = f"{self.backend} {_VERB.get(_cap(self.caps, 'schema.empty'), '')}: {{}}"
         out.clear()
         out.update(copy.deepcopy(ANY_VALUE))
-        self.note(parts, "any value -> union of the JSON types", True, why)
+        self.note(parts, "any value -> union of the JSON types", why)
 
 
 #: ``$`` keywords that neither name a location nor change a base URI (safe to drop)
@@ -719,7 +694,7 @@ def _disjoint(branches: list[Any]) -> bool:
                 continue
             ca, cb = _constants(a), _constants(b)
             shared = [k for k in ca if k in cb]
-            if any(not any(_eq(x, y) for x in ca[k] for y in cb[k]) for k in shared) and (
+            if any(not any(json_equal(x, y) for x in ca[k] for y in cb[k]) for k in shared) and (
                 ta == {"object"} or tb == {"object"}
             ):
                 continue

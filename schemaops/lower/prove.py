@@ -4,8 +4,9 @@ For a ``Lowered`` schema, ``differential`` checks with jsonschema (formats asser
 ``schemaops.formats``):
 
 - every instance hypothesis-jsonschema generates from the *original* is valid under the
-  served schema (the served schema does not steer away from valid outputs), unless a
-  rewrite is reported as narrowing;
+  served schema (the served schema does not steer away from valid outputs), unless every
+  reason it is refused is a keyword a narrowing rewrite wrote (``refused_only_by``: a
+  narrowing excuses refusals at its own pointers, never elsewhere in the schema);
 - every instance generated from the *served* schema, and every mutation of either set and of
   the registry examples, that the served schema accepts is accepted by the original or
   flagged by the residual (``check_residual``), with no failure left uncovered.
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from schemaops.compare.instances import validator
-from schemaops.lower.passes import Lowered
+from schemaops.lower.model import Lowered
 from schemaops.lower.residual import check_residual
 from schemaops.strings import truncate
 from schemaops.watchdog import WatchdogTimeout, armed, watched
@@ -31,6 +34,8 @@ from schemaops.watchdog import WatchdogTimeout, armed, watched
 # Seconds one instance's checks (served, original, residual) may take: a pattern that
 # backtracks catastrophically on a generated or mutated string must not hang ``lower``.
 INSTANCE_TIMEOUT_S = 2.0
+#: the most ``enum`` values generation draws from (see ``generable``)
+MAX_GENERATION_ENUM = 1000
 
 
 @dataclass
@@ -44,10 +49,13 @@ class Differential:
     residual_flagged: int = 0
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: why the run is no evidence (no instance on a side, out of time): not ok, not failed
+    unproven: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.failures
+        """No failure, and instances on both sides: a run with nothing in it proves nothing."""
+        return not self.failures and not self.unproven
 
     # key by key, each key this command's --json contract (the to_dict look-alikes: probe/run.py)
     def to_dict(self) -> dict[str, Any]:
@@ -60,6 +68,7 @@ class Differential:
             "residual_flagged": self.residual_flagged,
             "failures": self.failures[:10],
             "notes": self.notes,
+            "unproven": self.unproven,
         }
 
 
@@ -113,7 +122,10 @@ def generable(schema: Any) -> Any:
 
     hypothesis-jsonschema does not generate ``uuid`` or ``date`` strings (it fills them with
     random text, which jsonschema then rejects, leaving no instances); a pattern it can
-    generate from. Every generated instance is still checked against the real schema.
+    generate from. An ``enum`` longer than ``MAX_GENERATION_ENUM`` is cut to its first values:
+    hypothesis-jsonschema canonicalises a schema before its time budget starts, and on a
+    300k-value enum that alone ran for minutes. Every generated instance is still checked
+    against the real schema.
     """
     from schemaops.lower.patterns import FORMAT_PATTERNS
 
@@ -126,6 +138,8 @@ def generable(schema: Any) -> Any:
         k: generable(v) if isinstance(v, (dict, list)) and k not in values else v
         for k, v in schema.items()
     }
+    if isinstance(out.get("enum"), list) and len(out["enum"]) > MAX_GENERATION_ENUM:
+        out["enum"] = out["enum"][:MAX_GENERATION_ENUM]
     fmt = out.get("format")
     if isinstance(fmt, str) and fmt in FORMAT_PATTERNS and "pattern" not in out:
         out = {("pattern" if k == "format" else k): v for k, v in out.items()}
@@ -133,29 +147,83 @@ def generable(schema: Any) -> Any:
     return out
 
 
+def narrowing_marks(lowered: Lowered) -> set[tuple[str, str]]:
+    """(keyword, canonical value) of what each narrowing rewrite wrote into the served
+    schema (``Rewrite.narrows_to``)."""
+    return {
+        (k, json.dumps(v, sort_keys=True))
+        for r in lowered.narrowings
+        for k, v in (r.narrows_to or {}).items()
+    }
+
+
+def refused_only_by(check: Any, x: Any, marks: set[tuple[str, str]]) -> bool:
+    """Whether every reason ``check`` (the served validator) refuses ``x`` is a keyword a
+    narrowing rewrite wrote (``marks``): narrowing excuses a refusal at its own pointers
+    only. A union's failure is excused when some branch fails only there."""
+
+    def excused(err: Any) -> bool:
+        if (str(err.validator), json.dumps(err.validator_value, sort_keys=True)) in marks:
+            return True
+        if err.validator == "anyOf" and err.context:
+            branches: dict[Any, list[Any]] = {}
+            for sub in err.context:
+                branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+            return any(all(excused(e) for e in errs) for errs in branches.values())
+        return False
+
+    errors = list(check.iter_errors(x))
+    return bool(errors) and all(excused(e) for e in errors)
+
+
 def differential(
-    lowered: Lowered, n: int = 25, examples: list[Any] = (), max_time_s: float = 10.0
-) -> Differential:  # type: ignore[assignment]
-    """Run the differential check (see module doc); generation needs hypothesis-jsonschema."""
+    lowered: Lowered,
+    n: int = 25,
+    examples: list[Any] = (),  # type: ignore[assignment]
+    max_time_s: float = 10.0,
+    deadline_s: float | None = None,
+) -> Differential:
+    """Run the differential check (see module doc); generation needs hypothesis-jsonschema.
+
+    ``deadline_s`` bounds the whole run (generation, every instance and mutant): past it the
+    run stops and is ``unproven`` (a 300k-value enum once ran unbounded past 500 s). A side
+    that yields no instance (a ``GenerationError``, or none valid) leaves the run
+    ``unproven``, never ok: zero instances are no evidence."""
     from schemaops.compare.generate import GenerationError, generate_valid
 
     out = Differential()
+    t_end = None if deadline_s is None else time.monotonic() + deadline_s
+
+    def left() -> float:
+        return math.inf if t_end is None else t_end - time.monotonic()
+
     original, served = lowered.original, lowered.served
     v_orig, v_served = validator(original), validator(served)
-    narrowed = "narrowed" in lowered.exactness
+    marks = narrowing_marks(lowered)
+
+    def narrowed(x: Any) -> bool:
+        return bool(marks) and refused_only_by(v_served, x, marks)
+
     gen_orig: list[Any] = []
     gen_served: list[Any] = []
     for schema, sink, label in ((original, gen_orig, "original"), (served, gen_served, "served")):
+        budget = min(max_time_s, left())
+        if budget <= 0:
+            break
         try:
             check = validator(schema)
-            found = generate_valid(generable(schema), n, max_time_s=max_time_s)
+            found = generate_valid(generable(schema), n, max_time_s=budget)
             sink += [x for x in found if check.is_valid(x)]
         except GenerationError as exc:
             out.notes.append(f"no instances generated from the {label}: {exc}"[:300])
     out.from_original, out.from_served = len(gen_orig), len(gen_served)
+    if not (lowered.served == original and not lowered.rewrites):  # identity needs no proof
+        for count, label in ((out.from_original, "original"), (out.from_served, "served")):
+            if not count:
+                out.unproven.append(f"no instance generated from the {label} schema")
 
     def refused_by_served(x: Any) -> None:
-        if not v_served.is_valid(x) and not narrowed:
+        if not v_served.is_valid(x) and not narrowed(x):
             out.failures.append(f"valid for the original, refused by the served: {_short(x)}")
 
     def judge(x: Any, what: str) -> None:
@@ -167,7 +235,7 @@ def differential(
             out.failures.append(f"{what}: served validator failed: {exc}"[:300])
             return
         if not accepted:
-            if v_orig.is_valid(x) and not narrowed:
+            if v_orig.is_valid(x) and not narrowed(x):
                 out.failures.append(
                     f"{what} valid for the original, refused by served: {_short(x)}"
                 )
@@ -195,14 +263,24 @@ def differential(
                 "(a backtracking pattern?): unproven"
             )
 
-    # armed only after generation: generate_valid keeps its own SIGALRM budget
-    with armed(INSTANCE_TIMEOUT_S):
+    def jobs() -> Iterator[tuple[Any, Any, tuple[Any, ...]]]:
         for x in gen_orig:
-            bounded(refused_by_served, x)
+            yield refused_by_served, x, ()
         for x in gen_served:
-            bounded(judge, x, "generated")
+            yield judge, x, ("generated",)
         for base in [*gen_orig, *gen_served, *examples]:
             for m in mutations(base):
                 out.mutants += 1
-                bounded(judge, m, "mutant")
+                yield judge, m, ("mutant",)
+
+    # armed only after generation: generate_valid keeps its own SIGALRM budget
+    with armed(INSTANCE_TIMEOUT_S):
+        for fn, x, args in jobs():
+            if left() <= 0:
+                out.unproven.append(
+                    f"the differential ran past its deadline ({deadline_s:g} s, --timeout) "
+                    "before every instance was checked"
+                )
+                break
+            bounded(fn, x, *args)
     return out

@@ -66,10 +66,12 @@ def print_lower(report: LowerReport, file: TextIO | None = None) -> None:
             w(
                 f"  differential: {diff['from_original']}+{diff['from_served']} generated, "
                 f"{diff['mutants']} mutants, {diff['residual_flagged']} flagged by the residual, "
-                f"{'ok' if diff['ok'] else 'FAILED'}\n"
+                f"{'ok' if diff['ok'] else 'FAILED' if diff['failures'] else 'UNPROVEN'}\n"
             )
             for note in diff["notes"]:
                 w(f"    note: {note}\n")
+        for why in d["unproven"]:
+            w(f"  unproven (not claimed {d['claimed']}): {why}\n")
         for p in d["problems"]:
             w(f"  problem: {p}\n")
     n_bad = sum(1 for c in report.cases if not c.lowered_ok)

@@ -44,7 +44,8 @@ from schemaops.lower.engine import (
     engine_target,
     engine_verdict,
 )
-from schemaops.lower.passes import Lowered, lower_schema, refine
+from schemaops.lower.model import Lowered, UncoveredWidening
+from schemaops.lower.passes import lower_schema, refine
 from schemaops.lower.probes import probe_backend
 from schemaops.lower.prove import INSTANCE_TIMEOUT_S, Differential, differential
 from schemaops.lower.relax import LADDER, Relaxation, reason, triggered
@@ -90,6 +91,31 @@ class LowerCase:
     def lowered_ok(self) -> bool:
         return not self.problems
 
+    @property
+    def unproven(self) -> list[str]:
+        """Why the rewrite's exactness claim has no evidence (empty when it has): the
+        enforcement walk walked nothing, or the differential had no instances, ran out of
+        time or was skipped. A served schema identical to the original needs no proof."""
+        lw = self.lowered
+        if lw.served == lw.original and not lw.rewrites:
+            return []
+        why = []
+        verdict = (self.result.get("enforcement") or {}).get("verdict")
+        if self.result.get("status") == "ok" and verdict == "unchecked":
+            why.append("the enforcement walk walked nothing (unchecked: no examples)")
+        if self.diff is None:
+            why.append("no differential check (--generate 0)")
+        else:
+            why += [f"differential: {u}" for u in self.diff.unproven]
+        return why
+
+    @property
+    def exactness(self) -> str:
+        """The rewrite's label (``Lowered.exactness``), or ``unproven`` when the proof has no
+        evidence behind it: an application must not skip its own check on a claim nothing
+        tested."""
+        return "unproven" if self.unproven else self.lowered.exactness
+
     def to_dict(self) -> dict[str, Any]:
         lw = self.lowered
         enf = self.result.get("enforcement") or {}
@@ -100,7 +126,9 @@ class LowerCase:
             "original_hash": self.original_hash,
             "served_hash": self.served_hash,
             "served_wire": self.wire,
-            "exactness": lw.exactness,
+            "exactness": self.exactness,
+            "claimed": lw.exactness,
+            "unproven": self.unproven,
             "rewrites": [r.to_dict() for r in lw.rewrites],
             "residual": [r.to_dict() for r in lw.residual],
             "examples": {
@@ -143,6 +171,7 @@ class LowerReport:
             "passed": self.passed,
             "schemas": len(self.cases),
             "not_lowered": sum(1 for c in self.cases if not c.lowered_ok),
+            "unproven": sum(1 for c in self.cases if c.lowered_ok and c.unproven),
             "capabilities": self.capabilities,
             "engine": self.engine.to_dict() if self.engine else None,
             "cases": [c.to_dict() for c in self.cases],
@@ -302,7 +331,13 @@ def lower_registry(
         caps = engine_caps(caps, target)
 
     def make(s: Any, caps_: dict[str, str], relax: dict[str, str] | None = None) -> LowerCase:
-        case = LowerCase(s.name, lower_schema(s.bundled(), caps_, b, relax), s.hash)
+        try:
+            lw = lower_schema(s.bundled(), caps_, b, relax)
+            bug = None
+        except UncoveredWidening as exc:  # a lowering bug: said, never served
+            lw, bug = Lowered(b, s.bundled(), s.bundled()), f"lowering bug: {exc}"
+        case = LowerCase(s.name, lw, s.hash)
+        case.problems += [bug] if bug else []
         _split_examples(case, list(s.valid), list(s.invalid))
         case.doc = served_document(s, case.lowered)
         return case
@@ -346,7 +381,7 @@ def lower_registry(
         if generate:
             if progress:
                 progress(f"differential check of {c.name}")
-            c.diff = differential(c.lowered, generate, [*c.valid])
+            c.diff = differential(c.lowered, generate, [*c.valid], deadline_s=timeout_s)
             c.problems += [f"differential: {f}" for f in c.diff.failures[:5]]
         if out is not None:
             _write(Path(out), c, c.doc, c.to_dict())

@@ -1,0 +1,115 @@
+"""The exactness model of ``lower`` (issue 23, item 1): each rewrite declares its effect at
+its pointer (``exact``, ``widens`` with a mandatory residual rule, ``narrows`` with what it
+wrote), the case's label is derived from them, and a narrowing excuses refusals by the
+served schema at its own pointers only."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from test_lower_passes import XGRAMMAR
+
+from schemaops.compare.instances import validator
+from schemaops.lower import check_residual, lower_schema
+from schemaops.lower.model import Lowered, Rewrite, UncoveredWidening
+from schemaops.lower.prove import differential, narrowing_marks, refused_only_by
+from schemaops.lower.residual import ResidualRule
+
+
+def test_a_widening_without_a_residual_rule_cannot_exist() -> None:
+    widen = Rewrite("/maxLength", "residual", "widens", "moved")
+    with pytest.raises(UncoveredWidening):
+        Lowered("xgrammar", {"maxLength": 2}, {}, [widen], [])
+    rule = ResidualRule("/maxLength", "maxLength", 2, "moved")
+    assert Lowered("xgrammar", {"maxLength": 2}, {}, [widen], [rule]).exactness == "relaxed"
+    with pytest.raises(UncoveredWidening):  # a residual rule no rewrite declares
+        Lowered("xgrammar", {"maxLength": 2}, {}, [], [rule])
+    with pytest.raises(ValueError):
+        Rewrite("/pattern", "anchor pattern", "narrows", "says nothing of what it wrote")
+    with pytest.raises(ValueError):
+        Rewrite("/pattern", "anchor pattern", "narrower", "not an effect")
+
+
+def test_the_label_is_derived_from_the_effects() -> None:
+    exact = Rewrite("", "inline $ref", "exact", "")
+    narrow = Rewrite("/pattern", "anchor pattern", "narrows", "", {"pattern": "^a$"})
+    widen = Rewrite("/minLength", "residual", "widens", "")
+    rule = ResidualRule("/minLength", "minLength", 1, "")
+    assert Lowered("b", {}, {}, [exact]).exactness == "exact"
+    assert Lowered("b", {}, {}, [exact, narrow]).exactness == "narrowed"
+    assert Lowered("b", {}, {}, [narrow, widen], [rule]).exactness == "relaxed+narrowed"
+    d = narrow.to_dict()
+    assert d["effect"] == "narrows" and d["exact"] is False
+
+
+# a recursive definition cannot be inlined: the $ref is kept, its sibling ignored by xgrammar
+NODE = {
+    "$defs": {
+        "node": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "kid": {"$ref": "#/$defs/node", "required": ["name"]},
+            },
+        }
+    },
+    "$ref": "#/$defs/node",
+}
+
+
+def test_a_kept_ref_with_ignored_siblings_is_a_widening_with_a_residual_rule() -> None:
+    """Before: labelled ``narrowed`` with no residual rule (the proof then switched off its
+    refused-by-served checks for the whole schema); what xgrammar serves is the ``$ref``
+    alone, which accepts a ``kid`` without a ``name`` that the original refuses."""
+    lw = lower_schema(NODE, XGRAMMAR, "xgrammar")
+    assert lw.exactness == "relaxed"
+    assert [(r.pointer, r.keyword) for r in lw.residual] == [
+        ("/$defs/node/properties/kid/required", "required")
+    ]
+    assert lw.served["$defs"]["node"]["properties"]["kid"] == {"$ref": "#/$defs/node"}
+    bad = {"name": "a", "kid": {"kid": {"name": "c"}}}
+    assert validator(lw.served).is_valid(bad) and not validator(NODE).is_valid(bad)
+    res = check_residual(NODE, lw.residual, bad)
+    assert res.flagged and not res.uncovered
+    assert differential(lw, 8, [{"name": "a", "kid": {"name": "b"}}]).failures == []
+
+
+def test_keywords_a_union_ignores_go_to_the_residual_when_not_distributed() -> None:
+    schema = {
+        "type": "object",
+        "patternProperties": {"^x": {"type": "integer"}},
+        "anyOf": [{"properties": {"a": {"type": "string"}}}, {"required": ["b"]}],
+    }
+    # patternProperties beside branch properties do not merge exactly
+    lw = lower_schema(schema, XGRAMMAR, "xgrammar")
+    assert lw.exactness == "relaxed" and "anyOf" in lw.served
+    assert {r.keyword for r in lw.residual} == {"type", "patternProperties"}
+    res = check_residual(schema, lw.residual, {"a": "s", "x1": "no"})
+    assert res.flagged and not res.uncovered
+
+
+UUIDS = {
+    "type": "object",
+    "properties": {"id": {"type": "string", "format": "uuid"}, "note": {"type": "string"}},
+    "required": ["id"],
+}
+BRACED = "{3f2b8c1e-9a4d-4e7b-8c21-5d6f7a8b9c0d}"  # a uuid to jsonschema, not to the pattern
+
+
+def test_a_narrowing_excuses_refusals_at_its_own_pointer_only() -> None:
+    """Before: any narrowing switched off the refused-by-served check for the whole schema,
+    so a served schema that also refused valid outputs elsewhere passed the proof."""
+    lw = lower_schema(UUIDS, XGRAMMAR | {"format.uuid": "ignored"}, "xgrammar")
+    assert lw.exactness == "narrowed"
+    marks = narrowing_marks(lw)
+    served = validator(lw.served)
+    assert refused_only_by(served, {"id": BRACED}, marks)
+    assert differential(lw, 8).ok
+
+    broken = Lowered(lw.backend, lw.original, copy.deepcopy(lw.served), lw.rewrites, lw.residual)
+    broken.served["properties"]["note"]["maxLength"] = 0  # an undeclared narrowing
+    bad = validator(broken.served)
+    assert not refused_only_by(bad, {"id": BRACED, "note": "x"}, marks)
+    diff = differential(broken, 8, [{"id": "3f2b8c1e-9a4d-4e7b-8c21-5d6f7a8b9c0d", "note": "x"}])
+    assert not diff.ok and any("refused by" in f for f in diff.failures), diff.failures
