@@ -238,7 +238,7 @@ def test_ray_refuses_stdin_before_connecting():
 
 
 def test_uri_glob_stays_within_a_segment():
-    from schemaops.audit.shards import glob_match
+    from schemaops.audit.shardlist import glob_match
 
     assert glob_match("s3://b/logs/a.jsonl", "s3://b/logs/*.jsonl")
     assert not glob_match("s3://b/logs/2026/a.jsonl", "s3://b/logs/*.jsonl")

@@ -69,7 +69,7 @@ class ShardsSummary:
     unreadable_count: int = 0
     #: lines of the current shard's earlier byte ranges (``absorb``; not reported)
     shard_base: int = 0
-    #: paths skipped as a shard already read under another path (``shards.expand``)
+    #: paths skipped as a shard already read under another path (``shardlist.expand``)
     duplicates: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:

@@ -133,7 +133,7 @@ def _run_shards(
 ) -> AuditResult:
     """Several shards: one process, ``--jobs`` processes (one shard per task) or Ray."""
     from schemaops.audit import multi
-    from schemaops.audit.shards import expand
+    from schemaops.audit.shardlist import expand
 
     if not args:
         raise InputError("no input given")
