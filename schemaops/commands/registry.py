@@ -22,7 +22,7 @@ from schemaops.commands._common import (
     terminal_lines,
 )
 from schemaops.registry import Schema, format_problem, load_registry
-from schemaops.registry.diff import diff_paths
+from schemaops.registry.diffpaths import diff_paths
 from schemaops.registry.drafts import draft_label
 from schemaops.registry.loader import (
     DEFAULT_REGISTRY,

@@ -18,7 +18,8 @@ Public API (other areas rely on it):
 - ``diff_schemas(old, new) -> [Change]``, ``diff_paths(old, new) -> DiffReport``.
 """
 
-from schemaops.registry.diff import Change, DiffReport, diff_paths, diff_schemas
+from schemaops.registry.diff import Change, diff_schemas
+from schemaops.registry.diffpaths import DiffReport, diff_paths
 from schemaops.registry.lazy import LazyRegistry
 from schemaops.registry.loader import (
     Registry,
