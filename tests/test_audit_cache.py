@@ -708,3 +708,19 @@ def test_registry_files_past_the_size_bound_are_refused(
     assert jsontext.read_bytes(small) == b"1" * 100
     with pytest.raises(OSError, match="larger than"):
         jsontext.read_bytes(big)
+
+
+def test_the_facts_cache_is_the_store_the_registry_asks_for(tmp_path: Path) -> None:
+    """``registry/lazy.py`` depends only on ``registry.facts.FactsStore``; the audit's cache is
+    its implementation: every method is there with the protocol's parameters."""
+    import inspect
+
+    from schemaops.audit.cache import SchemaFacts
+    from schemaops.registry.facts import FactsStore
+
+    store = SchemaFacts(tmp_path)
+    assert isinstance(store, FactsStore)
+    for name in ("key", "get", "put", "scan_key", "scan_get", "scan_put"):
+        want = list(inspect.signature(getattr(FactsStore, name)).parameters)
+        got = list(inspect.signature(getattr(SchemaFacts, name)).parameters)
+        assert got == want, name

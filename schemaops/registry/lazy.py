@@ -23,7 +23,6 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote_from_bytes, urldefrag, urljoin
 
 import orjson
@@ -44,6 +43,7 @@ from schemaops.registry.documents import (
     schema_version,
 )
 from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri
+from schemaops.registry.facts import FactsStore
 from schemaops.registry.loader import EXAMPLE_TIMEOUT, check_documents, unknown_schema_message
 from schemaops.registry.model import Schema
 
@@ -87,7 +87,7 @@ class LazyRegistry:
 
     ``schema(name)`` raises ``InputError`` for an unknown name and for a schema whose own
     file has problems (the message names them), exactly as the audit refuses it per line.
-    ``facts`` (optional, ``schemaops.audit.cache.SchemaFacts``) remembers files already found
+    ``facts`` (optional, a ``facts.FactsStore``: ``audit.cache.SchemaFacts``) remembers files found
     clean, so their checks are skipped on the next run.
     """
 
@@ -96,7 +96,7 @@ class LazyRegistry:
         root: str | Path,
         timeout: float = EXAMPLE_TIMEOUT,
         examples: bool = True,
-        facts: Any = None,
+        facts: FactsStore | None = None,
     ) -> None:
         self.root = Path(root)
         self.timeout = timeout
