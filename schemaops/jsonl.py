@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
+import stat
 import sys
 import zlib
 from collections.abc import Iterator
@@ -59,18 +61,47 @@ def bounded_lines(stream: BinaryIO, limit: int) -> Iterator[bytes]:
         yield OverlongLine()
 
 
+NOT_REGULAR = "not a regular file (a FIFO, socket or device): only files and '-' are read"
+
+
+def open_regular(
+    path: str,
+    name: str | None = None,
+    error: type[Exception] = InputError,
+    what: str = "a JSONL file",
+) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file, else ``error`` naming it.
+
+    Why: a FIFO without a writer blocks the open (or the read) forever, and a device such as
+    ``/dev/zero`` behind a ``.jsonl`` name never ends. Opened with ``O_NONBLOCK``, then
+    checked with ``fstat`` on the open descriptor (no window for a swap between a check and
+    the open), then set back to blocking reads. Audit shards, warm's ``--from-log`` and
+    ``registry drift`` all read through here."""
+    name = path if name is None else name
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise error(f"cannot read {name}: no such file") from None
+    except OSError as exc:
+        raise error(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise error(f"cannot read {name}: it is a directory, not {what}")
+        if not stat.S_ISREG(mode):
+            raise error(f"cannot read {name}: {NOT_REGULAR}")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=1 << 20)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _open_binary(path: str, name: str) -> BinaryIO:
     if path == "-":
         return sys.stdin.buffer
-    p = Path(path)
-    if p.is_dir():
-        raise InputError(f"cannot read {name}: it is a directory, not a JSONL file")
-    try:
-        return open(p, "rb", buffering=1 << 20)  # noqa: SIM115
-    except FileNotFoundError:
-        raise InputError(f"cannot read {name}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
+    return open_regular(path, name)
 
 
 @contextmanager

@@ -244,6 +244,36 @@ def test_unreadable_logs_exit_2_without_a_traceback(tmp_path: Path) -> None:
             assert "Traceback" not in r.stderr and "error" in r.stderr, (args, r.stderr)
 
 
+def test_a_fifo_or_device_log_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """``--from-log`` and ``registry drift`` read only regular files: a FIFO with no writer
+    (which blocks the open forever) or ``/dev/zero`` behind a ``.jsonl`` name (which never
+    ends) is exit 2 naming it. Hung past the subprocess limit before this (the audit's shards
+    already refused them; the request-log reader did not)."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    fifo = tmp_path / "requests.jsonl"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.jsonl"
+    zero.symlink_to("/dev/zero")
+    for log in (fifo, zero):
+        for args in (
+            ["registry", "drift", str(log), "--json"],
+            ["warm", "--server", "http://127.0.0.1:9", "--retries", "0", "--from-log", str(log)],
+        ):
+            r = subprocess.run(
+                [sys.executable, "-m", "schemaops", *args],
+                cwd=repo,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert r.returncode == 2, (args, r.stdout, r.stderr)
+            assert "not a regular file" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
 def test_hostile_log_through_both_commands(tmp_path: Path) -> None:
     import subprocess
     import sys

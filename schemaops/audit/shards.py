@@ -38,7 +38,14 @@ from typing import Any, BinaryIO
 import orjson
 
 from schemaops.errors import InputError
-from schemaops.jsonl import STREAM_ERRORS, OverlongLine, bounded_lines, checked_lines, is_gzip
+from schemaops.jsonl import (
+    STREAM_ERRORS,
+    OverlongLine,
+    bounded_lines,
+    checked_lines,
+    is_gzip,
+)
+from schemaops.jsonl import open_regular as jsonl_open_regular
 
 #: What a folder or glob picks up (an explicitly named file is read whatever its name).
 SHARD_SUFFIXES = (".jsonl", ".ndjson", ".json", ".gz", ".parquet", ".pq")
@@ -151,32 +158,10 @@ def filesystem_of(uri: str, timeout: float = OPEN_TIMEOUT_S, name: str | None = 
         raise ShardError(f"cannot read {name}: {type(exc).__name__}: {exc}") from None
 
 
-NOT_REGULAR = "not a regular file (a FIFO, socket or device): only files and '-' are read"
-
-
 def open_regular(path: str, name: str | None = None) -> BinaryIO:
-    """``path`` opened for reading if it is a regular file, else ``ShardError`` naming it.
-
-    Opened with ``O_NONBLOCK`` (opening a FIFO without a writer would block forever), then
-    checked with ``fstat`` on the open descriptor (no window for a swap between a check and
-    the open), then set back to blocking reads."""
-    name = path if name is None else name
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise ShardError(f"cannot read {name}: {exc.strerror or exc}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise ShardError(f"cannot read {name}: it is a directory, not a JSONL or Parquet file")
-        if not stat.S_ISREG(mode):
-            raise ShardError(f"cannot read {name}: {NOT_REGULAR}")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb", buffering=1 << 20)
-    except BaseException:
-        os.close(fd)
-        raise
+    """``path`` opened for reading if it is a regular file, else ``ShardError`` naming it
+    (``jsonl.open_regular``: a FIFO or a device is refused, never waited on)."""
+    return jsonl_open_regular(path, name, ShardError, "a JSONL or Parquet file")
 
 
 def is_regular(path: str) -> bool:
