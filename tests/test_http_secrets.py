@@ -149,3 +149,48 @@ def test_probe_json_prints_no_form_of_a_credential(echo: str, how: str) -> None:
         leaked = [f for f in _forbidden(secrets) if f in out]
         assert not leaked, (leaked, out[-3000:])
         assert "***" in out
+
+
+def test_every_form_of_a_secret_is_scrubbed_and_nothing_else() -> None:
+    """The forms one by one, mixed and escaped twice, and a cut-off prefix; text without the
+    secret is left alone (a run shorter than 8 leading characters is no secret)."""
+    from schemaops.warm.redact import redactor
+
+    r = redactor([f"http://{USER}:{PASSWORD}@h:1"], [f"Bearer {KEY}", KEY])
+    forms = [
+        KEY,
+        html.escape(KEY),
+        html.escape(html.escape(KEY)),
+        json.dumps(KEY),
+        json.dumps(json.dumps(KEY)),
+        quote(KEY, safe=""),
+        quote(quote(KEY, safe=""), safe=""),
+        quote_plus(KEY),
+        json.dumps(html.escape(KEY)),
+        KEY.replace("<", "&#60;").replace(">", "&#x3E;"),
+        KEY[:30],  # cut by the server
+        html.escape(KEY)[:24],  # 9 characters of the key, HTML-escaped
+        BASIC,
+        f"Basic {BASIC}",
+        f"{USER}:pw@Tr1ckyP4ss",
+        PASSWORD,
+    ]
+    for form in forms:
+        got = r.text(f"before {form} after")
+        assert got.startswith("before ") and "***" in got and "k4Lm9" not in got, (form, got)
+        assert not any(f[:8] in got for f in _forbidden([KEY, BASIC, "pw@Tr1ckyP4ss"]))
+    plain = 'nothing here: Bearer scheme, Zq7<x> (6 chars), %2F, &amp;, \\"'
+    assert r.text(plain) == plain
+
+
+@pytest.mark.timeout(120)
+def test_scrubbing_is_linear_on_hostile_text() -> None:
+    """Every repetition in the patterns is bounded: runs of backslashes, ``%25`` and
+    ``&amp;`` (each the start of an encoded character) cost one pass, not one per position
+    (unbounded, a megabyte of backslashes took minutes)."""
+    from schemaops.warm.redact import redactor
+
+    r = redactor([], [KEY])
+    for unit in ("\\", "%25", "&amp;"):
+        text = unit * (1_000_000 // len(unit))
+        assert r.text(text) == text

@@ -33,6 +33,8 @@ from urllib.parse import unquote
 MASK = "***"
 # The shortest run of a secret's leading characters taken as that secret, cut off.
 PREFIX = 8
+# How many times over one text may have been escaped (``&amp;amp;lt;``, ``%25253C``).
+LAYERS = 8
 _NAMED = {"<": "lt", ">": "gt", "&": "amp", '"': "quot", "'": "(?:apos|#39)"}
 # characters that start an encoded form of any character
 _ENCODED_STARTS = ("%", "&", "\\", "+")
@@ -41,20 +43,21 @@ _ENCODED_STARTS = ("%", "&", "\\", "+")
 def _char(c: str) -> str:
     """A regex for one character of a secret in any of the encodings above; the encoded forms
     come first, so that a match that must go on (``&amp;`` for ``&``) takes the whole entity
-    rather than its raw first character."""
-    alts = []
-    alts.append("".join(f"%(?:25)*(?i:{b:02x})" for b in c.encode("utf-8")))
+    rather than its raw first character. Every repetition is bounded (up to ``LAYERS``
+    escapings): a search is then linear even in a megabyte of backslashes."""
+    n = LAYERS
+    alts = ["".join(f"%(?:25){{0,{n}}}(?i:{b:02x})" for b in c.encode("utf-8"))]
     if c == " ":
         alts.append(r"\+")
     o = ord(c)
-    alts.append(f"&(?:amp;)*#0*{o};")
-    alts.append(f"&(?:amp;)*#(?i:x0*{o:x});")
+    alts.append(f"&(?:amp;){{0,{n}}}#0{{0,{n}}}{o};")
+    alts.append(f"&(?:amp;){{0,{n}}}#(?i:x0{{0,{n}}}{o:x});")
     if c in _NAMED:
-        alts.append(f"&(?:amp;)*{_NAMED[c]};")
+        alts.append(f"&(?:amp;){{0,{n}}}{_NAMED[c]};")
     if o < 0x10000:
-        alts.append(f"\\\\+u(?i:{o:04x})")
+        alts.append(f"\\\\{{1,{n}}}u(?i:{o:04x})")
     if c in '"\\/':
-        alts.append("\\\\+" + re.escape(c))
+        alts.append(f"\\\\{{1,{n}}}" + re.escape(c))
     alts.append(re.escape(c))
     return "(?:" + "|".join(alts) + ")"
 
