@@ -39,8 +39,10 @@ def render(doc: dict[str, Any], console: Console | None = None) -> None:
         table.add_row(p["path"], f"[{_STYLE[v]}]{v}[/]", reason)
     con.print(table)
     for r in doc.get("registry", []):
+        why = f": {escape(r['reason'])}" if r.get("reason") else ""
         con.print(
-            f"  registry {escape(r['schema'])}: {r['verdict']} ({escape(str(r.get('category')))})"
+            f"  registry {escape(r['schema'])}: {r['verdict']} "
+            f"({escape(str(r.get('category')))}){why}"
         )
     fv = doc.get("false_verdict", {})
     if fv:

@@ -8,7 +8,8 @@ For each request path (``paths.PATHS``) a few canaries (``canary``) are sent at 
 - ``rejected``: the server refused the request (4xx, or a 200 aborted with a message);
 - ``error``: no usable answer (timeout, 5xx, connection, a body that is no answer);
 - ``unproven``: answers that prove nothing either way (cut off by the token budget while
-  still possible; ``tool_choice: auto`` answered in text, which auto allows).
+  still possible; stopped inside the model's reasoning, before a reasoning parser lets the
+  grammar start; ``tool_choice: auto`` answered in text, which auto allows).
 
 The HTTP side is ``schemaops.warm.client.ServerClient``: whole-request deadlines, capped
 bodies, retries on connection errors and 5xx only, credentials redacted from every message.

@@ -8,9 +8,10 @@ request of ``warm`` and ``probe``, readiness checks included, because a gateway 
 too.
 
 What makes them safe to pass: ``Auth.secrets`` lists every value (and the token after an
-``Authorization`` scheme), and ``urls.scrub``/``scrub_all`` replace each with ``***`` in
-messages, reports and ``--json``; header values are checked before any request (printable,
-one line), so httpx never raises an error that quotes one; no error here quotes a value.
+``Authorization`` scheme), and ``urls.scrub``/``scrub_all`` (``redact.Redactor``) replace each,
+in any form a server may echo it, with ``***`` in messages, reports and ``--json``; header
+values are checked before any request (printable, one line), so httpx never raises an error
+that quotes one; no error here quotes a value.
 Values shorter than ``MIN_SECRET`` characters are sent but not scrubbed (scrubbing ``1``
 everywhere would wreck the report; such a value is no secret).
 """

@@ -30,8 +30,9 @@ import httpx
 from schemaops.warm.answer import clean
 from schemaops.warm.auth import Auth
 from schemaops.warm.fromlog import MAX_DEPTH, TooDeep, load_json
+from schemaops.warm.redact import redactor
 from schemaops.warm.retry import AttemptOutcome, RetryPolicy, classify_status
-from schemaops.warm.urls import redact, scrub
+from schemaops.warm.urls import redact
 
 # Connection-level failures: the server is down, restarting or dropped the connection.
 _CONNECTION_ERRORS = (
@@ -186,6 +187,8 @@ class ServerClient:
         self.base_url = base_url.rstrip("/")
         self.auth = auth or Auth()
         self._secrets = self.auth.secrets()
+        # every form of every credential sent (URL userinfo, its Basic token, header values)
+        self._redactor = redactor([self.base_url], self._secrets)
         self.shown_url = redact(self.base_url)
         self.http = http
         self.timeout_s = timeout_s
@@ -202,7 +205,7 @@ class ServerClient:
         return self.in_flight.leave(entered, _ms(t0))
 
     def _scrub(self, text: str) -> str:
-        return scrub(text, [self.base_url], self._secrets)
+        return self._redactor.text(text.replace(self.base_url, self.shown_url))
 
     async def _once(
         self,
@@ -242,6 +245,9 @@ class ServerClient:
                 "a server's answer; not read"
             )
             return Attempt(AttemptOutcome.MALFORMED, status, _ms(t0), why, share_ms=share)
+        # Scrubbed as it is read, before any part of it is cut to a length (an error glimpse,
+        # a message, a fact): a server may echo the credentials it was sent.
+        data = self._redactor.value(data)
         outcome = classify_status(resp.status_code)
         if outcome is AttemptOutcome.OK:
             why = check(data) if check else None
@@ -275,7 +281,7 @@ class ServerClient:
             )
         if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
             return AttemptOutcome.TIMEOUT, f"no complete answer within {deadline_s:g} s (--timeout)"
-        text = self._scrub(clean(f"{type(exc).__name__}: {exc or 'connection failed'}"))
+        text = clean(self._scrub(f"{type(exc).__name__}: {exc or 'connection failed'}"))
         if isinstance(exc, _CONNECTION_ERRORS):
             self.down_events += 1
             return AttemptOutcome.CONNECTION, text

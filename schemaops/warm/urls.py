@@ -4,16 +4,19 @@
 auth: the URL is used as given for the requests (httpx sends the userinfo as an
 ``Authorization: Basic`` header), but every line a user or a log sees carries
 ``http://***@host:30000`` instead. ``scrub`` is the last line of defence for text that may
-quote the URL (an exception message, a server's echo of the request).
+quote the URL (an exception message, a server's echo of the request, in any encoding:
+``redact``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
+
+from schemaops.warm.redact import redactor, url_secrets
 
 EXAMPLE = "http://127.0.0.1:30000"
 
@@ -58,42 +61,20 @@ def redact(url: str) -> str:
 
 
 def secrets(url: str) -> list[str]:
-    """The credential strings in ``url`` (raw and percent-decoded), longest first."""
-    head, sep, rest = url.partition("://")
-    authority = rest.split("/", 1)[0] if sep else ""
-    if "@" not in authority:
-        return []
-    userinfo = authority.rsplit("@", 1)[0]
-    found = {userinfo, unquote(userinfo)}
-    for part in userinfo.split(":", 1):
-        if len(part) >= 3:  # a 1-2 character user name is too common a substring to scrub
-            found.update({part, unquote(part)})
-    return sorted((s for s in found if s), key=len, reverse=True)
+    """The credential strings in ``url`` (raw and percent-decoded, and the Basic token httpx
+    sends for them), longest first (``redact.url_secrets``)."""
+    return url_secrets(url)
 
 
 def scrub(text: str, urls: list[str], extra: Sequence[str] = ()) -> str:
-    """``text`` with each URL redacted and any credential of ``urls``, and each string of
-    ``extra`` (header values: ``auth.Auth.secrets``), replaced by ``***``."""
+    """``text`` with each URL redacted and every form of any credential of ``urls``, and of
+    each string of ``extra`` (header values: ``auth.Auth.secrets``), replaced by ``***``
+    (raw, Basic token, percent-, HTML- and JSON-escaped, a cut-off prefix: ``redact``)."""
     for url in urls:
         text = text.replace(url, redact(url))
-        for secret in secrets(url):
-            text = text.replace(secret, "***")
-    for secret in extra:
-        text = text.replace(secret, "***")
-    return text
+    return redactor(urls, extra).text(text)
 
 
 def scrub_all(value: Any, urls: list[str], extra: Sequence[str] = ()) -> Any:
     """``scrub`` every string inside a JSON-like value (dicts, lists, strings; keys too)."""
-    if not extra and not any(secrets(u) for u in urls):
-        return value
-    if isinstance(value, str):
-        return scrub(value, urls, extra)
-    if isinstance(value, dict):
-        return {
-            (scrub(k, urls, extra) if isinstance(k, str) else k): scrub_all(v, urls, extra)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [scrub_all(v, urls, extra) for v in value]
-    return value
+    return redactor(urls, extra).value(value)
