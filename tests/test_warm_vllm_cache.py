@@ -43,6 +43,7 @@ def _settings(url: str, registry: Path, proof: ProofPolicy = WIDE, **kw: object)
     opts = WarmOptions(
         servers=[url],
         engine="vllm",
+        concurrency=1,  # one request at a time: the send order is the order the double sees
         timeout_s=60.0,
         policy=RetryPolicy(0),
         proof=proof,
