@@ -16,15 +16,18 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from typer.testing import CliRunner
 from vllm_double import GOOD_METRICS, VllmState, vllm_double
 
+from schemaops.cli import app
 from schemaops.engines.capacity import xgrammar_footprint
 from schemaops.engines.vllm import MalformedMetric, metrics_start
 from schemaops.warm import WarmOptions
 from schemaops.warm.engine import Cell, ServerRun
 from schemaops.warm.plan import response_format_item
 from schemaops.warm.prove import ProofPolicy
-from schemaops.warm.report import document, exit_code
+from schemaops.warm.report import document, exit_code, render
 from schemaops.warm.retry import RetryPolicy
 from schemaops.warm.run import WarmSettings, run_warm
 
@@ -74,6 +77,16 @@ def test_unknown_dp_size_is_said_and_not_ok(tmp_path: Path) -> None:
     assert "number of vLLM DP engines is unknown" in row["note"]
     assert doc["ok"] is False and code == 1
     assert any("--dp-size" in why for why in doc["why_not_ok"])
+    console = Console(record=True, width=200)
+    render(doc, console)
+    text = console.export_text()
+    assert "dp_size unknown" in text and "not ok: " in text
+
+
+@pytest.mark.parametrize("value", ["0", "257", "x"])
+def test_dp_size_out_of_range_is_a_usage_error(value: str) -> None:
+    result = CliRunner().invoke(app, ["warm", "--server", "http://127.0.0.1:9", "--dp-size", value])
+    assert result.exit_code == 2 and "Traceback" not in result.output
 
 
 def test_dp_size_given_addresses_every_engine(tmp_path: Path) -> None:
