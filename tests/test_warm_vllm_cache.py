@@ -186,3 +186,19 @@ def test_a_registry_that_fits_is_ok_and_reproved_as_hits(tmp_path: Path) -> None
     assert all(r["reprobe_ms"] is not None and not r.get("evicted") for r in doc["results"])
     assert doc["ok"] is True and code == 0, doc.get("why_not_ok")
     assert state.compiles == keys  # each compiled once: warming, probing, re-proving hit
+
+
+def test_only_json_schemas_are_measured_and_the_rest_is_said_unknown(tmp_path: Path) -> None:
+    """A regex grammar from a log is cached by vLLM too, but its size is not measured here:
+    the verdict is unknown (None), never fits."""
+    from schemaops.warm.plan import WarmItem
+    from schemaops.warm.run import capacity
+
+    items = [
+        response_format_item("a", HEAVY[0]),
+        WarmItem("r", "openai", "regex", {"structured_outputs": {"regex": "[a-z]+"}}, "[a-z]+"),
+    ]
+    verdict = capacity(items, _settings("http://127.0.0.1:9", tmp_path))
+    assert verdict.footprint is not None and set(verdict.footprint.bytes_by_schema) == {"a"}
+    assert verdict.footprint.unknown == {"r": "a regex grammar: not measured"}
+    assert verdict.fits is None and "unknown for 1 schema" in verdict.reason

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -290,16 +291,19 @@ def capacity(send: list[WarmItem], settings: WarmSettings) -> Fit:
     policy = VLLM.cache_policy(backend, env)
     footprint = None
     if policy.kind == "lru_bytes":
-        texts = {it.identity: it.key for it in cached if it.key is not None}
+        schemas = [it for it in cached if it.key is not None and it.key_type == "json"]
+        texts = {it.identity: str(it.key) for it in schemas}
         footprint = xgrammar_footprint(texts, settings.tokenizer, settings.options.timeout_s)
-        footprint.unknown.update(
-            {it.identity: "the server derives this key (tools)" for it in cached if it.key is None}
-        )
+        for it in cached:
+            if it.key is None:
+                footprint.unknown[it.identity] = "the server derives this key (tools)"
+            elif it.key_type != "json":
+                footprint.unknown[it.identity] = f"a {it.key_type} grammar: not measured"
         # Names, not identities, in the report (an identity is the whole key string); a
         # name two keys share (a log's object and string forms) gets the key's short hash.
-        seen = [it.name for it in send]
+        uses = Counter(it.name for it in send)
         names = {
-            it.identity: it.name if seen.count(it.name) == 1 else f"{it.name}#{it.short_hash}"
+            it.identity: it.name if uses[it.name] == 1 else f"{it.name}#{it.short_hash}"
             for it in send
         }
         footprint.bytes_by_schema = {names[k]: v for k, v in footprint.bytes_by_schema.items()}
