@@ -42,13 +42,13 @@ def test_policies_are_the_engines_own() -> None:
         get_engine("tgi")
 
 
-def test_footprint_is_xgrammars_memory_size_and_a_bad_schema_is_unknown() -> None:
+def test_footprint_is_xgrammars_memory_size_and_a_bad_schema_takes_no_room() -> None:
     texts = {"heavy": json.dumps(HEAVY[0]), "small": json.dumps(SMALL)}
     texts["bad"] = '{"type": "frobnicate"}'
     fp = xgrammar_footprint(texts, "qwen2.5", timeout_s=120)
     assert set(fp.bytes_by_schema) == {"heavy", "small"}
     assert fp.bytes_by_schema["heavy"] > fp.bytes_by_schema["small"] > 0
-    assert "frobnicate" in fp.unknown["bad"]
+    assert "frobnicate" in fp.uncached["bad"] and not fp.unknown  # refused: takes no room
 
 
 def test_fit_verdicts() -> None:

@@ -16,15 +16,18 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from typer.testing import CliRunner
 from vllm_double import GOOD_METRICS, VllmState, vllm_double
 
+from schemaops.cli import app
 from schemaops.engines.capacity import xgrammar_footprint
 from schemaops.engines.vllm import MalformedMetric, metrics_start
 from schemaops.warm import WarmOptions
 from schemaops.warm.engine import Cell, ServerRun
 from schemaops.warm.plan import response_format_item
 from schemaops.warm.prove import ProofPolicy
-from schemaops.warm.report import document, exit_code
+from schemaops.warm.report import document, exit_code, render
 from schemaops.warm.retry import RetryPolicy
 from schemaops.warm.run import WarmSettings, run_warm
 
@@ -43,6 +46,7 @@ def _settings(url: str, registry: Path, proof: ProofPolicy = WIDE, **kw: object)
     opts = WarmOptions(
         servers=[url],
         engine="vllm",
+        concurrency=1,  # one request at a time: the send order is the order the double sees
         timeout_s=60.0,
         policy=RetryPolicy(0),
         proof=proof,
@@ -73,6 +77,16 @@ def test_unknown_dp_size_is_said_and_not_ok(tmp_path: Path) -> None:
     assert "number of vLLM DP engines is unknown" in row["note"]
     assert doc["ok"] is False and code == 1
     assert any("--dp-size" in why for why in doc["why_not_ok"])
+    console = Console(record=True, width=200)
+    render(doc, console)
+    text = console.export_text()
+    assert "dp_size unknown" in text and "not ok: " in text
+
+
+@pytest.mark.parametrize("value", ["0", "257", "x"])
+def test_dp_size_out_of_range_is_a_usage_error(value: str) -> None:
+    result = CliRunner().invoke(app, ["warm", "--server", "http://127.0.0.1:9", "--dp-size", value])
+    assert result.exit_code == 2 and "Traceback" not in result.output
 
 
 def test_dp_size_given_addresses_every_engine(tmp_path: Path) -> None:
@@ -172,3 +186,19 @@ def test_a_registry_that_fits_is_ok_and_reproved_as_hits(tmp_path: Path) -> None
     assert all(r["reprobe_ms"] is not None and not r.get("evicted") for r in doc["results"])
     assert doc["ok"] is True and code == 0, doc.get("why_not_ok")
     assert state.compiles == keys  # each compiled once: warming, probing, re-proving hit
+
+
+def test_only_json_schemas_are_measured_and_the_rest_is_said_unknown(tmp_path: Path) -> None:
+    """A regex grammar from a log is cached by vLLM too, but its size is not measured here:
+    the verdict is unknown (None), never fits."""
+    from schemaops.warm.plan import WarmItem
+    from schemaops.warm.run import capacity
+
+    items = [
+        response_format_item("a", HEAVY[0]),
+        WarmItem("r", "openai", "regex", {"structured_outputs": {"regex": "[a-z]+"}}, "[a-z]+"),
+    ]
+    verdict = capacity(items, _settings("http://127.0.0.1:9", tmp_path))
+    assert verdict.footprint is not None and set(verdict.footprint.bytes_by_schema) == {"a"}
+    assert verdict.footprint.unknown == {"r": "a regex grammar: not measured"}
+    assert verdict.fits is None and "unknown for 1 schema" in verdict.reason

@@ -68,8 +68,8 @@ def run_engine_check(
     the cache cap (default: this process's, e.g. ``VLLM_XGRAMMAR_CACHE_MB``). Other options
     as for ``run_check``.
     """
-    from schemaops.check.gate import CheckCase, CheckReport, Problem, evaluate, gate_options
-    from schemaops.compare.run import connect_ray, host_cpus, measure_items, registry_items
+    from schemaops.check.gate import CheckCase, CheckReport, Problem, gate_items, gate_options
+    from schemaops.compare.run import connect_ray, host_cpus, registry_items
 
     eng = get_engine(engine)
     configured = eng.configured_backend(backend)
@@ -93,20 +93,18 @@ def run_engine_check(
     cases: dict[str, CheckCase] = {}
     for compare_backend in sorted({r.compare_backend for r in runs.values() if r.compare_backend}):
         subset = [it for it in items if runs[it.name].compare_backend == compare_backend]
-        # the worker settings keyword by keyword, as in run_check (measure_items' signature)
-        results = measure_items(
+        for case in gate_items(
             subset,
-            [compare_backend],
+            compare_backend,
             tokenizer,
+            compile_budget_ms,
+            timeout_s,
             jobs=jobs,
-            timeout_s=timeout_s,
             mem_mb=mem_mb,
             progress=progress,
             compile_threads=compile_threads,
             ray=ray,
-        )
-        for res in results:
-            case = evaluate(res, compare_backend, compile_budget_ms, timeout_s)
+        ):
             cases[case.schema] = case
     label = eng.label(configured)
     out = []

@@ -355,20 +355,34 @@ def run_check(
     )
     items = registry_items(registry)
     ray_info = connect_ray(ray)
-    # the worker settings keyword by keyword, as in run_engine_check (measure_items' signature)
-    results = measure_items(
+    cases = gate_items(
         items,
-        [name],
+        name,
         tokenizer,
+        compile_budget_ms,
+        timeout_s,
         jobs=jobs,
-        timeout_s=timeout_s,
         mem_mb=mem_mb,
         progress=progress,
         compile_threads=compile_threads,
         ray=ray,
     )
-    cases = [evaluate(r, name, compile_budget_ms, timeout_s) for r in results]
     settings: dict[str, Any] = {"compile_threads": compile_threads, "host": host_cpus()}
     if ray_info:
         settings["ray"] = ray_info
     return CheckReport(name, tokenizer, str(registry), float(compile_budget_ms), cases, settings)
+
+
+def gate_items(
+    items: list[Any],
+    backend: str,
+    tokenizer: str,
+    compile_budget_ms: float,
+    timeout_s: float,
+    **worker: Any,
+) -> list[CheckCase]:
+    """Measure ``items`` on ``backend`` and judge each (``evaluate``): the one gate runner of
+    ``run_check`` and ``check --engine`` (which calls it once per backend the engine runs).
+    ``worker``: ``measure_items``' keywords (jobs, mem_mb, progress, compile_threads, ray)."""
+    results = measure_items(items, [backend], tokenizer, timeout_s=timeout_s, **worker)
+    return [evaluate(r, backend, compile_budget_ms, timeout_s) for r in results]

@@ -32,16 +32,21 @@ MIB = 1024 * 1024
 # A fix leaves this much room above the measured footprint (traffic's other grammars,
 # regex/EBNF requests, growth of the registry).
 HEADROOM = 1.25
+# The child's answer for a schema xgrammar refuses: the engine caches nothing for it.
+UNCOMPILED = "does not compile"
 
 
 @dataclass
 class Footprint:
-    """The compiled size of each schema on one backend (``unknown``: name -> why not)."""
+    """The compiled size of each schema on one backend (``unknown``: name -> why not
+    measured; ``uncached``: name -> why it takes no room, e.g. it does not compile, so the
+    engine answers an error and caches nothing)."""
 
     backend: str
     tokenizer: str
     bytes_by_schema: dict[str, int] = field(default_factory=dict)
     unknown: dict[str, str] = field(default_factory=dict)
+    uncached: dict[str, str] = field(default_factory=dict)
 
     @property
     def total_bytes(self) -> int:
@@ -73,7 +78,7 @@ def _child() -> None:
             compiled = backend.compiler.compile_json_schema(text, any_whitespace=True)
             say(name, int(compiled.memory_size_bytes))
         except Exception as exc:  # noqa: BLE001
-            say(name, f"does not compile: {(str(exc).splitlines() or [''])[0][:200]}")
+            say(name, f"{UNCOMPILED}: {(str(exc).splitlines() or [''])[0][:200]}")
 
 
 def xgrammar_footprint(
@@ -100,7 +105,7 @@ def xgrammar_footprint(
             sel = selectors.DefaultSelector()
             sel.register(proc.stdout, selectors.EVENT_READ)
             fd, pending = proc.stdout.fileno(), b""
-            while len(fp.bytes_by_schema) + len(fp.unknown) < len(texts):
+            while len(fp.bytes_by_schema) + len(fp.unknown) + len(fp.uncached) < len(texts):
                 if b"\n" not in pending:
                     left = deadline - time.monotonic()
                     if left <= 0 or not sel.select(left):
@@ -120,6 +125,8 @@ def xgrammar_footprint(
                     break
                 if isinstance(value, int) and name in texts:
                     fp.bytes_by_schema[name] = value
+                elif name in texts and str(value).startswith(UNCOMPILED):
+                    fp.uncached[name] = str(value)
                 elif name in texts:
                     fp.unknown[name] = str(value)
         except (OSError, ValueError) as exc:
@@ -128,7 +135,7 @@ def xgrammar_footprint(
             proc.kill()
     fp.unknown.pop("*", None)
     for name in texts:
-        if name not in fp.bytes_by_schema and name not in fp.unknown:
+        if name not in fp.bytes_by_schema and name not in fp.unknown and name not in fp.uncached:
             fp.unknown[name] = (
                 f"not measured within {timeout_s:g} s (or the measuring process died)"
             )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,7 +250,7 @@ def run_warm(
             settings.options.reprove = [it.identity for it in send[:REPROVE_SAMPLE]]
     with progress_bar(show_progress) as progress:
         runs, wall = warm(send, settings.options, progress)
-    doc = document(items, runs, settings.options, wall)
+    doc = document(send, runs, settings.options, wall)
     doc["engine"] = engine
     if engine == "vllm":
         doc["vllm_precheck"] = {"backend": settings.vllm_backend, "schemas": pre}
@@ -280,24 +281,34 @@ def capacity(send: list[WarmItem], settings: WarmSettings) -> Fit:
     is unknown); other backends report no size."""
     from schemaops.engines.vllm import VLLM
 
-    routes = [VLLM.route(s, settings.vllm_backend) for it in send for s in latch.item_schemas(it)]
-    backend = VLLM.latched(routes, settings.vllm_backend) or settings.vllm_backend
+    routes = {
+        it.identity: [VLLM.route(s, settings.vllm_backend) for s in latch.item_schemas(it)]
+        for it in send
+    }
+    every = [r for rs in routes.values() for r in rs]
+    backend = VLLM.latched(every, settings.vllm_backend) or settings.vllm_backend
+    # A request vLLM refuses (HTTP 400 in the API server) never reaches a grammar cache.
+    cached = [it for it in send if not any(r.rejected for r in routes[it.identity])]
     env = {} if settings.cache_mb is None else {"VLLM_XGRAMMAR_CACHE_MB": str(settings.cache_mb)}
     policy = VLLM.cache_policy(backend, env)
     footprint = None
     if policy.kind == "lru_bytes":
-        texts = {it.identity: it.key for it in send if it.key is not None}
+        schemas = [it for it in cached if it.key is not None and it.key_type == "json"]
+        texts = {it.identity: str(it.key) for it in schemas}
         footprint = xgrammar_footprint(texts, settings.tokenizer, settings.options.timeout_s)
-        footprint.unknown.update(
-            {it.identity: "the server derives this key (tools)" for it in send if it.key is None}
-        )
+        for it in cached:
+            if it.key is None:
+                footprint.unknown[it.identity] = "the server derives this key (tools)"
+            elif it.key_type != "json":
+                footprint.unknown[it.identity] = f"a {it.key_type} grammar: not measured"
         # Names, not identities, in the report (an identity is the whole key string); a
         # name two keys share (a log's object and string forms) gets the key's short hash.
-        seen = [it.name for it in send]
+        uses = Counter(it.name for it in send)
         names = {
-            it.identity: it.name if seen.count(it.name) == 1 else f"{it.name}#{it.short_hash}"
+            it.identity: it.name if uses[it.name] == 1 else f"{it.name}#{it.short_hash}"
             for it in send
         }
         footprint.bytes_by_schema = {names[k]: v for k, v in footprint.bytes_by_schema.items()}
         footprint.unknown = {names[k]: v for k, v in footprint.unknown.items()}
-    return fit(policy, len(send), footprint)
+        footprint.uncached = {names[k]: v for k, v in footprint.uncached.items()}
+    return fit(policy, len(cached), footprint)

@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "schemas"
 # Kept apart from test_warm_server.SHIPPED_STATUS (SGLang's answers): each engine's own facts.
 # What the dev server (xgrammar, no --tool-call-parser) does with each shipped schema: every
-# one routes to xgrammar (check.engine.route_vllm, also under auto), so nothing to pre-report.
+# one routes to xgrammar (engines.vllm VLLM.route, also under auto), so nothing to pre-report.
 EXPECTED = {
     "cancel_subscription": "warmed",
     "create_ticket": "warmed",
