@@ -136,6 +136,14 @@ def check_cmd(
     junit: Path | None = typer.Option(None, "--junit", help="Write JUnit XML for CI."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    targets: list[str] | None = typer.Option(
+        None,
+        "--target",
+        "-t",
+        help="Also judge each schema against a hosted API's documented strict-mode rules "
+        "(offline): openai, anthropic or gemini; repeatable. Without --backend/--engine only "
+        "the hosted check runs. See docs/contracts/hosted.md.",
+    ),
     fix: bool = typer.Option(
         False, "--fix", help="Lower the failing schemas (schemaops lower), write --out, gate it."
     ),
@@ -150,6 +158,12 @@ def check_cmd(
     """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced."""
     from schemaops.check import run_check, write_junit
 
+    if targets and (fix or out is not None):
+        raise fail("error: --fix/--out lower for a backend; they do not take --target", 2)
+    if targets and engine is None and backend is None:
+        from schemaops.commands.hosted import check_hosted_only
+
+        return check_hosted_only(registry, targets, junit, json_out)
     opts: dict[str, Any] = {
         "tokenizer": tokenizer,
         "compile_budget_ms": compile_budget_ms,
@@ -173,20 +187,33 @@ def check_cmd(
         raise fail("error: check needs --backend (or --engine sglang|vllm)", 2)
     else:
         report = call(run_check, registry, backend.value, **opts)
+    hosted = None
+    if targets:  # --target beside --backend/--engine: both gates, one report
+        from schemaops.commands import hosted as h
+
+        hosted = h.hosted_report(registry, targets)
     if junit is not None:
         call(write_junit, report, junit)
+        if hosted is not None:
+            h.write_junit(hosted, junit, junit.read_text(encoding="utf-8"))
     if json_out:
-        emit_json(report.to_dict())
+        emit_json(report.to_dict() if hosted is None else h.attach(report.to_dict(), hosted))
     else:
         from schemaops.check.render import print_check
 
         print_check(report)
+        if hosted is not None:
+            typer.echo("")
+            h.print_hosted(hosted)
     if not report.passed:
         raise fail(
             f"check failed: {len(report.failed)} of {len(report.cases)} schema(s) not ready "
-            f"for {report.backend}",
+            f"for {report.backend}"
+            + (f"; {h.failure_line(hosted)[14:]}" if hosted and not hosted.passed else ""),
             EXIT_GATE,
         )
+    if hosted is not None and not hosted.passed:
+        raise fail(h.failure_line(hosted), EXIT_GATE)
 
 
 def register(app: typer.Typer) -> None:

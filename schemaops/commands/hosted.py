@@ -1,0 +1,74 @@
+"""``check --target openai|anthropic|gemini``: the hosted-API side of the pre-deploy gate.
+
+Option handling only; ``schemaops.providers.check_targets`` does the work. Alone it prints the
+hosted report; with ``--backend``/``--engine`` the self-hosted report comes first and the
+``--json`` document is the self-hosted one (unchanged) with a ``hosted`` key added, the JUnit
+file holds both, and the run fails if either side does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from schemaops.commands._common import call, emit_json, fail, terminal_lines
+from schemaops.errors import EXIT_GATE
+
+
+def hosted_report(registry: Path, targets: list[str]) -> Any:
+    """The library call, with its errors mapped to exit codes."""
+    from schemaops.providers import check_targets
+
+    return call(check_targets, registry, targets)
+
+
+def print_hosted(report: Any) -> None:
+    """The hosted table on stdout, escaped (names and pointers come from the registry)."""
+    from schemaops.providers.report import render_text
+
+    typer.echo(terminal_lines(render_text(report)))
+
+
+def write_junit(report: Any, path: Path, extra: str | None = None) -> None:
+    """Write the hosted JUnit file (with ``extra``'s suites first); unwritable: exit 2."""
+    from schemaops.errors import InputError
+    from schemaops.providers.report import junit_xml
+
+    def write() -> None:
+        try:
+            path.write_text(junit_xml(report, extra) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc}") from exc
+
+    call(write)
+
+
+def failure_line(report: Any) -> str:
+    """The stderr line of a failed hosted gate."""
+    n = len(report.failed)
+    return (
+        f"check failed: {n} of {len(report.results)} (schema, target) pair(s) refused by "
+        f"{', '.join(sorted({r.target for r in report.failed}))}"
+    )
+
+
+def check_hosted_only(
+    registry: Path, targets: list[str], junit: Path | None, json_out: bool
+) -> None:
+    """``check --target ...`` without a backend: judge, report, exit 0 or 1."""
+    report = hosted_report(registry, targets)
+    if junit is not None:
+        write_junit(report, junit)
+    if json_out:
+        emit_json(report.to_dict())
+    else:
+        print_hosted(report)
+    if not report.passed:
+        raise fail(failure_line(report), EXIT_GATE)
+
+
+def attach(doc: dict[str, Any], report: Any) -> dict[str, Any]:
+    """The self-hosted ``--json`` document with the hosted report under ``hosted``."""
+    return {**doc, "hosted": report.to_dict(), "passed": doc.get("passed") and report.passed}

@@ -1,0 +1,108 @@
+"""Hosted structured-output APIs: is each registry schema accepted by OpenAI, Anthropic and
+Gemini in their strict / structured modes? Offline, from the providers' documented rules.
+
+Public API:
+
+- ``check_targets(registry, targets) -> HostedReport``: every schema of the registry folder
+  (its wire form, cross-file refs inlined) judged against each target's table.
+- ``TABLES``: target name -> ``Table`` (its rules, each with source URL and read date).
+- ``HostedReport``, ``TargetVerdict``, ``Finding``, ``Rule``.
+
+One table per provider (``openai.py``, ``anthropic.py``, ``gemini.py``) is the one place to
+update when a provider changes its documentation; ``docs/contracts/hosted.md`` is the contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schemaops.errors import InputError
+from schemaops.providers import anthropic, gemini, openai
+from schemaops.providers.base import Finding, Rule, Table, TargetVerdict, verdicts
+
+TABLES: dict[str, Table] = {t.target: t for t in (openai.TABLE, anthropic.TABLE, gemini.TABLE)}
+TARGETS = tuple(TABLES)
+
+
+@dataclass
+class HostedReport:
+    """What ``check_targets`` returns; ``passed`` (no ``refused``) decides the exit code."""
+
+    registry: str
+    targets: list[str]
+    results: list[TargetVerdict] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    @property
+    def failed(self) -> list[TargetVerdict]:
+        return [r for r in self.results if not r.passed]
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """target -> verdict -> number of schemas."""
+        out = {t: {"accepted": 0, "accepted_ignored": 0, "refused": 0} for t in self.targets}
+        for r in self.results:
+            out[r.target][r.verdict] += 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "registry": self.registry,
+            "targets": self.targets,
+            "passed": self.passed,
+            "counts": self.counts(),
+            "tables": {t: TABLES[t].to_dict() for t in self.targets},
+            "results": [r.to_dict() for r in self.results],
+        }
+
+
+def parse_targets(targets: list[str]) -> list[str]:
+    """Validated targets in the order given, once each; an unknown one is a usage error."""
+    out: list[str] = []
+    for t in targets:
+        name = str(t).strip().lower()
+        if name not in TABLES:
+            raise InputError(f"unknown target {t!r}: expected one of {', '.join(TARGETS)}")
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise InputError(f"no target: expected one or more of {', '.join(TARGETS)}")
+    return out
+
+
+def judge_schema(name: str, schema: Any, target: str) -> TargetVerdict:
+    """One schema (its wire form) judged against one target's table."""
+    table = TABLES[target]
+    return verdicts(table, name, table.judge(schema))
+
+
+def check_targets(registry: str | Path, targets: list[str]) -> HostedReport:
+    """Judge every schema of the registry folder against each target (schema order, then
+    target order). A registry with problems raises RegistryError (exit 2) as ``check`` does."""
+    from schemaops.registry import load_registry
+
+    names = parse_targets(targets)
+    reg = load_registry(Path(registry))
+    report = HostedReport(str(registry), names)
+    for s in reg.schemas.values():
+        for t in names:
+            report.results.append(judge_schema(s.name, s.bundled(), t))
+    return report
+
+
+__all__ = [
+    "TABLES",
+    "TARGETS",
+    "Finding",
+    "HostedReport",
+    "Rule",
+    "Table",
+    "TargetVerdict",
+    "check_targets",
+    "judge_schema",
+    "parse_targets",
+]

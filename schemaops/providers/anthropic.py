@@ -1,0 +1,221 @@
+"""Anthropic structured outputs (``output_config.format`` and ``strict: true`` tools), as one
+table.
+
+Read 2026-12-01: the "JSON Schema limitations" and schema complexity limits of the structured
+outputs page (``SOURCE``). The search tool's stored copy of that page holds only its
+navigation; its text was read through copies that quote it (Anthropic's own claude-api skill
+summary and third-party quotations of the limits table), so each rule's wording is that of
+the page as quoted. The page lists what is "not supported"; an over-complex schema gets HTTP
+400 ("Schema is too complex for compilation"), and the SDKs strip the unsupported constraints
+before sending, which they would not need to if the API ignored them: every rule here is
+``refused``. Where that is an inference the note says so (conservative).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from schemaops.providers.base import (
+    Finding,
+    Rule,
+    Table,
+    is_object_schema,
+    ref_cycles,
+    walk,
+)
+
+SOURCE = "https://platform.claude.com/docs/en/build-with-claude/structured-outputs"
+LIMITS = SOURCE + "#json-schema-limitations"
+READ = "2026-12-01"
+
+MAX_OPTIONAL = 24
+MAX_UNIONS = 16
+
+SUPPORTED = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "allOf",
+        "$ref",
+        "$defs",
+        "definitions",
+        "default",
+        "description",
+        "title",
+        "format",
+        "pattern",
+        "minItems",
+    }
+)
+NUMERIC = ("minimum", "maximum", "multipleOf", "exclusiveMinimum", "exclusiveMaximum")
+STRING_LENGTH = ("minLength", "maxLength")
+ARRAY = ("maxItems", "uniqueItems", "contains", "minContains", "maxContains")
+FORMATS = frozenset(
+    {
+        "date-time",
+        "time",
+        "date",
+        "duration",
+        "email",
+        "hostname",
+        "uri",
+        "ipv4",
+        "ipv6",
+        "uuid",
+    }
+)
+#: Backreferences, lookahead/lookbehind, word boundaries (the page's regex limitations).
+_REGEX_UNSUPPORTED = re.compile(r"\\[1-9]|\\k<|\(\?<?[=!]|\\[bB]")
+
+
+def _rule(rid: str, summary: str, note: str = "", source: str = LIMITS) -> Rule:
+    return Rule(f"anthropic.{rid}", summary, "refused", source, READ, note)
+
+
+_INFERRED = (
+    "The page says 'not supported'; that the API answers 400 rather than ignoring it is "
+    "inferred from the SDKs stripping it before sending (conservative)."
+)
+
+RULES: dict[str, Rule] = {
+    r.id: r
+    for r in (
+        _rule("recursive", "recursive schemas are not supported"),
+        _rule(
+            "numeric-constraints",
+            "numerical constraints (minimum, maximum, multipleOf, ...) are not supported",
+            "exclusiveMinimum/exclusiveMaximum are read as part of the page's 'etc.'. " + _INFERRED,
+        ),
+        _rule(
+            "string-length",
+            "string constraints (minLength, maxLength) are not supported",
+            _INFERRED,
+        ),
+        _rule(
+            "array-constraints",
+            "array constraints beyond minItems 0 or 1 are not supported",
+            "maxItems, uniqueItems and contains are read as 'beyond minItems'. " + _INFERRED,
+        ),
+        _rule(
+            "additional-properties",
+            "additionalProperties must be false on every object",
+            "An object without additionalProperties is judged refused (conservative): the "
+            "page says it must be set to false for objects.",
+        ),
+        _rule("enum-complex", "enum values must be strings, numbers, booleans or null"),
+        _rule("external-ref", "external $ref is not supported"),
+        _rule("allof-ref", "allOf with $ref is not supported"),
+        _rule(
+            "format-value",
+            "string formats: " + ", ".join(sorted(FORMATS)),
+            "A format outside the list is judged refused (conservative).",
+        ),
+        _rule(
+            "pattern-features",
+            "patterns without backreferences, lookahead/lookbehind or word boundaries",
+        ),
+        _rule(
+            "max-optional",
+            f"at most {MAX_OPTIONAL} optional parameters across all strict schemas of a request",
+            "Request-wide; checked per schema here, so a lower bound for a request that sends "
+            "several schemas.",
+            SOURCE,
+        ),
+        _rule(
+            "max-unions",
+            f"at most {MAX_UNIONS} parameters using anyOf or type arrays across all strict "
+            "schemas of a request",
+            "Request-wide; checked per schema here (a lower bound).",
+            SOURCE,
+        ),
+        _rule(
+            "undocumented-keyword",
+            "a keyword the page does not list as supported",
+            "Ambiguous: the page lists supported and unsupported features; a keyword it names "
+            "in neither list (minProperties, oneOf, not, ...) is judged refused (conservative).",
+        ),
+    )
+}
+
+
+def _r(rid: str) -> Rule:
+    return RULES[f"anthropic.{rid}"]
+
+
+def judge(schema: Any) -> list[Finding]:
+    """Every documented Anthropic structured-output rule the schema breaks."""
+    out: list[Finding] = []
+    nodes = walk(schema)
+    optional = unions = 0
+    for node in nodes:
+        s = node.schema
+        for kw in s:
+            if kw in NUMERIC:
+                out.append(Finding(_r("numeric-constraints"), node.at(kw), f"'{kw}'"))
+            elif kw in STRING_LENGTH:
+                out.append(Finding(_r("string-length"), node.at(kw), f"'{kw}'"))
+            elif kw in ARRAY:
+                out.append(Finding(_r("array-constraints"), node.at(kw), f"'{kw}'"))
+            elif kw not in SUPPORTED:
+                out.append(Finding(_r("undocumented-keyword"), node.at(kw), f"'{kw}'"))
+        mi = s.get("minItems")
+        if "minItems" in s and mi not in (0, 1):
+            out.append(Finding(_r("array-constraints"), node.at("minItems"), f"minItems {mi}"))
+        if is_object_schema(s) and s.get("additionalProperties") is not False:
+            has = "additionalProperties" in s
+            out.append(
+                Finding(
+                    _r("additional-properties"),
+                    node.at("additionalProperties") if has else node.pointer,
+                    "additionalProperties is not false" if has else "no additionalProperties",
+                )
+            )
+        enum = s.get("enum")
+        if isinstance(enum, list):
+            for i, v in enumerate(enum):
+                if isinstance(v, (dict, list)):
+                    out.append(Finding(_r("enum-complex"), node.at("enum", i), "complex value"))
+        ref = s.get("$ref")
+        if isinstance(ref, str) and not ref.startswith("#"):
+            out.append(Finding(_r("external-ref"), node.at("$ref"), f"$ref '{ref}'"))
+        all_of = s.get("allOf")
+        if isinstance(all_of, list):
+            for i, sub in enumerate(all_of):
+                if isinstance(sub, dict) and "$ref" in sub:
+                    out.append(Finding(_r("allof-ref"), node.at("allOf", i, "$ref"), "$ref"))
+        fmt = s.get("format")
+        if isinstance(fmt, str) and fmt not in FORMATS:
+            out.append(Finding(_r("format-value"), node.at("format"), f"format '{fmt}'"))
+        pat = s.get("pattern")
+        if isinstance(pat, str) and _REGEX_UNSUPPORTED.search(pat):
+            out.append(Finding(_r("pattern-features"), node.at("pattern"), "unsupported regex"))
+        props = s.get("properties")
+        if isinstance(props, dict):
+            req = s.get("required")
+            required = set(req) if isinstance(req, list) else set()
+            optional += sum(1 for k in props if k not in required)
+        if "anyOf" in s or isinstance(s.get("type"), list):
+            unions += 1
+    if optional > MAX_OPTIONAL:
+        out.append(Finding(_r("max-optional"), "", f"{optional} optional parameters"))
+    if unions > MAX_UNIONS:
+        out.append(Finding(_r("max-unions"), "", f"{unions} union parameters"))
+    for cyc in ref_cycles(schema, nodes):
+        out.append(Finding(_r("recursive"), cyc.closing, f"$ref cycle of {len(cyc.members)}"))
+    return out
+
+
+TABLE = Table(
+    target="anthropic",
+    version=READ,
+    api="Messages structured outputs: output_config.format json_schema / strict tools",
+    rules=RULES,
+    judge=judge,
+)
