@@ -19,7 +19,7 @@ from auth_gateway import gateway
 from cli_support import key_env, run_cli
 
 from schemaops.errors import InputError
-from schemaops.warm.auth import ENV_KEY, build_auth, parse_header
+from schemaops.http.auth import ENV_KEY, build_auth, parse_header
 
 KEY = "sk-test-5e3c9a1f7b2d4e6a"
 WRONG = "sk-wrong-0b8d7c6e5f4a3921"

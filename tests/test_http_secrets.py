@@ -154,7 +154,7 @@ def test_probe_json_prints_no_form_of_a_credential(echo: str, how: str) -> None:
 def test_every_form_of_a_secret_is_scrubbed_and_nothing_else() -> None:
     """The forms one by one, mixed and escaped twice, and a cut-off prefix; text without the
     secret is left alone (a run shorter than 8 leading characters is no secret)."""
-    from schemaops.warm.redact import redactor
+    from schemaops.http.redact import redactor
 
     r = redactor([f"http://{USER}:{PASSWORD}@h:1"], [f"Bearer {KEY}", KEY])
     forms = [
@@ -188,7 +188,7 @@ def test_scrubbing_is_linear_on_hostile_text() -> None:
     """Every repetition in the patterns is bounded: runs of backslashes, ``%25`` and
     ``&amp;`` (each the start of an encoded character) cost one pass, not one per position
     (unbounded, a megabyte of backslashes took minutes)."""
-    from schemaops.warm.redact import redactor
+    from schemaops.http.redact import redactor
 
     r = redactor([], [KEY])
     for unit in ("\\", "%25", "&amp;"):

@@ -12,7 +12,7 @@ import pytest
 from schemaops import jsonl
 from schemaops.audit import AuditOptions, run_audit
 from schemaops.errors import InputError
-from schemaops.warm.fromlog import scan
+from schemaops.requestlog import scan
 
 # A gzip header followed by a deflate block of the reserved type 3: zlib.error, not OSError.
 BAD_DEFLATE = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x07" + b"\x00" * 20

@@ -12,12 +12,12 @@ from fractions import Fraction
 
 import pytest
 
+from schemaops.http.client import Attempt
+from schemaops.http.retry import AttemptOutcome
 from schemaops.probe import canary as cn
 from schemaops.probe import jsonscan
 from schemaops.probe.paths import BY_NAME, Reading, read
 from schemaops.probe.run import Shot, judge_shot, path_verdict, registry_verdict
-from schemaops.warm.client import Attempt
-from schemaops.warm.retry import AttemptOutcome
 
 
 def test_tokens_are_distinct_random_16_chars() -> None:

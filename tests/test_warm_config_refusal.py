@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from schemaops.warm.client import Attempt, Result
+from schemaops.http.client import Attempt, Result
+from schemaops.http.retry import AttemptOutcome
 from schemaops.warm.engine import Cell
-from schemaops.warm.retry import AttemptOutcome
 
 CONFIG = {
     "named tool": 'tool_choice=function "get_order" requires --tool-call-parser to be set',

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from schemaops.registry import load_registry
-from schemaops.warm.drift import analyse, differences, tokens, value_key
+from schemaops.registry.drift import analyse, differences, tokens, value_key
 
 S = {
     "type": "object",

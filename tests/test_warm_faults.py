@@ -27,9 +27,9 @@ import pytest
 from cli_support import run_cli
 from http_double import QuietJsonHandler
 
+from schemaops.http.retry import RetryPolicy
 from schemaops.warm import WarmOptions, report, warm
 from schemaops.warm.plan import native_item, response_format_item
-from schemaops.warm.retry import RetryPolicy
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from schemaops.registry import load_registry
-from schemaops.warm.drift import registry_index
-from schemaops.warm.fromlog import plan_from_log, scan, sglang_tool_key
+from schemaops.registry.drift import registry_index
+from schemaops.requestlog import scan, sglang_tool_key
+from schemaops.warm.fromlog import plan_from_log
 from schemaops.warm.plan import build_request, plan_from_registry, tool_definition
 
 
@@ -207,11 +208,11 @@ def test_hostile_lines_are_counted_errors_with_their_line(tmp_path: Path) -> Non
 def test_a_line_longer_than_the_cap_is_an_error_not_a_memory_spike(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from schemaops.warm import fromlog
+    from schemaops import requestlog
 
-    monkeypatch.setattr(fromlog, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(requestlog, "MAX_LINE_BYTES", 1000)
     p = tmp_path / "long.jsonl"
-    long_line = json.dumps({"text": "x" * (fromlog.MAX_LINE_BYTES + 10)})
+    long_line = json.dumps({"text": "x" * (requestlog.MAX_LINE_BYTES + 10)})
     good = json.dumps({"sampling_params": {"regex": "a"}})
     p.write_text(good + "\n" + long_line + "\n" + good + "\n", encoding="utf-8")
     sc = scan(p)
@@ -303,14 +304,15 @@ def test_hostile_log_through_both_commands(tmp_path: Path) -> None:
     assert f"{len(bad)} unusable line(s)" in r.stderr
 
 
-def test_fromlog_never_imports_drift() -> None:
-    """drift builds on fromlog; fromlog importing drift back (even lazily) was a circle."""
+def test_requestlog_never_imports_drift() -> None:
+    """drift builds on the request-log reader; the reader importing drift back (even lazily)
+    was a circle."""
     import ast
 
-    from schemaops.warm import fromlog
+    from schemaops import requestlog
 
-    tree = ast.parse(Path(fromlog.__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(Path(requestlog.__file__).read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module} | {
         a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
     }
-    assert "schemaops.warm.drift" not in imported
+    assert "schemaops.registry.drift" not in imported

@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 from schemaops.registry import load_registry
-from schemaops.warm.drift import registry_index
-from schemaops.warm.fromlog import plan_from_log, scan
+from schemaops.registry.drift import registry_index
+from schemaops.requestlog import scan
+from schemaops.warm.fromlog import plan_from_log
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -58,7 +59,7 @@ def test_bad_structured_outputs_are_input_errors(tmp_path: Path) -> None:
 
 
 def test_drift_counts_vllm_object_and_string_as_two_entries(tmp_path: Path) -> None:
-    from schemaops.warm.drift import run_drift
+    from schemaops.registry.drift import run_drift
 
     schema = next(iter(load_registry(REPO / "schemas"))).bundled()
     log = _log(

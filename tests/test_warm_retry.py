@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from schemaops.warm.retry import AttemptOutcome, RetryPolicy, classify_status
+from schemaops.http.retry import AttemptOutcome, RetryPolicy, classify_status
 
 
 @pytest.mark.parametrize(

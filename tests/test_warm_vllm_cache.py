@@ -23,12 +23,12 @@ from vllm_double import GOOD_METRICS, VllmState, vllm_double
 from schemaops.cli import app
 from schemaops.engines.capacity import xgrammar_footprint
 from schemaops.engines.vllm import MalformedMetric, metrics_start
+from schemaops.http.retry import RetryPolicy
 from schemaops.warm import WarmOptions
 from schemaops.warm.engine import Cell, ServerRun
 from schemaops.warm.plan import response_format_item
 from schemaops.warm.prove import ProofPolicy
 from schemaops.warm.report import document, exit_code, render
-from schemaops.warm.retry import RetryPolicy
 from schemaops.warm.run import WarmSettings, run_warm
 
 HEAVY = [

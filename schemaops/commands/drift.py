@@ -1,4 +1,4 @@
-"""``schemaops registry drift``: option parsing only; the work is ``schemaops.warm.drift``.
+"""``schemaops registry drift``: option parsing only; the work is ``schemaops.registry.drift``.
 
 Key drift is a cache-warming concern (its library lives with warm), but the command reads a
 request log against the registry, so it is a ``registry`` subcommand: ``cli.py`` adds it to
@@ -31,7 +31,7 @@ def drift_cmd(
 ) -> None:
     """Schemas sent as several byte strings (key order, whitespace, escaping): one cache entry
     and one compile each. Exit 1 when any schema drifts, 2 on unreadable input."""
-    from schemaops.warm.drift import exit_code, render, run_drift, unusable_message
+    from schemaops.registry.drift import exit_code, render, run_drift, unusable_message
 
     reg = registry if registry is not None and registry.is_dir() else None
     doc = call(run_drift, log, reg)

@@ -55,9 +55,9 @@ def probe_cmd(
     api_key: ApiKeyOpt = None,
     header: HeaderOpt = None,
 ) -> None:
+    from schemaops.http.auth import build_auth
     from schemaops.probe import ProbeSettings, run_probe
     from schemaops.probe.report import render
-    from schemaops.warm.auth import build_auth
 
     # options passed on keyword by keyword (the shape of the start call in devserver.py)
     settings = ProbeSettings(

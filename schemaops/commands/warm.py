@@ -225,10 +225,10 @@ def warm_cmd(
     api_key: ApiKeyOpt = None,
     header: HeaderOpt = None,
 ) -> None:
+    from schemaops.http.auth import build_auth
+    from schemaops.http.retry import RetryPolicy
     from schemaops.warm import WarmOptions
-    from schemaops.warm.auth import build_auth
     from schemaops.warm.report import render
-    from schemaops.warm.retry import RetryPolicy
     from schemaops.warm.run import WarmSettings, run_warm
 
     options = WarmOptions(

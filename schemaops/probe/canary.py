@@ -249,6 +249,6 @@ def _unchecked(text: str) -> str:
 
 
 def _show(text: str, limit: int = 80) -> str:
-    from schemaops.warm.answer import clean
+    from schemaops.http.answer import clean
 
     return clean(json.dumps(text, ensure_ascii=False), limit)

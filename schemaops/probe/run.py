@@ -11,7 +11,7 @@ For each request path (``paths.PATHS``) a few canaries (``canary``) are sent at 
   still possible; stopped inside the model's reasoning, before a reasoning parser lets the
   grammar start; ``tool_choice: auto`` answered in text, which auto allows).
 
-The HTTP side is ``schemaops.warm.client.ServerClient``: whole-request deadlines, capped
+The HTTP side is ``schemaops.http.client.ServerClient``: whole-request deadlines, capped
 bodies, retries on connection errors and 5xx only, credentials redacted from every message.
 """
 
@@ -27,6 +27,11 @@ from typing import Any
 import httpx
 
 from schemaops.errors import InputError
+from schemaops.http.answer import clean
+from schemaops.http.auth import Auth
+from schemaops.http.client import Attempt, ServerClient, ServerUnavailable
+from schemaops.http.retry import AttemptOutcome, RetryPolicy
+from schemaops.http.urls import check_server_url, scrub_all
 from schemaops.probe import canary as cn
 from schemaops.probe.paths import (
     BY_NAME,
@@ -39,11 +44,6 @@ from schemaops.probe.paths import (
     default_paths,
     read,
 )
-from schemaops.warm.answer import clean
-from schemaops.warm.auth import Auth
-from schemaops.warm.client import Attempt, ServerClient, ServerUnavailable
-from schemaops.warm.retry import AttemptOutcome, RetryPolicy
-from schemaops.warm.urls import check_server_url, scrub_all
 
 VERDICTS = ("enforced", "unconstrained", "rejected", "error", "unproven")
 REGISTRY_GATE = frozenset({"unconstrained", "leaky", "rejected", "error"})

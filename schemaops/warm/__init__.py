@@ -22,11 +22,11 @@ as one call), ``fromlog`` (request logs), ``drift`` (byte variants of one schema
 pre-check and the order).
 """
 
+from schemaops.http.retry import AttemptOutcome, RetryPolicy
 from schemaops.warm import report
 from schemaops.warm.engine import ServerRun, WarmOptions, warm, warm_async
 from schemaops.warm.fromlog import plan_from_log
 from schemaops.warm.plan import WarmItem, build_request, plan_from_registry
-from schemaops.warm.retry import AttemptOutcome, RetryPolicy
 from schemaops.warm.run import WarmSettings, run_warm
 
 __all__ = [

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from schemaops.engines.vllm import metrics_ranks
 from schemaops.errors import InputError
-from schemaops.warm.client import ServerClient
+from schemaops.http.client import ServerClient
 
 Engine = Literal["sglang", "vllm"]
 EngineChoice = Literal["auto", "sglang", "vllm"]

@@ -30,14 +30,14 @@ from typing import Any, Literal
 import httpx
 
 from schemaops.engines.vllm import MalformedMetric, metrics_start
-from schemaops.warm.answer import clean, server_config_hint, why_not_answer
-from schemaops.warm.auth import Auth
-from schemaops.warm.client import Result, ServerClient, ServerUnavailable
+from schemaops.http.answer import clean, server_config_hint, why_not_answer
+from schemaops.http.auth import Auth
+from schemaops.http.client import Result, ServerClient, ServerUnavailable
+from schemaops.http.retry import AttemptOutcome, RetryPolicy
+from schemaops.http.urls import redact
 from schemaops.warm.detect import EngineChoice, identify, metrics_text
 from schemaops.warm.plan import Api, WarmItem, baseline_request, build_request
 from schemaops.warm.prove import ProofPolicy, baseline, verdict
-from schemaops.warm.retry import AttemptOutcome, RetryPolicy
-from schemaops.warm.urls import redact
 
 DpRouting = Literal["auto", "rank", "round-robin"]
 # (event, amount): "total" grows the bar, "advance" moves it; "probe_pass" (amount 0) marks

@@ -26,6 +26,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from schemaops.http.answer import NATIVE_PATH, OPENAI_PATH
 from schemaops.registry import Registry
 from schemaops.strings import sha256_hex
 
@@ -40,8 +41,6 @@ SchemaField = Literal["response_format", "structured_outputs", "structured_outpu
 SCHEMA_FIELDS = ("response_format", "structured_outputs", "structured_outputs_string")
 
 PROMPT = "Hi"
-NATIVE_PATH = "/generate"
-OPENAI_PATH = "/v1/chat/completions"
 # SGLang 0.5.23 reads the DP rank from the body (`routed_dp_rank`, /generate and OpenAI) and,
 # on the OpenAI path, from this header too; the header is what other servers ignore quietly.
 DP_RANK_HEADER = "X-Data-Parallel-Rank"

@@ -18,11 +18,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from schemaops.warm.answer import clean
+from schemaops.http.answer import clean
+from schemaops.http.urls import scrub_all
 from schemaops.warm.engine import Cell, ServerRun, WarmOptions
 from schemaops.warm.plan import WarmItem
 from schemaops.warm.prove import NOTES, worst
-from schemaops.warm.urls import scrub_all
 
 STATUSES = ("warmed", "invalid", "failed", "timeout")
 _STATUS_RANK = {"warmed": 0, "timeout": 1, "invalid": 2, "failed": 3, "pending": 4}

@@ -20,15 +20,15 @@ import httpx
 
 from schemaops.engines.capacity import Fit, fit, xgrammar_footprint
 from schemaops.errors import InputError
+from schemaops.http.client import ServerClient, ServerUnavailable
+from schemaops.http.retry import AttemptOutcome, RetryPolicy
+from schemaops.http.urls import check_server_url
 from schemaops.warm import latch
-from schemaops.warm.client import ServerClient, ServerUnavailable
 from schemaops.warm.detect import identify
 from schemaops.warm.engine import MAX_DP, WarmOptions, warm
 from schemaops.warm.plan import SchemaField, ToolsMode, WarmItem, plan_from_registry
 from schemaops.warm.progress import progress_bar
 from schemaops.warm.report import document, exit_code
-from schemaops.warm.retry import AttemptOutcome, RetryPolicy
-from schemaops.warm.urls import check_server_url
 
 Notify = Callable[[str], None]
 
@@ -150,7 +150,7 @@ def plan(settings: WarmSettings, notify: Notify) -> list[WarmItem]:
     from schemaops.registry import load_registry
 
     if settings.from_log is not None:
-        from schemaops.warm.drift import registry_index
+        from schemaops.registry.drift import registry_index
         from schemaops.warm.fromlog import plan_from_log
 
         names = (

@@ -22,8 +22,8 @@ from test_vllm_auto_routes import engine_loaded_outlines
 from vllm_fixtures import VLLM_AUTO_OPT_IN
 
 from schemaops.devserver.vllm import VllmServer
+from schemaops.http.retry import RetryPolicy
 from schemaops.warm import WarmOptions
-from schemaops.warm.retry import RetryPolicy
 from schemaops.warm.run import WarmSettings, run_warm
 
 pytestmark = VLLM_AUTO_OPT_IN

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from schemaops.warm.redact import redactor, url_secrets
+from schemaops.http.redact import redactor, url_secrets
 
 EXAMPLE = "http://127.0.0.1:30000"
 

@@ -9,7 +9,7 @@ A broken server must not hold a warm run hostage: every exchange has a whole-req
 deadline (connect, send, headers and body together, not per read, so a server dripping a
 byte a second still ends at ``timeout_s``), and a body is read up to ``MAX_BODY_BYTES``
 (a 1-token answer is a few kB; an endless body ends as ``failed``, not as a MemoryError).
-A JSON body is parsed bounded in depth (``fromlog.load_json``, ``MAX_DEPTH`` levels): no
+A JSON body is parsed bounded in depth (``body.load_json``, ``MAX_DEPTH`` levels): no
 server answer warm or probe reads nests deeper, and a 100,000-deep one would otherwise be a
 RecursionError traceback in the parser (or later, in anything that walks it); it is a
 ``MALFORMED`` answer with that reason instead.
@@ -27,12 +27,12 @@ from typing import Any
 
 import httpx
 
-from schemaops.warm.answer import clean
-from schemaops.warm.auth import Auth
-from schemaops.warm.fromlog import MAX_DEPTH, TooDeep, load_json
-from schemaops.warm.redact import redactor
-from schemaops.warm.retry import AttemptOutcome, RetryPolicy, classify_status
-from schemaops.warm.urls import redact
+from schemaops.http.answer import clean
+from schemaops.http.auth import Auth
+from schemaops.http.body import MAX_DEPTH, TooDeep, load_json
+from schemaops.http.redact import redactor
+from schemaops.http.retry import AttemptOutcome, RetryPolicy, classify_status
+from schemaops.http.urls import redact
 
 # Connection-level failures: the server is down, restarting or dropped the connection.
 _CONNECTION_ERRORS = (

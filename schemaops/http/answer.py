@@ -18,8 +18,9 @@ import json
 import re
 from typing import Any
 
-from schemaops.warm.plan import NATIVE_PATH, OPENAI_PATH
-
+#: SGLang's native generation endpoint and the OpenAI-compatible chat endpoint (both engines)
+NATIVE_PATH = "/generate"
+OPENAI_PATH = "/v1/chat/completions"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 

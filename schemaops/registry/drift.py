@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import EXIT_GATE, EXIT_OK, EXIT_USAGE
+from schemaops.requestlog import normalise, printable, scan, value_key
 from schemaops.strings import sha256_hex
-from schemaops.warm.fromlog import normalise, printable, scan, value_key
 
 # One JSON token with the whitespace before it; strings keep their escapes as written.
 _TOKEN = re.compile(
