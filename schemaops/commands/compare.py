@@ -209,7 +209,7 @@ def check_cmd(
         raise fail(
             f"check failed: {len(report.failed)} of {len(report.cases)} schema(s) not ready "
             f"for {report.backend}"
-            + (f"; {h.failure_line(hosted)[14:]}" if hosted and not hosted.passed else ""),
+            + (f"; {h.failure_line(hosted, '')}" if hosted and not hosted.passed else ""),
             EXIT_GATE,
         )
     if hosted is not None and not hosted.passed:
