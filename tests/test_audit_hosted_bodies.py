@@ -99,6 +99,7 @@ def test_responses_text_function_call_and_reasoning_item():
     ]
     assert got[0].record["finish_reason"] == "tool_calls"
     assert got[0].record["usage"]["completion_tokens"] == 12
+    assert all(o.own_usage for o in got)  # one answer: its count is the budget's to read
 
 
 def test_responses_function_call_named_schema():
@@ -173,6 +174,7 @@ def test_gemini_several_candidates_share_usage():
         "candidates[1].content.parts[0].text",
     ]
     assert all("completion_tokens" not in (o.record.get("usage") or {}) for o in got)
+    assert not any(o.own_usage for o in got)
 
 
 def test_batch_output_line_and_failed_request():
@@ -196,6 +198,7 @@ def test_batch_output_line_and_failed_request():
     assert (
         o.record["custom_id"] == "request-1" and o.record["choices"][0]["finish_reason"] == "stop"
     )
+    assert o.own_usage
     failed = {
         "id": "b2",
         "custom_id": "r2",

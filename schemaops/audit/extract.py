@@ -47,6 +47,9 @@ class Output(NamedTuple):
     record: dict | None = None
     source: str = "text"
     refusal: str | None = None
+    # ``record`` is a view whose ``usage`` counts this answer alone (a hosted body with one
+    # candidate): the token budget may read it although ``record`` is set (hosted_bodies.py)
+    own_usage: bool = False
 
 
 class RecordError(Exception):

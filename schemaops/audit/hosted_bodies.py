@@ -270,6 +270,8 @@ def _batch(
         o._replace(
             record={**(o.record if o.record is not None else body), "custom_id": cid},
             source=f"response.body.{o.source}",
+            # a one-choice chat body (no view of its own) or a hosted body's own answer
+            own_usage=o.record is None or o.own_usage,
         )
         for o in outs
     ]
@@ -284,10 +286,14 @@ def hosted_outputs(
     find: Callable[..., list[Output]],
 ) -> list[Output]:
     """The outputs of a hosted body of ``kind`` (``hosted_kind``)."""
-    if kind == "openai_responses":
-        return _responses(rec, schema, tool_schema)
-    if kind == "anthropic_messages":
-        return _anthropic(rec, schema, tool_schema)
-    if kind == "gemini":
-        return _gemini(rec, schema, tool_schema)
-    return _batch(rec, schema, schema_field, tool_schema, find)
+    if kind == "openai_batch":
+        return _batch(rec, schema, schema_field, tool_schema, find)
+    read = {"openai_responses": _responses, "anthropic_messages": _anthropic, "gemini": _gemini}
+    outs = read[kind](rec, schema, tool_schema)
+    # the view carries usage.completion_tokens only when the count is this answer's alone
+    return [o._replace(own_usage=_counted(o.record)) for o in outs]
+
+
+def _counted(view: dict[str, Any] | None) -> bool:
+    usage = view.get("usage") if isinstance(view, dict) else None
+    return isinstance(usage, dict) and "completion_tokens" in usage
