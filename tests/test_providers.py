@@ -549,3 +549,12 @@ def test_cli_escapes_control_characters_from_the_registry(tmp_path):
     res = runner.invoke(app, ["check", "--registry", str(tmp_path), "-t", "openai"])
     assert res.exit_code == 1
     assert "\x1b" not in res.stdout and "/properties/a" in res.stdout
+
+
+def test_cli_bad_target_beside_a_backend_is_refused_before_compiling(tmp_path):
+    write(tmp_path, "plain", OK)
+    res = runner.invoke(
+        app, ["check", "--registry", str(tmp_path), "-b", "xgrammar", "-t", "azure"]
+    )
+    assert res.exit_code == 2 and "unknown target" in res.output
+    assert "ready for xgrammar" not in res.output  # nothing was compiled or reported

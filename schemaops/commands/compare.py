@@ -158,6 +158,10 @@ def check_cmd(
     """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced."""
     from schemaops.check import run_check, write_junit
 
+    if targets:  # a bad target is a usage error before any compile runs
+        from schemaops.providers import parse_targets
+
+        targets = call(parse_targets, targets)
     if targets and (fix or out is not None):
         raise fail("error: --fix/--out lower for a backend; they do not take --target", 2)
     if targets and engine is None and backend is None:
