@@ -129,6 +129,13 @@ CASES: list[tuple[str, str, Any, str, Any]] = [
         "/properties/a/format",
         prop(type="string", format="email"),
     ),
+    (
+        "openai",
+        "ref-siblings",
+        obj({"a": {"$ref": "#/$defs/x", "description": "d"}}, **{"$defs": {"x": OK}}),
+        "/properties/a/description",
+        obj({"a": {"$ref": "#/$defs/x"}}, **{"$defs": {"x": OK}}),
+    ),
     # Anthropic
     (
         "anthropic",
