@@ -129,6 +129,13 @@ CASES: list[tuple[str, str, Any, str, Any]] = [
         "/properties/a/format",
         prop(type="string", format="email"),
     ),
+    (
+        "openai",
+        "ref-siblings",
+        obj({"a": {"$ref": "#/$defs/x", "description": "d"}}, **{"$defs": {"x": OK}}),
+        "/properties/a/description",
+        obj({"a": {"$ref": "#/$defs/x"}}, **{"$defs": {"x": OK}}),
+    ),
     # Anthropic
     (
         "anthropic",
@@ -540,3 +547,21 @@ def test_cli_target_beside_backend_one_document_and_both_gates(tmp_path):
     assert doc["backend"] == "xgrammar" and doc["failed"] == 0
     assert doc["hosted"]["passed"] is False and doc["passed"] is False
     assert doc["hosted"]["results"][0]["refused"][0]["pointer"] == "/properties/note"
+
+
+def test_cli_escapes_control_characters_from_the_registry(tmp_path):
+    """A property name carrying an escape sequence reaches the table as a pointer: printed
+    escaped, never raw (it would drive the terminal)."""
+    write(tmp_path, "evil", obj({"a\x1b[2J": {"type": "string"}}, []))
+    res = runner.invoke(app, ["check", "--registry", str(tmp_path), "-t", "openai"])
+    assert res.exit_code == 1
+    assert "\x1b" not in res.stdout and "/properties/a" in res.stdout
+
+
+def test_cli_bad_target_beside_a_backend_is_refused_before_compiling(tmp_path):
+    write(tmp_path, "plain", OK)
+    res = runner.invoke(
+        app, ["check", "--registry", str(tmp_path), "-b", "xgrammar", "-t", "azure"]
+    )
+    assert res.exit_code == 2 and "unknown target" in res.output
+    assert "ready for xgrammar" not in res.output  # nothing was compiled or reported

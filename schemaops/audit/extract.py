@@ -21,7 +21,8 @@ AUTO_FIELDS = ("text", "generated_text", "output")
 MAX_LINE_BYTES = 32 << 20
 AUTO_HELP = (
     "text, generated_text, output, choices[].message.content / .tool_calls[].function.arguments,"
-    " choices[].text"
+    " choices[].text, and the bodies of OpenAI Responses and Batch, Anthropic Messages and"
+    " Gemini generateContent"
 )
 
 
@@ -33,6 +34,8 @@ class Output(NamedTuple):
     ``source`` is the field the text came from, as a path in the record (``text``,
     ``choices[0].message.content``, ``choices[1].text``,
     ``choices[0].message.tool_calls[0].function.arguments``), reported per output and counted.
+    ``refusal`` is the provider's refusal (its words, or its reason such as ``SAFETY``) when
+    the model refused instead of answering: the text is then empty (``hosted_bodies.py``).
     A NamedTuple, not a dataclass: one is made per line, and this is several times cheaper.
     """
 
@@ -43,6 +46,10 @@ class Output(NamedTuple):
     # choices (each choice's own finish_reason and message for the diagnoses).
     record: dict | None = None
     source: str = "text"
+    refusal: str | None = None
+    # ``record`` is a view whose ``usage`` counts this answer alone (a hosted body with one
+    # candidate): the token budget may read it although ``record`` is set (hosted_bodies.py)
+    own_usage: bool = False
 
 
 class RecordError(Exception):
@@ -111,7 +118,12 @@ def _chat_outputs(
     calls = msg.get("tool_calls") or []
     if not isinstance(calls, list):
         raise RecordError(f"{where}.message.tool_calls is not an array")
-    if isinstance(content, str) and (content.strip() or not calls):
+    refusal = msg.get("refusal")
+    if isinstance(refusal, str) and refusal and not (content or calls):
+        # OpenAI structured outputs: the model refused; ``content`` is null (a refusal is not
+        # a parse failure of an empty answer: ``Output.refusal``)
+        outs.append(Output("", schema, None, view, f"{where}.message.refusal", refusal))
+    elif isinstance(content, str) and (content.strip() or not calls):
         outs.append(Output(content, schema, None, view, f"{where}.message.content"))
     elif content is None and not calls:
         outs.append(Output("", schema, None, view, f"{where}.message.content"))
@@ -167,7 +179,7 @@ def find_outputs(
     if isinstance(rec, list) and rec and all(isinstance(r, dict) for r in rec):
         # SGLang /generate with a batch of prompts answers with a JSON array: one output each.
         return [
-            Output(o.text, o.schema, i, o.record or r, o.source)
+            o._replace(index=i, record=o.record or r)
             for i, r in enumerate(rec)
             for o in find_outputs(r, field, schema_field, tool_schema)
         ]
@@ -184,6 +196,14 @@ def find_outputs(
         if not isinstance(text, str):
             raise RecordError(f"field {field!r} is {_kind(text)}, not a string")
         return [Output(text, schema, source=field)]
+    if "choices" not in rec and "text" not in rec and "generated_text" not in rec:
+        from schemaops.audit import hosted_bodies  # imported on use: most logs never need it
+
+        kind = hosted_bodies.hosted_kind(rec)
+        if kind is not None:
+            return hosted_bodies.hosted_outputs(
+                kind, rec, schema, schema_field, tool_schema, find_outputs
+            )
     for key in AUTO_FIELDS:
         text = rec.get(key)
         if text is not None:

@@ -158,6 +158,10 @@ def check_cmd(
     """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced."""
     from schemaops.check import run_check, write_junit
 
+    if targets:  # a bad target is a usage error before any compile runs
+        from schemaops.providers import parse_targets
+
+        targets = call(parse_targets, targets)
     if targets and (fix or out is not None):
         raise fail("error: --fix/--out lower for a backend; they do not take --target", 2)
     if targets and engine is None and backend is None:
@@ -209,7 +213,7 @@ def check_cmd(
         raise fail(
             f"check failed: {len(report.failed)} of {len(report.cases)} schema(s) not ready "
             f"for {report.backend}"
-            + (f"; {h.failure_line(hosted)[14:]}" if hosted and not hosted.passed else ""),
+            + (f"; {h.failure_line(hosted, '')}" if hosted and not hosted.passed else ""),
             EXIT_GATE,
         )
     if hosted is not None and not hosted.passed:

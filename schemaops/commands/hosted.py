@@ -45,11 +45,12 @@ def write_junit(report: Any, path: Path, extra: str | None = None) -> None:
     call(write)
 
 
-def failure_line(report: Any) -> str:
-    """The stderr line of a failed hosted gate."""
+def failure_line(report: Any, prefix: str = "check failed: ") -> str:
+    """The stderr line of a failed hosted gate (``prefix`` empty when it follows the
+    self-hosted gate's own failure line)."""
     n = len(report.failed)
     return (
-        f"check failed: {n} of {len(report.results)} (schema, target) pair(s) refused by "
+        f"{prefix}{n} of {len(report.results)} (schema, target) pair(s) refused by "
         f"{', '.join(sorted({r.target for r in report.failed}))}"
     )
 

@@ -27,6 +27,11 @@ from schemaops.providers.base import (
 
 SOURCE = "https://platform.claude.com/docs/en/build-with-claude/structured-outputs"
 LIMITS = SOURCE + "#json-schema-limitations"
+#: The Python SDK's own schema transform: what it keeps is what it expects the API to take.
+SDK_SOURCE = (
+    "https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/lib/_parse/"
+    "_transform.py"
+)
 READ = "2026-12-01"
 
 MAX_OPTIONAL = 24
@@ -139,7 +144,12 @@ RULES: dict[str, Rule] = {
             "undocumented-keyword",
             "a keyword the page does not list as supported",
             "Ambiguous: the page lists supported and unsupported features; a keyword it names "
-            "in neither list (minProperties, oneOf, not, ...) is judged refused (conservative).",
+            "in neither list (minProperties, oneOf, not, ...) is judged refused (conservative). "
+            "'title' is taken as accepted: the SDK's transform keeps it, as it keeps "
+            "description, $defs, a bare $ref, anyOf, allOf, minItems 0/1 and the listed formats, "
+            "and rewrites oneOf as anyOf; it also moves pattern, const and default into the "
+            "description although the page lists them as supported (the page wins): "
+            f"{SDK_SOURCE}",
         ),
     )
 }

@@ -120,6 +120,13 @@ RULES: dict[str, Rule] = {
             f"titles ({SDK_SOURCE}).",
         ),
         _rule(
+            "ref-siblings",
+            "a $ref may have no sibling keywords",
+            "Not on the guide page: OpenAI's own SDK says 'we can't use $refs if there are also "
+            "other properties defined' and inlines such refs before sending.",
+            SDK_SOURCE,
+        ),
+        _rule(
             "format-value",
             "format must be one of " + ", ".join(sorted(FORMATS)),
             "A format value outside the list is judged refused (conservative).",
@@ -156,6 +163,9 @@ def judge(schema: Any) -> list[Finding]:
         fmt = s.get("format")
         if isinstance(fmt, str) and fmt not in FORMATS:
             out.append(Finding(_r("format-value"), node.at("format"), f"format '{fmt}'"))
+        if "$ref" in s and len(s) > 1:
+            extra = [k for k in s if k != "$ref"]
+            out.append(Finding(_r("ref-siblings"), node.at(extra[0]), f"next to $ref: {extra}"))
         props = s.get("properties")
         if isinstance(props, dict):
             props_total += len(props)
