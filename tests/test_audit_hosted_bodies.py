@@ -276,3 +276,29 @@ def test_audit_of_a_mixed_file_counts_per_source(tmp_path):
     assert doc["parse_failures"] == {"truncated": 3}
     assert doc["categories"]["schema_violation:pattern"] == 1
     assert doc["diagnoses"]["truncated_at_max_tokens"]["count"] == 3
+
+
+def test_refusals_are_their_own_category_and_hosted_counts_make_a_budget(tmp_path):
+    """A provider's refusal (OpenAI Responses ``refusal``, Anthropic ``stop_reason: refusal``,
+    Gemini ``SAFETY``) is counted as ``refusal``: a failed step, not a parse failure of an
+    empty text, and never the verdict memoised for an empty answer. The cut answers' own
+    token counts (each body's usage) give the schema a recommended budget."""
+    cut = '{"order_id":"ORD-1'
+    lines = [
+        responses([message({"type": "refusal", "refusal": "I can't help."})], schema="get_order"),
+        anthropic([], "refusal", schema="get_order"),
+        gemini(None, "SAFETY", schema="get_order"),
+        responses([message(out_text(""))], schema="get_order"),  # a real empty answer
+        responses([message(out_text(GOOD))], schema="get_order"),
+        anthropic([{"type": "text", "text": cut}], "max_tokens", schema="get_order"),
+    ]
+    f = tmp_path / "refusals.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    res = runner.invoke(app, ["audit", str(f), "--registry", str(REPO / "schemas"), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert (doc["outputs"], doc["ok"]) == (6, 1)
+    assert doc["categories"]["refusal"] == 3
+    assert doc["parse_failures"] == {"empty": 1, "truncated": 1}
+    (budget,) = doc["diagnoses"]["truncated_at_max_tokens"]["budgets"]
+    assert (budget["schema"], budget["cut"], budget["max_cut"]) == ("get_order", 1, 14)

@@ -28,6 +28,9 @@ TIMEOUT_PREFIX = "validation exceeded"
 
 OK = "ok"
 PARSE = "json_parse_failure"
+#: the provider refused to answer (OpenAI ``refusal``, Gemini ``SAFETY``, ...): a failed
+#: step, but neither a parse failure of an empty text nor a schema violation
+REFUSAL = "refusal"
 VIOLATION = "schema_violation"
 SUBTYPES = (
     "empty",

@@ -20,6 +20,7 @@ from schemaops.audit.budget import note as note_length
 from schemaops.audit.classify import (
     OK,
     OUTCOME_OK,
+    REFUSAL,
     TIMEOUT_PREFIX,
     VIOLATION,
     Classification,
@@ -32,6 +33,7 @@ from schemaops.audit.options import AuditOptions
 from schemaops.audit.resolver import SchemaResolver
 from schemaops.audit.stats import Tally
 from schemaops.errors import InputError
+from schemaops.strings import truncate
 
 NO_SCHEMA = "(none)"
 
@@ -143,8 +145,11 @@ def audit_lines(
                 checker = None
                 name = NO_SCHEMA
             key = (checker, out.text)
-            hit = memo.get(key) if memo is not None else None
-            if hit is not None:  # this schema has seen this exact text: the same verdict
+            hit = memo.get(key) if memo is not None and out.refusal is None else None
+            if out.refusal is not None:  # the provider's refusal: its own category
+                value, dups = None, None
+                outcome = Classification(REFUSAL, None, None, truncate(out.refusal, 300))
+            elif hit is not None:  # this schema has seen this exact text: the same verdict
                 outcome, dups = hit[0], hit[1]
                 value = None  # only --all-errors reads it, and that turns the memo off
                 if dups is not None:
@@ -177,7 +182,8 @@ def audit_lines(
                 "meta_info" in rec or "usage" in rec or "choices" in rec or "finish_reason" in rec
             )
             if not plain:
-                note_length(tally.lengths, name, rec, out.record is not None)  # budget.py
+                # a hosted body's own usage counts for this output alone (budget.py)
+                note_length(tally.lengths, name, rec, out.record is not None and not out.own_usage)
             if out.source != "text":
                 sources[out.source] += 1
             found: Any = ()
