@@ -1,5 +1,5 @@
 """``schemaops warm`` for vLLM without a vLLM server: the plan's cache keys, the latch
-pre-check (real xgrammar/llguidance/outlines_core through ``check.engine.route_vllm``), what
+pre-check (real xgrammar/llguidance/outlines_core through ``engines.vllm``), what
 ``/metrics`` says, a dead server and a server that is neither engine.
 
 The live half (a real vLLM 0.32 dev server) is tests/integration/test_vllm_warm.py.

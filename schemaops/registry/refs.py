@@ -40,7 +40,7 @@ SPECS: dict[str, referencing.Specification] = {
 _OLD = {"draft-03", "draft-04", "draft-06", "draft-07"}  # drafts where $ref hides siblings
 
 # Every subschema-bearing keyword, for finding every $ref. Look-alike lists elsewhere are
-# kept apart on purpose, each with its own contract: check/engine.py copies SGLang 0.5.23's
+# kept apart on purpose, each with its own contract: engines/sglang.py copies SGLang 0.5.23's
 # _iter_subschemas (it must follow SGLang, not this list), lower/passes.py leaves out
 # not/if/contains (whose insides are never rewritten), compare/generate.py leaves allOf and
 # unevaluatedProperties alone when closing objects.

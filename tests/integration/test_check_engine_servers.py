@@ -2,7 +2,7 @@
 
 Uses the session's SGLang server (xgrammar; no server of its own) and asks it, for a schema
 with ``uniqueItems`` and two with ``patternProperties``, what
-``schemaops.check.engine.route`` predicted: served (HTTP 200) or rejected (HTTP 400 with
+``schemaops.engines.route`` predicted: served (HTTP 200) or rejected (HTTP 400 with
 SGLang's own message). vLLM: test_vllm_check_engine.py (xgrammar, the session's server) and
 test_vllm_auto_routes.py (``auto``, opt-in: its own server).
 """

@@ -2,7 +2,7 @@
 
 OPT-IN (``SCHEMAOPS_VLLM_AUTO=1``): it starts its own vLLM server with the ``auto`` backend
 (twice: a fresh engine per first request), and CI's suite runs a single vLLM server. Run it
-when the routing rules of ``schemaops/check/engine.py`` or the vLLM version change:
+when the routing rules of ``schemaops/engines/vllm.py`` or the vLLM version change:
 
     SCHEMAOPS_VLLM_AUTO=1 .venv/bin/python -m pytest tests/integration/test_vllm_auto_routes.py
 
