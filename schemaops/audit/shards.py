@@ -119,6 +119,19 @@ def abandoned_calls() -> int:
     return _ABANDONED[0]
 
 
+#: pyarrow raised while reading a shard in this process (see ``leave_at_once``)
+_PYARROW_FAILED = [0]
+
+
+def leave_at_once() -> bool:
+    """Whether the command line should end with ``os._exit`` once its report is out: a store
+    call is still running (``abandoned_calls``), or pyarrow failed inside a read. After a
+    page that failed to decompress, pyarrow's threads were torn down at interpreter exit with
+    ``terminate called without an active exception`` (SIGABRT) in 2 runs of 12 here, after
+    the report and its exit code 2 were written; nothing is left to do by then."""
+    return bool(_ABANDONED[0] or _PYARROW_FAILED[0])
+
+
 #: a URI's query (``?region=...&endpoint_override=...``, read by pyarrow), not a glob's ``?``
 _QUERY = re.compile(r"\?[A-Za-z_]+=[^&/?]*(?:&[A-Za-z_]+=[^&/?]*)*$")
 
@@ -334,10 +347,19 @@ def _parquet_lines(raw: Any, name: str, limit: int) -> Iterator[bytes]:
             " cannot decompress (refused before reading: a failed read there can abort the"
             " process); rewrite it with snappy, zstd or gzip"
         )
+    try:
+        yield from _rows(pf, limit)
+    except Exception:
+        _PYARROW_FAILED[0] += 1
+        raise
+
+
+def _rows(pf: Any, limit: int) -> Iterator[bytes]:
+    """The rows of an open Parquet file as JSON lines. One thread: a page failing to
+    decompress in pyarrow's reader threads aborted the process (SIGABRT) in some runs;
+    single-threaded it raises (the row loop here, not the decoding, is what a Parquet
+    shard's audit spends its time on)."""
     dumps, opt = orjson.dumps, orjson.OPT_NON_STR_KEYS
-    # one thread: a page failing to decompress in pyarrow's reader threads aborted the
-    # process (SIGABRT) in some runs; single-threaded it raises (the row loop here, not the
-    # decoding, is what a Parquet shard's audit spends its time on)
     for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, use_threads=False):
         for row in batch.to_pylist():
             try:

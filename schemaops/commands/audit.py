@@ -114,7 +114,7 @@ def audit_command(
 ) -> None:
     """Classify every output, estimate per-step and compound success, gate and report."""
     from schemaops.audit import AuditOptions
-    from schemaops.audit.shards import abandoned_calls
+    from schemaops.audit.shards import leave_at_once
 
     opts = call(
         AuditOptions,
@@ -147,9 +147,10 @@ def audit_command(
         code, ended = exc.exit_code, True
         raise
     finally:
-        if ended and Process.one_shot and abandoned_calls():
-            # a store call past --open-timeout still runs in a thread: the report is out,
-            # and pyarrow's exit handler would wait for that call (minutes); leave now
+        if ended and Process.one_shot and leave_at_once():
+            # a store call past --open-timeout still runs in a thread, or pyarrow failed in
+            # a read: the report is out, and pyarrow's exit handler would wait for that call
+            # (minutes) or abort tearing its threads down (shards.leave_at_once); leave now
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)
