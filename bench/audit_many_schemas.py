@@ -22,7 +22,7 @@ Reported, all in one run (ratios compare like with like on a shared machine):
   imports and registry work included), cold cache then warm cache when ``--cache-dir``
   exists; warm without the verdict memo (``SCHEMAOPS_AUDIT_MEMO=0``: every output
   classified afresh, what a log without repeated outputs gets); with ``--jobs N`` cold and
-  warm (schema routing, ``audit/routing.py``), and warm with byte ranges
+  warm (schema routing, ``audit/run/routing.py``), and warm with byte ranges
   (``SCHEMAOPS_AUDIT_ROUTE=range``) as routing's baseline;
 - the naive loop (``json.loads`` + ``jsonschema.validate`` per line; measured on the first
   ``--naive-lines`` lines, it is ~1000x slower) and the parse-only loop (``json.loads`` of
@@ -490,9 +490,9 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
     from jsonschema import Draft202012Validator
     from jsonschema.validators import validator_for
 
-    from schemaops.audit.explain import skipping_class
-    from schemaops.audit.fastcheck import ID_KEYWORDS, compile_fast, inline_refs, mentions
-    from schemaops.audit.treecheck import compile_tree
+    from schemaops.audit.verdict.explain import skipping_class
+    from schemaops.audit.verdict.fastcheck import ID_KEYWORDS, compile_fast, inline_refs, mentions
+    from schemaops.audit.verdict.treecheck import compile_tree
     from schemaops.formats import format_checker
     from schemaops.registry import jsontext, refs
     from schemaops.registry.bundle import bundle
@@ -574,7 +574,7 @@ def first_use_real(registry: Path, n: int, seed: int, cache_dir: Path) -> dict[s
     """ms per schema for ``SchemaResolver.get`` (lazy), facts cache cold then warm."""
     import inspect
 
-    from schemaops.audit.resolver import SchemaResolver
+    from schemaops.audit.verdict.resolver import SchemaResolver
 
     if "cache_dir" not in inspect.signature(SchemaResolver).parameters:
         return {}
@@ -667,7 +667,7 @@ def main(argv: list[str] | None = None) -> int:
             [*base, *extra, *jobs], workdir
         )
         # The same with byte ranges (every worker sees nearly every schema): the baseline of
-        # schema routing (``audit/routing.py``), measured in this run.
+        # schema routing (``audit/run/routing.py``), measured in this run.
         runs[f"--jobs {args.jobs}" + (" warm" if cache else "") + ", byte ranges"] = run_cli(
             [*base, *extra, *jobs], workdir, {"SCHEMAOPS_AUDIT_ROUTE": "range"}
         )

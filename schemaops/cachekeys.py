@@ -40,10 +40,11 @@ PACKAGE_ROOT = Path(schemaops.__file__).resolve().parent
 #: and what it asks), the cache's own layout; and the libraries those call
 AUDIT_SOURCES = (
     "registry/",
-    "audit/cache.py",
-    "audit/schemakeys.py",
-    "audit/fastcheck.py",
-    "audit/treecheck.py",
+    "audit/verdict/__init__.py",
+    "audit/verdict/cache.py",
+    "audit/verdict/schemakeys.py",
+    "audit/verdict/fastcheck.py",
+    "audit/verdict/treecheck.py",
     "closures.py",
     "errors.py",
     "formats.py",
@@ -173,7 +174,7 @@ def dist_version(dist: str) -> str:
 
 
 def audit_fingerprint() -> str:
-    """What keys the audit's facts and index entries (``audit/cache.py``)."""
+    """What keys the audit's facts and index entries (``audit/verdict/cache.py``)."""
     return fingerprint(AUDIT_SOURCES, AUDIT_DISTS)
 
 

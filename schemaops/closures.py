@@ -1,11 +1,11 @@
 """Closure combinators shared by the two compilers of JSON Schema into Python closures:
 ``registry/metacheck.py`` (a schema against its draft's metaschema) and
-``audit/treecheck.py`` (an output against its schema).
+``audit/verdict/treecheck.py`` (an output against its schema).
 
 Only what is the same to the letter lives here. The keyword checks stay in each compiler:
 their contracts differ (metacheck answers for any Python value a loader hands it and follows
 the metaschemas' drafts; treecheck answers for parsed JSON only, tests exact types for speed,
-and gives up on what ``audit/fastcheck.py`` gives up on), and each is held to ``jsonschema``
+and gives up on what ``audit/verdict/fastcheck.py`` gives up on), and each is held to ``jsonschema``
 by its own differential tests.
 """
 

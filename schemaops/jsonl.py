@@ -136,7 +136,7 @@ def checked_lines(
     error: type[InputError] = InputError,
 ) -> Iterator[bytes]:
     """Iterate ``lines``, turning a broken stream (one of ``errors``) into ``error`` naming
-    the input and the last line read. ``audit/shards.py`` passes its own: ``ShardError``, and
+    the input and the last line read. ``audit/read/shards.py`` passes its own: ``ShardError``, and
     pyarrow's ``ValueError`` too."""
     n = 0
     try:

@@ -1,4 +1,4 @@
-"""The recommended token budget per schema (``schemaops/audit/budget.py``).
+"""The recommended token budget per schema (``schemaops/audit/tally/budget.py``).
 
 Hand-written records with known ``completion_tokens`` give exactly the expected budget; the
 real vLLM dev-server bodies (``tests/data/vllm_response_bodies.json``: one answer cut at
@@ -15,12 +15,12 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 from rich.console import Console
 
-from schemaops.audit import budget
 from schemaops.audit.options import AuditOptions
-from schemaops.audit.pipeline import run_audit
-from schemaops.audit.report_html import render_html
-from schemaops.audit.report_markdown import render_markdown
-from schemaops.audit.report_terminal import render_terminal
+from schemaops.audit.report.html import render_html
+from schemaops.audit.report.markdown import render_markdown
+from schemaops.audit.report.terminal import render_terminal
+from schemaops.audit.run.pipeline import run_audit
+from schemaops.audit.tally import budget
 from schemaops.metrics import audit_metrics, write_textfile
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from schemaops import cachekeys
-from schemaops.audit import cache as cache_mod
-from schemaops.audit.cache import SchemaFacts, default_cache_dir
-from schemaops.audit.lines import audit_lines
 from schemaops.audit.options import AuditOptions
-from schemaops.audit.resolver import SchemaResolver
+from schemaops.audit.run.lines import audit_lines
+from schemaops.audit.verdict import cache as cache_mod
+from schemaops.audit.verdict.cache import SchemaFacts, default_cache_dir
+from schemaops.audit.verdict.resolver import SchemaResolver
 
 
 def _registry(root: Path) -> Path:
@@ -130,11 +130,11 @@ def fresh_fingerprints():
 _CHILD = """
 import io, json, sys
 import schemaops
-from schemaops.audit import cache
+from schemaops.audit.verdict import cache
 cache.RACY_NS = 0  # the registry files were written just now
-from schemaops.audit.lines import audit_lines
+from schemaops.audit.run.lines import audit_lines
 from schemaops.audit.options import AuditOptions
-from schemaops.audit.resolver import SchemaResolver
+from schemaops.audit.verdict.resolver import SchemaResolver
 reg, cdir = sys.argv[1], sys.argv[2]
 lines = [json.dumps(x).encode() for x in json.loads(sys.argv[3])]
 resolver = SchemaResolver(None, reg, cache_dir=cdir)
@@ -189,7 +189,7 @@ def test_an_edited_deriving_module_invalidates_the_cache(tmp_path: Path) -> None
     for module in (
         "formats.py",
         "registry/metacheck.py",
-        "audit/schemakeys.py",
+        "audit/verdict/schemakeys.py",
         "registry/lazy.py",
     ):
         with (copy / module).open("a") as fh:
@@ -672,7 +672,7 @@ def test_checker_hints_are_cached_with_the_facts_and_a_damaged_one_is_recomputed
     """What a schema's keys decide about its checker (``schema_hints``: ids, closure tree,
     regex watchdog) is kept in the clean file's entry; a warm run uses it as it is, and a
     hint of the wrong shape is computed afresh, with the same records either way."""
-    from schemaops.audit.schemakeys import schema_hints, well_formed
+    from schemaops.audit.verdict.schemakeys import schema_hints, well_formed
 
     reg, cdir = _registry(tmp_path), tmp_path / "cache"
     (reg / "pat.json").write_text(json.dumps({"type": "string", "pattern": "^a+$"}))
@@ -715,7 +715,7 @@ def test_the_facts_cache_is_the_store_the_registry_asks_for(tmp_path: Path) -> N
     its implementation: every method is there with the protocol's parameters."""
     import inspect
 
-    from schemaops.audit.cache import SchemaFacts
+    from schemaops.audit.verdict.cache import SchemaFacts
     from schemaops.registry.facts import FactsStore
 
     store = SchemaFacts(tmp_path)

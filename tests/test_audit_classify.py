@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemaops.audit.classify import MAX_DEPTH, SUBTYPES, parse_output
-from schemaops.audit.fastcheck import compile_fast
-from schemaops.audit.validate import SchemaChecker
+from schemaops.audit.verdict.classify import MAX_DEPTH, SUBTYPES, parse_output
+from schemaops.audit.verdict.fastcheck import compile_fast
+from schemaops.audit.verdict.validate import SchemaChecker
 
 TOOL = {
     "type": "object",
@@ -363,7 +363,7 @@ def test_fast_path_declines_what_it_cannot_answer() -> None:
 def test_format_prefilters_only_accept_what_jsonschema_accepts(
     fmt: str, data: st.DataObject
 ) -> None:
-    from schemaops.audit.fastcheck import FORMAT_PREFILTERS
+    from schemaops.audit.verdict.fastcheck import FORMAT_PREFILTERS
     from schemaops.formats import conforms
 
     pattern = FORMAT_PREFILTERS[fmt].__self__.pattern
@@ -383,8 +383,8 @@ LINE = st.one_of(
 @SETTINGS
 @given(st.lists(LINE, max_size=30))
 def test_every_line_is_accounted_for(lines: list[bytes]) -> None:
-    from schemaops.audit.pipeline import AuditOptions, audit_lines
-    from schemaops.audit.resolver import SchemaResolver
+    from schemaops.audit.run.pipeline import AuditOptions, audit_lines
+    from schemaops.audit.verdict.resolver import SchemaResolver
 
     lines = [x.replace(b"\n", b" ") for x in lines]
     resolver = SchemaResolver(None, "no-such-registry")

@@ -1,4 +1,4 @@
-"""Audit diagnoses (``schemaops/audit/diagnose.py``) on hand-written records.
+"""Audit diagnoses (``schemaops/audit/tally/diagnose.py``) on hand-written records.
 
 The shapes here are the ones SGLang and vLLM return (OpenAI chat choices with
 ``finish_reason``, ``reasoning_content`` and ``tool_calls``; ``/generate`` answers with
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from schemaops.audit.diagnose import FIXES, control_char_in_string
+from schemaops.audit.tally.diagnose import FIXES, control_char_in_string
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = {

@@ -21,11 +21,11 @@ import pytest
 from corpus_paths import JSB, JSTS, REPO
 from jsonschema.exceptions import best_match
 
-from schemaops.audit.classify import parse_output
-from schemaops.audit.explain import explain
-from schemaops.audit.fastcheck import Unsupported
-from schemaops.audit.treecheck import compile_tree
-from schemaops.audit.validate import SchemaChecker
+from schemaops.audit.verdict.classify import parse_output
+from schemaops.audit.verdict.explain import explain
+from schemaops.audit.verdict.fastcheck import Unsupported
+from schemaops.audit.verdict.treecheck import compile_tree
+from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.errors import InputError
 
 SUITE = JSTS / "tests"

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from schemaops.audit import AuditOptions, run_audit
-from schemaops.audit.classify import duplicate_keys, parse_output
+from schemaops.audit.verdict.classify import duplicate_keys, parse_output
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer", "maximum": 1}}}
 
@@ -52,8 +52,8 @@ def test_reports_show_the_count(tmp_path: Path) -> None:
 
     from rich.console import Console
 
-    from schemaops.audit.report_markdown import render_markdown
-    from schemaops.audit.report_terminal import render_terminal
+    from schemaops.audit.report.markdown import render_markdown
+    from schemaops.audit.report.terminal import render_terminal
 
     f = tmp_path / "o.jsonl"
     f.write_text(json.dumps({"text": '{"a": 2, "a": 1}'}) + "\n")

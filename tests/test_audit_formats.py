@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from schemaops.audit import AuditOptions, run_audit
-from schemaops.audit.classify import parse_output
-from schemaops.audit.validate import SchemaChecker
+from schemaops.audit.verdict.classify import parse_output
+from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.formats import conforms
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from schemaops.audit.extract import RecordError, find_outputs
+from schemaops.audit.read.extract import RecordError, find_outputs
 from schemaops.cli import app
 
 REPO = Path(__file__).resolve().parents[1]

@@ -362,7 +362,7 @@ def lzo_parquet(path: Path, rows: int = 20_000, row_group: int = 1000) -> Path:
 def test_an_lzo_parquet_shard_is_refused_before_reading(tmp_path: Path) -> None:
     """Trust #11: fails on main before this (pyarrow's read error, then SIGABRT / exit 134
     in some runs; never the refusal). Run several times: an abort is a race."""
-    from schemaops.audit.shards import unreadable_codecs
+    from schemaops.audit.read.shards import unreadable_codecs
 
     pq = pytest.importorskip("pyarrow.parquet")
     lzo = lzo_parquet(tmp_path / "logs.parquet")

@@ -25,8 +25,8 @@ import json
 import pytest
 from corpus_paths import JSTS
 
-from schemaops.audit.classify import parse_output
-from schemaops.audit.validate import SchemaChecker
+from schemaops.audit.verdict.classify import parse_output
+from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.errors import InputError
 
 SUITE = JSTS / "tests" / "draft2020-12"

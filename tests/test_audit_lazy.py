@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from corpus_paths import JSB
 
-from schemaops.audit.lines import audit_lines
 from schemaops.audit.options import AuditOptions
-from schemaops.audit.resolver import SchemaResolver
+from schemaops.audit.run.lines import audit_lines
+from schemaops.audit.verdict.resolver import SchemaResolver
 from schemaops.registry.lazy import LazyRegistry
 
 REPO = Path(__file__).resolve().parents[1]
@@ -239,7 +239,7 @@ def test_fast_check_is_compiled_only_for_schemas_with_enough_outputs(tmp_path: P
     one with many gets it after ``FAST_AFTER`` outputs; verdicts are the same either way, and
     ``--jobs`` reports what the workers used without compiling anything in the parent."""
     from schemaops.audit import run_audit
-    from schemaops.audit.validate import FAST_AFTER, SchemaChecker
+    from schemaops.audit.verdict.validate import FAST_AFTER, SchemaChecker
 
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     checker = SchemaChecker("s", schema)

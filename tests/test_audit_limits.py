@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from schemaops.audit import AuditOptions, run_audit
-from schemaops.audit.extract import MAX_LINE_BYTES
+from schemaops.audit.read.extract import MAX_LINE_BYTES
 
 GOOD = json.dumps({"text": '{"a": 1}'}) + "\n"
 HUGE = 8 * MAX_LINE_BYTES  # 256 MiB when expanded

@@ -140,7 +140,7 @@ def test_ray_byte_ranges_of_big_shards_equal_single_process(ray_cluster, shards,
     want, want_rows = local(str(shards), tmp_path / "local.jsonl")
     code = (
         "import json, sys\n"
-        "import schemaops.audit.ray_audit as ra\n"
+        "import schemaops.audit.run.ray_audit as ra\n"
         "from schemaops.audit import AuditOptions, run_audit\n"
         "ra.PIECE_BYTES = 100_000\n"
         f"opts = AuditOptions(registry={REGISTRY!r}, records={str(tmp_path / 'ray.jsonl')!r},"

@@ -13,9 +13,9 @@ from markdown_it import MarkdownIt
 from rich.console import Console
 
 from schemaops.audit import AuditOptions, run_audit
-from schemaops.audit.report_html import render_html
-from schemaops.audit.report_markdown import render_markdown
-from schemaops.audit.report_terminal import render_terminal
+from schemaops.audit.report.html import render_html
+from schemaops.audit.report.markdown import render_markdown
+from schemaops.audit.report.terminal import render_terminal
 
 EVIL_SCHEMA = "<script>alert(1)</script>"
 EVIL_KEY = "<img src=x onerror=alert(2)>"

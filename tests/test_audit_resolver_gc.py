@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from schemaops.audit.resolver import FREEZE_AFTER, SchemaResolver
+from schemaops.audit.verdict.resolver import FREEZE_AFTER, SchemaResolver
 
 
 @pytest.fixture

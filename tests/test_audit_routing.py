@@ -1,4 +1,4 @@
-"""``--jobs`` with schema routing (``audit/routing.py``, issue 15): each worker audits the
+"""``--jobs`` with schema routing (``audit/run/routing.py``, issue 15): each worker audits the
 outputs of its own schemas (plus a line range for the hot ones), and the result is the one
 process's, field by field, with ``--records`` byte for byte.
 
@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from corpus_paths import JSB
 
-from schemaops.audit import routing
 from schemaops.audit.options import AuditOptions
-from schemaops.audit.pipeline import run_audit
-from schemaops.audit.resolver import PRECOMPILE_MAX, SchemaResolver
+from schemaops.audit.run import routing
+from schemaops.audit.run.pipeline import run_audit
+from schemaops.audit.verdict.resolver import PRECOMPILE_MAX, SchemaResolver
 
 
 def _schemas(n: int, rng: random.Random) -> dict[str, dict]:
@@ -142,7 +142,7 @@ def test_routed_jobs_equal_one_process(
 def test_home_worker_is_the_same_in_every_process() -> None:
     """Workers must agree on a schema's home: Python's ``hash`` is salted per process."""
     names = ["a", "Github_easy.o1", "ünïcode", "x" * 300]
-    code = f"from schemaops.audit.routing import home; print([home(n, 7) for n in {names!r}])"
+    code = f"from schemaops.audit.run.routing import home; print([home(n, 7) for n in {names!r}])"
     seen = set()
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
@@ -184,7 +184,7 @@ def test_verdict_memo_changes_nothing(
 ) -> None:
     """Repeated (schema, text) pairs are classified once: the report and every ``--records``
     row are those of an audit without the memo, also when the memo keeps starting over."""
-    from schemaops.audit import resolver as resolver_mod
+    from schemaops.audit.verdict import resolver as resolver_mod
 
     data, reg = _workload(tmp_path)
     monkeypatch.setenv("SCHEMAOPS_AUDIT_MEMO", "0")
@@ -221,7 +221,7 @@ def test_a_worker_killed_mid_run_is_exit_2_with_no_parts_left(
     """A worker killed (the OOM killer's SIGKILL, sent here by the worker to itself: the
     kill is real, its timing made certain) is an explained exit 2, never a traceback or exit
     1 (a failed gate), and the ``--records`` parts are removed."""
-    from schemaops.audit import parallel
+    from schemaops.audit.run import parallel
     from schemaops.errors import SchemaopsError
 
     data, reg = _workload(tmp_path)
@@ -295,7 +295,7 @@ def test_balanced_homes_split_the_bytes_evenly_and_the_same_everywhere() -> None
     processes (dict orders apart) place every schema alike."""
     import random
 
-    from schemaops.audit.routing import FIXED_COST_BYTES, balanced_homes
+    from schemaops.audit.run.routing import FIXED_COST_BYTES, balanced_homes
 
     rng = random.Random(3)
     sizes = {f"s{i}": rng.choice([200, 900, 5000, 40_000]) for i in range(500)}
@@ -317,8 +317,8 @@ def test_routed_jobs_with_the_facts_cache_cold_then_warm_equal_one_process(
     """The cache as --jobs uses it: the parent writes the index's entries before it forks,
     each worker its own facts when it ends; a second run reads them all and still gives the
     one process's report and records (with the memo on: the cache's usual company)."""
-    from schemaops.audit import cache as cache_mod
-    from schemaops.audit.cache import SchemaFacts
+    from schemaops.audit.verdict import cache as cache_mod
+    from schemaops.audit.verdict.cache import SchemaFacts
 
     monkeypatch.setattr(cache_mod, "RACY_NS", 0)  # the test's files count as settled
     data, reg = _workload(tmp_path)

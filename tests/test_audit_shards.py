@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from schemaops.audit import AuditOptions, run_audit
-from schemaops.audit.multi import shift_records
+from schemaops.audit.run.multi import shift_records
 from schemaops.cli import app
 from schemaops.errors import InputError
 
@@ -211,7 +211,7 @@ def test_byte_ranges_give_every_line_exactly_once(tmp_path, limit):
     """However a plain shard is cut into byte ranges (``--ray`` does it for big shards),
     the ranges' lines are the shard's lines, once each: blank lines, a line longer than
     the cap (read past, as in one pass), no newline at the end."""
-    from schemaops.audit.shards import Shard, range_lines, shard_lines
+    from schemaops.audit.read.shards import Shard, range_lines, shard_lines
     from schemaops.jsonl import OverlongLine
 
     data = b'{"a":1}\n\n{"text":"' + b"x" * 40 + b'"}\n{"b":2}\n\n\n{"c":3}\n{"d":4}'
@@ -238,7 +238,7 @@ def test_ray_refuses_stdin_before_connecting():
 
 
 def test_uri_glob_stays_within_a_segment():
-    from schemaops.audit.shardlist import glob_match
+    from schemaops.audit.read.shardlist import glob_match
 
     assert glob_match("s3://b/logs/a.jsonl", "s3://b/logs/*.jsonl")
     assert not glob_match("s3://b/logs/2026/a.jsonl", "s3://b/logs/*.jsonl")

@@ -1,4 +1,4 @@
-"""The closure check (``audit/treecheck.py``) and the skipping explainer (``audit/explain.py``).
+"""The closure check (``audit/verdict/treecheck.py``) and the skipping explainer (``audit/verdict/explain.py``).
 
 Their equality with ``jsonschema`` is tested differentially (``test_audit_differential.py``,
 ``test_audit_jsts.py``, ``test_audit_classify.py``); these tests pin what they are for: a
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from jsonschema.exceptions import best_match
 
-from schemaops.audit.validate import SchemaChecker
+from schemaops.audit.verdict.validate import SchemaChecker
 
 ITEM = {
     "type": "object",
@@ -146,8 +146,8 @@ def test_explain_equals_best_match_on_the_platform_workload() -> None:
     import random
     import signal
 
-    from schemaops.audit.classify import parse_output
-    from schemaops.audit.explain import explain
+    from schemaops.audit.verdict.classify import parse_output
+    from schemaops.audit.verdict.explain import explain
     from schemaops.errors import InputError
 
     repo = Path(__file__).resolve().parents[1]
@@ -190,9 +190,9 @@ def test_lazy_subtrees_compile_on_first_use_and_fall_back_exactly() -> None:
     """A lazy tree compiles a property's subtree only when an output has that property. A
     subtree it cannot answer exactly (``multipleOf`` is not in the subset) breaks the whole
     tree on first use: that output and every later one get jsonschema's own verdict."""
-    from schemaops.audit.classify import parse_output
-    from schemaops.audit.fastcheck import Unsupported
-    from schemaops.audit.treecheck import compile_tree
+    from schemaops.audit.verdict.classify import parse_output
+    from schemaops.audit.verdict.fastcheck import Unsupported
+    from schemaops.audit.verdict.treecheck import compile_tree
 
     schema = {
         "type": "object",

@@ -16,8 +16,8 @@ from typing import Any
 from rich.console import Console
 
 from schemaops.audit.options import AuditOptions
-from schemaops.audit.pipeline import run_audit
-from schemaops.audit.report_terminal import render_terminal
+from schemaops.audit.report.terminal import render_terminal
+from schemaops.audit.run.pipeline import run_audit
 
 DATA = json.loads((Path(__file__).parent / "data" / "vllm_response_bodies.json").read_text())
 BODIES: dict[str, Any] = {k: v["response"] for k, v in DATA["bodies"].items()}

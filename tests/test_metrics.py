@@ -124,7 +124,7 @@ def _budget_audit(tmp_path: Path) -> dict:
     at ``finish_reason: length``: its document carries the token budgets (the example report
     has none), so the dashboard's budget panel is checked against series audit really writes."""
     from schemaops.audit.options import AuditOptions
-    from schemaops.audit.pipeline import run_audit
+    from schemaops.audit.run.pipeline import run_audit
 
     schema = tmp_path / "item.json"
     schema.write_text(json.dumps({"type": "object", "required": ["name"]}))

@@ -1,7 +1,7 @@
 """Control characters in schema names and file names never reach the terminal raw (issue 22
 #18): ``registry validate`` (table, problem and warning lines), ``check`` (report lines,
 progress lines, the ``error:`` line of a registry it cannot load). ``audit`` escaped them
-already; every command uses its one function (``schemaops.audit.report_text.visible``).
+already; every command uses its one function (``schemaops.audit.report.text.visible``).
 
 ``CliRunner(color=True)``: click otherwise strips ANSI sequences itself when stdout is not a
 terminal, which would hide the raw bytes a real terminal receives. Real xgrammar compiles

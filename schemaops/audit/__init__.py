@@ -4,8 +4,8 @@ The one library entry point is ``run_audit(path, AuditOptions(...)) -> AuditResu
 ``AuditResult.to_json()`` is the ``--json`` document every report renders.
 """
 
-from schemaops.audit.classify import Classification, classify_parse_failure, parse_output
-from schemaops.audit.pipeline import AuditOptions, AuditResult, run_audit
+from schemaops.audit.run.pipeline import AuditOptions, AuditResult, run_audit
+from schemaops.audit.verdict.classify import Classification, classify_parse_failure, parse_output
 
 __all__ = [
     "AuditOptions",

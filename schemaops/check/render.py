@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.console import Console
 
-from schemaops.audit.report_terminal import esc
+from schemaops.audit.report.terminal import esc
 from schemaops.check.gate import CheckReport
 
 

@@ -93,7 +93,7 @@ def terminal_lines(text: object) -> str:
     """``text`` for a terminal: line by line through audit's ``visible`` (the one escaping of
     control characters), so a schema or file name holding ``\x1b[2J`` or ``\r`` cannot drive
     the terminal, while the message keeps its own line breaks."""
-    from schemaops.audit.report_text import visible  # imported on use: audit is not small
+    from schemaops.audit.report.text import visible  # imported on use: audit is not small
 
     return "\n".join(visible(line) for line in str(text).split("\n"))
 
@@ -101,7 +101,7 @@ def terminal_lines(text: object) -> str:
 def markup_safe(text: object) -> str:
     """Untrusted text for a rich string with markup: audit's ``esc`` (controls escaped, then
     markup), imported on use so that every command's start-up does not import audit."""
-    from schemaops.audit.report_terminal import esc
+    from schemaops.audit.report.terminal import esc
 
     return esc(text)
 

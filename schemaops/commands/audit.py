@@ -114,7 +114,7 @@ def audit_command(
 ) -> None:
     """Classify every output, estimate per-step and compound success, gate and report."""
     from schemaops.audit import AuditOptions
-    from schemaops.audit.shards import leave_at_once
+    from schemaops.audit.read.shards import leave_at_once
 
     opts = call(
         AuditOptions,
@@ -166,8 +166,8 @@ def _run(
 ) -> None:
     """Audit, report and exit with the run's code (``typer.Exit``) or return (exit 0)."""
     from schemaops.audit import run_audit
-    from schemaops.audit.report_terminal import render_terminal
-    from schemaops.audit.report_text import visible
+    from schemaops.audit.report.terminal import render_terminal
+    from schemaops.audit.report.text import visible
 
     result = call(run_audit, files[0] if len(files) == 1 else files, opts)
     if Process.one_shot:
@@ -178,11 +178,11 @@ def _run(
         gc.freeze()
     doc = result.to_json()
     if markdown:
-        from schemaops.audit.report_markdown import write_markdown
+        from schemaops.audit.report.markdown import write_markdown
 
         call(write_markdown, doc, markdown)
     if html:
-        from schemaops.audit.report_html import write_html
+        from schemaops.audit.report.html import write_html
 
         call(write_html, doc, html)
     report(

@@ -313,9 +313,9 @@ async def _probe_registry(
     reasoning_parser: str | None = None,
 ) -> list[dict[str, Any]]:
     """One real request per registry schema on the engine's JSON path, its output audited."""
-    from schemaops.audit.classify import parse_output
-    from schemaops.audit.diagnose import FIXES, diagnose
-    from schemaops.audit.validate import SchemaChecker
+    from schemaops.audit.tally.diagnose import FIXES, diagnose
+    from schemaops.audit.verdict.classify import parse_output
+    from schemaops.audit.verdict.validate import SchemaChecker
     from schemaops.registry import load_registry
 
     registry = load_registry(s.registry)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""What the lazy registry asks of an on-disk facts store (``audit/cache.py``'s
+"""What the lazy registry asks of an on-disk facts store (``audit/verdict/cache.py``'s
 ``SchemaFacts`` is the one implementation).
 
 Why a protocol here: the registry remembers what it learnt about its files (a file found clean,

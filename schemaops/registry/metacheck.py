@@ -7,7 +7,7 @@ subschema becomes a small Python closure (keyword tests as plain comparisons, pr
 tables as dict lookups, ``$ref`` resolved at compile time), and checking a schema costs tens
 of microseconds.
 
-The contract is one-sided, like ``audit/fastcheck.py``'s: ``True`` means ``jsonschema`` finds
+The contract is one-sided, like ``audit/verdict/fastcheck.py``'s: ``True`` means ``jsonschema`` finds
 no metaschema error. ``False`` only sends the schema to ``jsonschema``, which stays the
 authority for every reported problem (pointer and message). A draft whose metaschema uses
 something not handled here exactly (draft-03's ``type`` unions, for one) is not compiled
@@ -63,7 +63,7 @@ class Unsupported(Exception):
 def _types(names: list[str], strict_int: bool) -> Check:
     """``jsonschema``'s type test (bool is not a number; draft-04 integers are ints only).
 
-    isinstance, as jsonschema's own checker, not audit/treecheck.py's ``type(x) is`` table:
+    isinstance, as jsonschema's own checker, not audit/verdict/treecheck.py's ``type(x) is`` table:
     a schema may come from a Python caller (subclasses of dict, str, int included), an audited
     output only from ``json.loads``."""
     tests: list[Check] = []

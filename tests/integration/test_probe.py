@@ -25,7 +25,7 @@ import httpx
 import pytest
 from cli_support import run_cli
 
-from schemaops.audit.diagnose import WS_RUN
+from schemaops.audit.tally.diagnose import WS_RUN
 from schemaops.devserver import DevServer
 from schemaops.probe import ProbeSettings, run_probe
 

@@ -9,8 +9,8 @@ import io
 import re
 from pathlib import Path
 
-from schemaops.audit.report_markdown import render_markdown
-from schemaops.audit.report_text import fmt_ci, fmt_p, headline, visible
+from schemaops.audit.report.markdown import render_markdown
+from schemaops.audit.report.text import fmt_ci, fmt_p, headline, visible
 from schemaops.errors import InputError
 
 CSS = """body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;

@@ -29,11 +29,11 @@ import os
 import sys
 from typing import Any
 
-from schemaops.audit.multi import ShardRun, ShardsSummary, absorb, shard_task
 from schemaops.audit.options import AuditOptions
-from schemaops.audit.resolver import SchemaResolver
-from schemaops.audit.shards import Shard, plain_size
-from schemaops.audit.stats import Tally
+from schemaops.audit.read.shards import Shard, plain_size
+from schemaops.audit.run.multi import ShardRun, ShardsSummary, absorb, shard_task
+from schemaops.audit.tally.stats import Tally
+from schemaops.audit.verdict.resolver import SchemaResolver
 from schemaops.errors import InputError
 
 #: Ray retries a task whose worker process or node died this many times (then ``_lost``).

@@ -19,10 +19,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from schemaops.audit.extract import MAX_LINE_BYTES
-from schemaops.audit.lines import audit_lines
-from schemaops.audit.resolver import SchemaResolver
-from schemaops.audit.stats import Tally
+from schemaops.audit.read.extract import MAX_LINE_BYTES
+from schemaops.audit.run.lines import audit_lines
+from schemaops.audit.tally.stats import Tally
+from schemaops.audit.verdict.resolver import SchemaResolver
 from schemaops.errors import SchemaopsError
 from schemaops.jsonl import OverlongLine, bounded_lines, is_gzip
 from schemaops.watchdog import armed

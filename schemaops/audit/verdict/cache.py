@@ -56,7 +56,7 @@ from typing import Any
 
 import orjson
 
-from schemaops.audit.schemakeys import regex_possible
+from schemaops.audit.verdict.schemakeys import regex_possible
 from schemaops.cachekeys import (
     NotRegular,
     TooLarge,

@@ -16,8 +16,12 @@ from typing import IO, Any
 
 import orjson
 
-from schemaops.audit.budget import note as note_length
-from schemaops.audit.classify import (
+from schemaops.audit.options import AuditOptions
+from schemaops.audit.read.extract import Output, RecordError, find_outputs, parse_record, record_id
+from schemaops.audit.tally.budget import note as note_length
+from schemaops.audit.tally.diagnose import close_runs, diagnose, note_run
+from schemaops.audit.tally.stats import Tally
+from schemaops.audit.verdict.classify import (
     OK,
     OUTCOME_OK,
     REFUSAL,
@@ -27,11 +31,7 @@ from schemaops.audit.classify import (
     duplicate_keys,
     parse_output,
 )
-from schemaops.audit.diagnose import close_runs, diagnose, note_run
-from schemaops.audit.extract import Output, RecordError, find_outputs, parse_record, record_id
-from schemaops.audit.options import AuditOptions
-from schemaops.audit.resolver import SchemaResolver
-from schemaops.audit.stats import Tally
+from schemaops.audit.verdict.resolver import SchemaResolver
 from schemaops.errors import InputError
 from schemaops.strings import truncate
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from jsonschema import Draft4Validator, Draft202012Validator
 
-from schemaops.audit.fastcheck import ID_KEYWORDS, other_dialect
-from schemaops.audit.treecheck import LEGACY, draft4_ids
+from schemaops.audit.verdict.fastcheck import ID_KEYWORDS, other_dialect
+from schemaops.audit.verdict.treecheck import LEGACY, draft4_ids
 
 
 def key_sets(root: Any) -> tuple[set[str], set[str]]:

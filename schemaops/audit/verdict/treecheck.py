@@ -22,8 +22,8 @@ from typing import Any
 from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft202012Validator
 from jsonschema._utils import equal, uniq
 
-from schemaops.audit import fastcheck
-from schemaops.audit.fastcheck import (
+from schemaops.audit.verdict import fastcheck
+from schemaops.audit.verdict.fastcheck import (
     HANDLED,
     ID_KEYWORDS,
     IGNORED,

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from schemaops.audit.validate import SchemaChecker
+from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.errors import InputError
 
 #: a registry up to this size is compiled before ``--jobs`` workers fork (they inherit it)
@@ -139,7 +139,7 @@ class SchemaResolver:
             # the audit of outputs of the other schemas. A schema whose own file has problems
             # is refused per line instead (see _compile_from_registry).
             if self.lazy:
-                from schemaops.audit.cache import open_facts
+                from schemaops.audit.verdict.cache import open_facts
 
                 facts = open_facts(self.cache_dir, self.cache)
                 self._registry = LazyRegistry(self.registry_path, facts=facts)

@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from schemaops.audit import budget
-from schemaops.audit.diagnose import merge_runs
+from schemaops.audit.tally import budget
+from schemaops.audit.tally.diagnose import merge_runs
 
 Z95 = 1.959963984540054
 EXAMPLES_PER_CATEGORY = 3

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from schemaops import __version__
-from schemaops.audit.classify import OK, PARSE, SUBTYPES, VIOLATION
-from schemaops.audit.diagnose import summary as diagnoses_summary
-from schemaops.audit.ranking import ranked
-from schemaops.audit.stats import compound, episode_summary, required_p, wilson
+from schemaops.audit.tally.diagnose import summary as diagnoses_summary
+from schemaops.audit.tally.ranking import ranked
+from schemaops.audit.tally.stats import compound, episode_summary, required_p, wilson
+from schemaops.audit.verdict.classify import OK, PARSE, SUBTYPES, VIOLATION
 
 TOP_PATHS = 15
 

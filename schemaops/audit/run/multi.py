@@ -28,12 +28,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO
 
-from schemaops.audit.extract import MAX_LINE_BYTES
-from schemaops.audit.lines import audit_lines
 from schemaops.audit.options import AuditOptions
-from schemaops.audit.resolver import SchemaResolver
-from schemaops.audit.shards import Shard, ShardError, range_lines, shard_lines
-from schemaops.audit.stats import Tally
+from schemaops.audit.read.extract import MAX_LINE_BYTES
+from schemaops.audit.read.shards import Shard, ShardError, range_lines, shard_lines
+from schemaops.audit.run.lines import audit_lines
+from schemaops.audit.tally.stats import Tally
+from schemaops.audit.verdict.resolver import SchemaResolver
 from schemaops.errors import InputError
 from schemaops.watchdog import armed
 
@@ -273,7 +273,7 @@ def _pool_task(args: tuple) -> ShardRun:
 def run_pool(shards: list[Shard], opts: AuditOptions, jobs: int) -> tuple[Tally, ShardsSummary]:
     """``--jobs N`` over shards: one shard per task, merged in shard order."""
     total, summary = Tally(), ShardsSummary(len(shards))
-    from schemaops.audit.parallel import worker_pool
+    from schemaops.audit.run.parallel import worker_pool
 
     args = [(s.name, i, opts) for i, s in enumerate(shards)]
     rec_out = _open_out(opts.records) if opts.records else None

@@ -9,11 +9,12 @@ number; it is not a model output.
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
 from schemaops import jsonl
+from schemaops.audit.read.output import Output, RecordError
 from schemaops.jsonl import OverlongLine
 
 AUTO_FIELDS = ("text", "generated_text", "output")
@@ -24,36 +25,6 @@ AUTO_HELP = (
     " choices[].text, and the bodies of OpenAI Responses and Batch, Anthropic Messages and"
     " Gemini generateContent"
 )
-
-
-class Output(NamedTuple):
-    """One model output found in a record: its text, schema name (if any) and sub-index.
-
-    ``index`` is the tool call's position for OpenAI ``tool_calls`` fan-out, or the element's
-    position in a batch response (``record`` is then that element); None otherwise.
-    ``source`` is the field the text came from, as a path in the record (``text``,
-    ``choices[0].message.content``, ``choices[1].text``,
-    ``choices[0].message.tool_calls[0].function.arguments``), reported per output and counted.
-    ``refusal`` is the provider's refusal (its words, or its reason such as ``SAFETY``) when
-    the model refused instead of answering: the text is then empty (``hosted_bodies.py``).
-    A NamedTuple, not a dataclass: one is made per line, and this is several times cheaper.
-    """
-
-    text: str
-    schema: str | None
-    index: int | None = None
-    # The element of a batch response, or a one-choice view of a record with several
-    # choices (each choice's own finish_reason and message for the diagnoses).
-    record: dict | None = None
-    source: str = "text"
-    refusal: str | None = None
-    # ``record`` is a view whose ``usage`` counts this answer alone (a hosted body with one
-    # candidate): the token budget may read it although ``record`` is set (hosted_bodies.py)
-    own_usage: bool = False
-
-
-class RecordError(Exception):
-    """A line that is not a usable record (counted as an input error)."""
 
 
 def parse_record(raw: bytes) -> Any:
@@ -197,7 +168,7 @@ def find_outputs(
             raise RecordError(f"field {field!r} is {_kind(text)}, not a string")
         return [Output(text, schema, source=field)]
     if "choices" not in rec and "text" not in rec and "generated_text" not in rec:
-        from schemaops.audit import hosted_bodies  # imported on use: most logs never need it
+        from schemaops.audit.read import hosted_bodies  # imported on use: most logs never need it
 
         kind = hosted_bodies.hosted_kind(rec)
         if kind is not None:

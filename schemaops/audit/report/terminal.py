@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from schemaops.audit import diagnose
-from schemaops.audit.report_text import fmt_ci, fmt_p, headline, visible
+from schemaops.audit.report.text import fmt_ci, fmt_p, headline, visible
+from schemaops.audit.tally import diagnose
 
 
 def esc(text: object) -> str:

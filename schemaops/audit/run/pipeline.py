@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from schemaops.audit import routing
-from schemaops.audit.extract import MAX_LINE_BYTES
-from schemaops.audit.lines import NO_SCHEMA, audit_lines
 from schemaops.audit.options import AuditOptions
-from schemaops.audit.parallel import can_split, run_parallel
-from schemaops.audit.resolver import SchemaResolver, collector_restored
-from schemaops.audit.shards import Shard, is_regular, shard_lines
-from schemaops.audit.stats import Tally
+from schemaops.audit.read.extract import MAX_LINE_BYTES
+from schemaops.audit.read.shards import Shard, is_regular, shard_lines
+from schemaops.audit.run import routing
+from schemaops.audit.run.lines import NO_SCHEMA, audit_lines
+from schemaops.audit.run.parallel import can_split, run_parallel
+from schemaops.audit.tally.stats import Tally
+from schemaops.audit.verdict.resolver import SchemaResolver, collector_restored
 from schemaops.errors import InputError
 from schemaops.watchdog import armed
 
@@ -57,7 +57,7 @@ class AuditResult:
         return self.tally.ok / self.tally.outputs if self.tally.outputs else None
 
     def to_json(self) -> dict:
-        from schemaops.audit.result import to_json
+        from schemaops.audit.report.result import to_json
 
         return to_json(self)
 
@@ -132,8 +132,8 @@ def _run_shards(
     args: list[str], opts: AuditOptions, resolver: SchemaResolver, jobs: int, start: float
 ) -> AuditResult:
     """Several shards: one process, ``--jobs`` processes (one shard per task) or Ray."""
-    from schemaops.audit import multi
-    from schemaops.audit.shardlist import expand
+    from schemaops.audit.read.shardlist import expand
+    from schemaops.audit.run import multi
 
     if not args:
         raise InputError("no input given")
@@ -144,7 +144,7 @@ def _run_shards(
     name = " ".join(args)
     ray_info = None
     if opts.ray is not None:
-        from schemaops.audit.ray_audit import run_ray
+        from schemaops.audit.run.ray_audit import run_ray
 
         tally, summary, ray_info = run_ray(shards, opts, resolver)
         jobs = max(1, min(ray_info.get("cpus", 1), len(shards)))

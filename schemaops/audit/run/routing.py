@@ -37,9 +37,9 @@ from typing import IO, Any
 
 import orjson
 
-from schemaops.audit import parallel
-from schemaops.audit.extract import MAX_LINE_BYTES, RecordError, find_outputs, parse_record
-from schemaops.audit.stats import (
+from schemaops.audit.read.extract import MAX_LINE_BYTES, RecordError, find_outputs, parse_record
+from schemaops.audit.run import parallel
+from schemaops.audit.tally.stats import (
     EXAMPLES_PER_CATEGORY,
     INPUT_ERROR_LINES,
     TIMEOUT_LINES,
@@ -123,7 +123,7 @@ class KeyedRows:
 def hot_schemas(path: str, opts: Any, resolver: Any, jobs: int) -> frozenset[str]:
     """Schemas holding at least ``HOT_SHARE / jobs`` of the outputs in a sample of the file
     (four 1 MiB windows at its start, quarter, middle and three quarters)."""
-    from schemaops.audit.lines import tool_schema_picker
+    from schemaops.audit.run.lines import tool_schema_picker
 
     counts: Counter = Counter()
     pick = tool_schema_picker(resolver)
@@ -169,7 +169,7 @@ def hot_schemas(path: str, opts: Any, resolver: Any, jobs: int) -> frozenset[str
 def _work(args: tuple) -> Tally:
     """Worker ``route.k``: every slice of the file in order, its own outputs only."""
     path, slices, opts, route, part = args
-    from schemaops.audit.lines import audit_lines
+    from schemaops.audit.run.lines import audit_lines
 
     resolver = parallel.worker_resolver(opts)
     total = Tally()

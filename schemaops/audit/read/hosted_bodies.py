@@ -31,7 +31,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from schemaops.audit.extract import Output, RecordError
+from schemaops.audit.read.output import Output, RecordError
 
 #: Anthropic ``stop_reason`` -> the OpenAI ``finish_reason`` the diagnoses read.
 ANTHROPIC_FINISH = {

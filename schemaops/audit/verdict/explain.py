@@ -22,7 +22,7 @@ from jsonschema._utils import find_additional_properties
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.validators import extend
 
-from schemaops.audit.fastcheck import Unsupported
+from schemaops.audit.verdict.fastcheck import Unsupported
 
 #: the ``TreeCheck`` of the output being explained (one audit loop per process, not shared)
 _TREE: list[Any] = [None]

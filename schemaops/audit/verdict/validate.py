@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
 
-from schemaops.audit.classify import (
+from schemaops.audit.verdict.classify import (
     MAX_DEPTH,
     OUTCOME_OK,
     PARSE,
@@ -30,14 +30,14 @@ from schemaops.audit.classify import (
     VIOLATION,
     Classification,
 )
-from schemaops.audit.explain import explain, skipping_class
-from schemaops.audit.fastcheck import (
+from schemaops.audit.verdict.explain import explain, skipping_class
+from schemaops.audit.verdict.fastcheck import (
     Unsupported,
     compile_fast,
     inline_refs,
 )
-from schemaops.audit.schemakeys import schema_hints, well_formed
-from schemaops.audit.treecheck import compile_tree
+from schemaops.audit.verdict.schemakeys import schema_hints, well_formed
+from schemaops.audit.verdict.treecheck import compile_tree
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
 from schemaops.registry.drafts import meta_valid

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from schemaops.audit.shards import (
+from schemaops.audit.read.shards import (
     GLOB_CHARS,
     OPEN_TIMEOUT_S,
     SHARD_SUFFIXES,

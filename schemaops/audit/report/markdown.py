@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from schemaops.audit.report_text import fmt_ci, fmt_p, headline, visible
+from schemaops.audit.report.text import fmt_ci, fmt_p, headline, visible
 from schemaops.errors import InputError
 
 # Inline Markdown syntax (the text never starts a line, so block markers like "#" or "1."

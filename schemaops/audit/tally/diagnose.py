@@ -26,9 +26,9 @@ import re
 from collections import Counter
 from typing import Any
 
-from schemaops.audit import budget
-from schemaops.audit.classify import PARSE, Classification
-from schemaops.audit.ranking import ranked
+from schemaops.audit.tally import budget
+from schemaops.audit.tally.ranking import ranked
+from schemaops.audit.verdict.classify import PARSE, Classification
 
 WS_RUN = 64
 _WS_RUN_RE = re.compile(rf"\s{{{WS_RUN},}}")

@@ -1,0 +1,1 @@
+"""Reports: the result document and its terminal, text, Markdown and HTML renderings."""

@@ -1,0 +1,1 @@
+"""Statistics: counts, rates with intervals, token budgets, diagnoses; merged exactly."""

@@ -1,0 +1,1 @@
+"""Verdicts: each output parsed, checked against its schema and classified."""
