@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import InputError
-from schemaops.lower.run import REPORT_DIR, LowerReport, lower_registry
+from schemaops.lower.run import REPORT_DIR, LowerReport, check_out, lower_registry
 
 
 @dataclass
@@ -119,9 +119,8 @@ def fix_registry(
     from schemaops.check.engine import run_engine_check
     from schemaops.registry import RegistryError, load_registry
 
-    root, outp = Path(registry), Path(out)
-    if root.exists() and outp.resolve().is_relative_to(root.resolve()):
-        raise InputError("--out must not be the registry or a folder inside it")
+    root = Path(registry)
+    outp = check_out(out, root)  # before the check: an unwritable --out is exit 2
 
     def gate(folder: Path) -> Any:
         if engine is not None:

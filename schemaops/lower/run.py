@@ -250,6 +250,29 @@ def _judge_result(case: LowerCase, result: dict[str, Any]) -> None:
         case.problems.append(f"enforcement walk on the served schema: {verdict}{extra}")
 
 
+def check_out(out: str | Path, registry: str | Path) -> Path:
+    """``out`` made ready to write, or ``InputError`` (exit 2) before any work: not the
+    registry or a folder inside it (the served files would be read as registry schemas and
+    leave it invalid), a folder (not an existing file), and writable (``/proc/...``)."""
+    outp, root = Path(out), Path(registry)
+    try:
+        inside = root.exists() and outp.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise InputError(f"--out {outp}: {exc}") from None
+    if inside:
+        raise InputError("--out must not be the registry or a folder inside it")
+    if outp.exists() and not outp.is_dir():
+        raise InputError(f"--out {outp} exists and is not a folder")
+    probe = outp / f".schemaops-write-check.{os.getpid()}"
+    try:
+        (outp / REPORT_DIR).mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(f"--out {outp} cannot be written: {exc.strerror or exc}") from None
+    return outp
+
+
 def _write(out: Path, case: LowerCase, doc: Any, report: dict[str, Any]) -> None:
     """Write the case's files; a case that is not lowered gets its report only."""
     out.mkdir(parents=True, exist_ok=True)
@@ -314,9 +337,7 @@ def lower_registry(
         raise InputError("--mem-mb must be > 0")
     root = Path(registry)
     if out is not None:
-        outp = Path(out)
-        if outp.exists() and root.exists() and outp.resolve() == root.resolve():
-            raise InputError("--out must not be the registry itself (originals would be lost)")
+        check_out(out, root)  # before any work: an unwritable --out is a usage error
     try:
         reg = load_registry(root)
     except RegistryError as exc:
