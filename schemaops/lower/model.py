@@ -95,6 +95,9 @@ class Lowered:
     served: Any
     rewrites: list[Rewrite] = field(default_factory=list)
     residual: list[ResidualRule] = field(default_factory=list)
+    #: what the application should know that is no rewrite (a misspelled keyword, a schema
+    #: served as it is and why)
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         check_model(self.rewrites, self.residual)

@@ -831,8 +831,11 @@ def lower_schema(
     ``unevaluatedProperties``/``unevaluatedItems`` see the annotations of every applicator
     around them, which any rewrite changes: once a schema that has them is rewritten at all,
     they move to the residual (a widening the application checks)."""
-    if unlowerable(original):
-        return Lowered(backend, original, copy.deepcopy(original))
+    notes = misspelled(original)
+    why = unlowerable(original)
+    if why:
+        notes.append(f"served as it is: {why}")
+        return Lowered(backend, original, copy.deepcopy(original), notes=notes)
     root = copy.deepcopy(original)
     lw = _Lowerer(root, caps, backend, relax)
     served = lw.node(root, [])
@@ -844,7 +847,7 @@ def lower_schema(
             "this schema: the application checks it"
         )
         served = lw.node(root, [])
-    return Lowered(backend, original, served, lw.rewrites, lw.residual)
+    return Lowered(backend, original, served, lw.rewrites, lw.residual, notes)
 
 
 _UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
@@ -872,6 +875,25 @@ def _schema_nodes(node: Any, depth: int = 0) -> Any:
                 yield from _schema_nodes(sub, depth + 1)
         elif isinstance(v, dict):
             yield from _schema_nodes(v, depth + 1)
+
+
+_BY_LOWER = {k.lower(): k for k in VOCABULARY}
+
+
+def misspelled(schema: Any) -> list[str]:
+    """Keys that differ from a JSON Schema keyword only in case (``AllOf``): JSON Schema
+    ignores them, so neither the original nor the served schema enforces what they say;
+    said rather than passed through silently (the first 10)."""
+    out = []
+    for node, _ in _schema_nodes(schema):
+        for k in node:
+            known = _BY_LOWER.get(k.lower()) if isinstance(k, str) else None
+            if known and known != k:
+                out.append(
+                    f"{k!r} is not a JSON Schema keyword (did you mean {known!r}?): it is "
+                    "ignored, by the original and the served schema alike"
+                )
+    return out[:10]
 
 
 def _mentions(schema: Any, keywords: tuple[str, ...]) -> bool:

@@ -129,6 +129,7 @@ class LowerCase:
             "exactness": self.exactness,
             "claimed": lw.exactness,
             "unproven": self.unproven,
+            "notes": lw.notes,
             "rewrites": [r.to_dict() for r in lw.rewrites],
             "residual": [r.to_dict() for r in lw.residual],
             "examples": {
