@@ -16,11 +16,20 @@ from pathlib import Path
 from schemaops.errors import InputError
 
 
-def prepare_out_folder(out: Path, flag: str = "--out") -> Path:
+def prepare_out_folder(out: Path, flag: str = "--out", registry: Path | None = None) -> Path:
     """Create ``out`` (and its parents) and prove a file can be written in it.
 
-    Raises ``InputError`` (exit 2) naming ``flag`` and the reason: an existing path that is
-    not a folder, a folder that cannot be created, or one a file cannot be written in."""
+    Raises ``InputError`` (exit 2) naming ``flag`` and the reason: the ``registry`` folder or a
+    folder inside it (served files written there would be read as registry schemas and leave
+    it invalid), an existing path that is not a folder, a folder that cannot be created, or
+    one a file cannot be written in."""
+    if registry is not None:
+        try:
+            inside = registry.exists() and out.resolve().is_relative_to(registry.resolve())
+        except (OSError, RuntimeError) as exc:  # a symlink loop
+            raise InputError(f"{flag} {out}: {exc}") from None
+        if inside:
+            raise InputError(f"{flag} must not be the registry or a folder inside it")
     if out.exists() and not out.is_dir():
         raise InputError(f"{flag} {out} exists and is not a folder")
     try:

@@ -1,4 +1,5 @@
-"""The closure check (``audit/verdict/treecheck.py``) and the skipping explainer (``audit/verdict/explain.py``).
+"""The closure check (``audit/verdict/treecheck.py``) and the skipping explainer
+(``audit/verdict/explain.py``).
 
 Their equality with ``jsonschema`` is tested differentially (``test_audit_differential.py``,
 ``test_audit_jsts.py``, ``test_audit_classify.py``); these tests pin what they are for: a

@@ -129,6 +129,15 @@ def _assert_served_folder(report, out: Path) -> None:
             assert res.flagged and not res.uncovered
 
 
+def _assert_proven(case) -> None:
+    """The differential ran on instances from both sides (zero instances prove nothing) and
+    found nothing; the case is labelled by its rewrites, not ``unproven``."""
+    diff = case.diff
+    assert diff is not None and diff.ok, (case.name, diff and diff.to_dict())
+    assert diff.from_original > 0 and diff.from_served > 0 and diff.mutants > 0, case.name
+    assert case.exactness != "unproven" and not case.unproven, (case.name, case.unproven)
+
+
 def test_probes_measure_what_lower_relies_on_xgrammar() -> None:
     caps = probe_backend("xgrammar", use_cache=False)
     assert caps["array.uniqueItems"] == "ignored"
@@ -146,7 +155,7 @@ def test_xgrammar_shipped_registry(tmp_path: Path) -> None:
     for case in report.cases:
         enf = case.result["enforcement"]
         assert case.result["status"] == "ok" and enf["verdict"] == "enforced"
-        assert case.diff is not None and case.diff.ok
+        _assert_proven(case)
     by_name = {c.name: c for c in report.cases}
     # xgrammar accepts 2026-02-30-like dates as format date: served as the exact pattern
     rules = {r.rule for r in by_name["search_orders"].lowered.rewrites}
@@ -220,6 +229,9 @@ def test_outlines_shipped_registry(tmp_path: Path) -> None:
     _assert_served_folder(report, out)
     by_name = {c.name: c for c in report.cases}
     assert len(by_name) == 9 and "tool_call" in by_name  # the envelope is served too
+    for case in report.cases:
+        assert case.result["enforcement"]["verdict"] == "enforced", case.name
+        _assert_proven(case)
     assert {r.keyword for r in by_name["update_profile"].lowered.residual} == {"minProperties"}
     assert by_name["kb_search"].lowered.served["properties"]["top_k"]["enum"] == list(range(1, 11))
     envelope = by_name["tool_call"]

@@ -14,7 +14,7 @@ from test_lower_passes import MIXED, XGRAMMAR
 
 from schemaops.compare.instances import validator
 from schemaops.lower import check_residual, lower_schema
-from schemaops.lower.passes import Lowered, Rewrite
+from schemaops.lower.model import Lowered, Rewrite
 from schemaops.lower.prove import Differential, differential
 from schemaops.lower.run import LowerCase, _judge_result
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from lower_oracle import Oracle
 from test_lower_passes import XGRAMMAR
 
 from schemaops.compare.instances import validator
 from schemaops.lower import lower_schema
 from schemaops.lower.merge import GROUPS, NotExact, merge
+from schemaops.lower.oracle import Oracle
 
 ALLOF_IGNORED = XGRAMMAR | {"allOf": "ignored"}
 

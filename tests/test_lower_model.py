@@ -113,3 +113,19 @@ def test_a_narrowing_excuses_refusals_at_its_own_pointer_only() -> None:
     assert not refused_only_by(bad, {"id": BRACED, "note": "x"}, marks)
     diff = differential(broken, 8, [{"id": "3f2b8c1e-9a4d-4e7b-8c21-5d6f7a8b9c0d", "note": "x"}])
     assert not diff.ok and any("refused by" in f for f in diff.failures), diff.failures
+
+
+def test_a_misspelled_keyword_is_reported_not_passed_through_silently() -> None:
+    """A root holding only ``AllOf`` (issue 23, item 5): JSON Schema ignores it, so the
+    original accepts anything; lower says so instead of serving it without a word."""
+    from schemaops.lower.run import LowerCase
+
+    schema = {"AllOf": [{"type": "string"}], "properties": {"a": {"MinLength": 2}}}
+    lw = lower_schema(schema, XGRAMMAR, "xgrammar")
+    assert [n.split(" is not")[0] for n in lw.notes] == ["'AllOf'", "'MinLength'"]
+    assert "did you mean 'allOf'?" in lw.notes[0]
+    assert LowerCase("m", lw, "h").to_dict()["notes"] == lw.notes
+    assert lower_schema({"allOf": [{"type": "string"}]}, XGRAMMAR, "xgrammar").notes == []
+    kept = lower_schema({"$defs": {"a": {"$anchor": "x"}}, "$ref": "#x"}, XGRAMMAR, "xgrammar")
+    assert kept.served == {"$defs": {"a": {"$anchor": "x"}}, "$ref": "#x"}
+    assert kept.notes == ["served as it is: $ref '#x' is not a local JSON pointer"]

@@ -35,7 +35,8 @@ class AuditOptions:
     open_timeout: float = 30.0
     max_failure_rate: float | None = None
     min_compound: float | None = None
-    #: schema facts cache (``audit/verdict/cache.py``): None = the user cache folder; off if not cache
+    #: schema facts cache (``audit/verdict/cache.py``): None = the user cache folder; off if
+    #: not cache
     cache_dir: str | None = None
     cache: bool = True
     #: ``--ray [ADDRESS]``: audit the shards as Ray tasks on this cluster (``auto`` = the

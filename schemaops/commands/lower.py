@@ -34,7 +34,12 @@ def lower_cmd(
         None, "--out", help="Write the served schemas here as a registry folder (+ .lower/)."
     ),
     tokenizer: str = typer.Option("qwen2.5", "--tokenizer", help="Tokenizer of the model."),
-    timeout: float = typer.Option(120.0, "--timeout", help="Seconds per served compile."),
+    timeout: float = typer.Option(
+        120.0,
+        "--timeout",
+        help="Seconds per served compile, and per schema's differential check (generation "
+        "included): past it the check stops and the schema is unproven.",
+    ),
     mem_mb: int = typer.Option(
         4096,
         "--mem-mb",

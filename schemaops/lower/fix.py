@@ -29,8 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import InputError
-from schemaops.lower.run import REPORT_DIR, LowerReport, lower_registry
-from schemaops.outdir import prepare_out_folder
+from schemaops.lower.run import REPORT_DIR, LowerReport, check_out, lower_registry
 
 
 @dataclass
@@ -136,10 +135,8 @@ def fix_registry(
     from schemaops.check.engine import run_engine_check
     from schemaops.registry import RegistryError, load_registry
 
-    root, outp = Path(registry), Path(out)
-    if root.exists() and outp.resolve().is_relative_to(root.resolve()):
-        raise InputError("--out must not be the registry or a folder inside it")
-    prepare_out_folder(outp)
+    root = Path(registry)
+    outp = check_out(out, root)  # before the check: an unwritable --out is exit 2
 
     def gate(folder: Path) -> Any:
         if engine is not None:
@@ -159,7 +156,7 @@ def fix_registry(
             skip |= {path.resolve(), path.with_name(f"{path.stem}.examples.json").resolve()}
     try:
         _copy_passing(root, outp, skip)
-    except OSError as exc:  # written a moment ago (prepare_out_folder); e.g. the disk filled
+    except OSError as exc:  # written a moment ago (check_out); e.g. the disk filled
         raise InputError(f"cannot write --out {outp}: {exc}") from None
     mine = {s.name for s in reg}
     if not failed:

@@ -65,7 +65,8 @@ class Rewrite:
         }
 
 
-def _under(loc: str, prefix: str) -> bool:
+def under(loc: str, prefix: str) -> bool:
+    """Whether JSON pointer ``loc`` is ``prefix`` or inside it."""
     return loc == prefix or loc.startswith(prefix + "/")
 
 
@@ -74,7 +75,7 @@ def check_model(rewrites: list[Rewrite], residual: list[ResidualRule]) -> None:
     rule no widening rewrite declares (the label would not say ``relaxed``)."""
     for r in rewrites:
         if r.effect == WIDENS and not any(
-            _under(r.pointer, c) for rule in residual for c in rule.covers
+            under(r.pointer, c) for rule in residual for c in rule.covers
         ):
             raise UncoveredWidening(f"{r.rule} at {r.pointer or '/'} widens without a residual")
     widened = {r.pointer for r in rewrites if r.effect == WIDENS}
@@ -94,6 +95,9 @@ class Lowered:
     served: Any
     rewrites: list[Rewrite] = field(default_factory=list)
     residual: list[ResidualRule] = field(default_factory=list)
+    #: what the application should know that is no rewrite (a misspelled keyword, a schema
+    #: served as it is and why)
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         check_model(self.rewrites, self.residual)

@@ -64,7 +64,7 @@ from typing import Any
 
 from schemaops.compare.instances import validator
 from schemaops.lower.merge import ANNOTATIONS, VOCABULARY, NotExact, json_equal, merge
-from schemaops.lower.model import EXACT, NARROWS, WIDENS, Lowered, Rewrite
+from schemaops.lower.model import EXACT, NARROWS, WIDENS, Lowered, Rewrite, under
 from schemaops.lower.patterns import JSON_ANY_NARROWS, anchored_search, format_pattern, is_anchored
 from schemaops.lower.probes import ENFORCED
 from schemaops.lower.relax import LADDER
@@ -133,6 +133,10 @@ class _Lowerer:
         self.memo: dict[str, Any] = {}
         self.inlining: list[str] = []
         self.inlined_nodes = 0
+        #: node pointer -> keyword -> the original pointers a merge brought it from
+        self.origin: dict[str, dict[str, list[str]]] = {}
+        #: set when ``unevaluated*`` keywords move to the residual (see ``lower_schema``)
+        self.unevaluated_why = ""
         # a wildcard in a pattern must not match a JSON quote on this backend (see patterns)
         self.json_safe = not self.enforced("pattern.anychar")
 
@@ -147,7 +151,11 @@ class _Lowerer:
     def move(self, out: dict, parts: list, kw: str, reason: str, **extra: Any) -> None:
         """Remove ``kw`` from the served node and keep it as a residual rule."""
         value = out.pop(kw)
-        self.widen(pointer([*parts, kw]), kw, value, reason, extra.get("covers") or [])
+        ptr = pointer([*parts, kw])
+        # a keyword merged in from an allOf branch or a $ref target covers where it came from
+        came = self.origin.get(pointer(parts), {}).get(kw, [])
+        covers = list(dict.fromkeys([*(extra.get("covers") or [ptr]), *came]))
+        self.widen(ptr, kw, value, reason, covers)
 
     def widen(self, ptr: str, kw: str, value: Any, reason: str, covers: list | None = None) -> None:
         """A widening and the residual rule that covers it, always together (``model``)."""
@@ -209,6 +217,10 @@ class _Lowerer:
                 out[key] = self.node(value, [*parts, key])
             else:
                 out[key] = copy.deepcopy(value)  # not, if, contains, and plain values
+        if self.unevaluated_why:
+            for kw in _UNEVALUATED:
+                if kw in out:
+                    self.move(out, parts, kw, self.unevaluated_why)
         for rewrite in (  # the passes in order (module docstring)
             self.refs,
             self.all_of,
@@ -253,11 +265,16 @@ class _Lowerer:
         rest = {k: v for k, v in out.items() if k != "$ref"}
         try:
             merged = merge(rest, target) if rest else target
+            if not isinstance(merged, dict):  # false: a backend has no spelling for it
+                raise NotExact("accepts nothing")
         except NotExact as exc:
             self.ref_siblings(out, parts, f"{ref} does not merge with its siblings: {exc}")
             return
+        came = self.origin.setdefault(pointer(parts), {})
+        for k in target if isinstance(target, dict) else ():
+            came.setdefault(k, []).append(pointer([*(ref_parts(ref) or []), k]))
         out.clear()
-        out.update(merged if isinstance(merged, dict) else {"not": {}})
+        out.update(merged)
         self.note(parts, "inline $ref", f"{ref} inlined (the backend ignores siblings)")
 
     def ref_siblings(self, out: dict, parts: list, why: str) -> None:
@@ -274,7 +291,13 @@ class _Lowerer:
             return
         base = {k: v for k, v in out.items() if k != "allOf"}
         merged_any = False
+        if any(b is False for b in branches):  # accepts nothing: the allOf is the app's
+            self.move(out, parts, "allOf", f"a branch is false; {self.why('allOf', 'allOf')}")
+            return
+        came = self.origin.setdefault(pointer(parts), {})
         for i, branch in enumerate(branches):
+            for k in branch if isinstance(branch, dict) else ():
+                came.setdefault(k, []).append(pointer([*parts, "allOf", i, k]))
             if isinstance(branch, dict) and isinstance(branch.get("$ref"), str):
                 target = self.inline(branch["$ref"])
                 if target is not None:
@@ -284,14 +307,17 @@ class _Lowerer:
                     except NotExact:
                         pass
             try:
-                base = merge(base, branch)
+                joined = merge(base, branch)
+                if joined is False:
+                    raise NotExact("the branches accept nothing together")
+                base = joined
                 merged_any = True
             except NotExact as exc:
                 ptr = pointer([*parts, "allOf", i])
                 reason = f"allOf branch not merged exactly ({exc}); {self.why('allOf', 'allOf')}"
                 self.widen(ptr, "allOf", branch, reason)
         out.clear()
-        out.update(base if isinstance(base, dict) else {"not": {}})
+        out.update(base)
         if merged_any:
             self.note(parts, "flatten allOf", "branches merged into one schema")
 
@@ -364,7 +390,9 @@ class _Lowerer:
             if not values:
                 raise NotExact(f"'{k} absent' cannot be expressed without not")
             core = {k: v for k, v in base.items() if k in _SIBLINGS}
-            out.append(merge(merge(core, branch), disc))
+            joined = merge(merge(core, branch), disc)
+            if joined is not False:  # a branch that accepts nothing is left out
+                out.append(joined)
         if not out:
             raise NotExact("no branch can apply")
         return out
@@ -520,6 +548,15 @@ class _Lowerer:
             self.move(out, parts, "format", reason)
             return
         pat, narrower = found
+        if not self.enforced("pattern.anchored"):
+            self.move(
+                out,
+                parts,
+                "format",
+                f"{self.why('format.' + fmt, 'format')}; "
+                f"and {self.why('pattern.anchored', 'pattern')}",
+            )
+            return
         why = self.relax.get("format.pattern") or self.relax.get("pattern")
         if why is not None:  # ladder: the format is the application's to check
             self.move(out, parts, "format", why)
@@ -575,10 +612,21 @@ class _Lowerer:
         branches are pairwise disjoint (distinct types, or distinct constants of a property
         every branch requires); otherwise exclusivity becomes a residual rule."""
         branches = out.get("oneOf")
-        if not isinstance(branches, list) or self.enforced("oneOf"):
+        inside = pointer([*parts, "oneOf"])
+        # exactly-one-of is not monotone: a branch made wider (or narrower) can make two
+        # branches match where one did, so the original's exclusivity no longer holds
+        changed = [r for r in self.rewrites if r.effect != EXACT and under(r.pointer, inside)]
+        if not isinstance(branches, list) or (self.enforced("oneOf") and not changed):
             return
         rebuilt = {("anyOf" if k == "oneOf" else k): v for k, v in out.items()}
+        why = (
+            f"a oneOf branch was rewritten ({changed[0].rule} at {changed[0].pointer})"
+            if changed
+            else self.why("oneOf", "oneOf")
+        )
         if "anyOf" in out:
+            if changed:
+                self.move(out, parts, "oneOf", f"{why}: exactly one branch can no longer be served")
             return  # both: leave it to the drops pass
         out.clear()
         out.update(rebuilt)
@@ -587,8 +635,7 @@ class _Lowerer:
             return
         ptr = pointer([*parts, "oneOf"])
         reason = (
-            f"{self.why('oneOf', 'oneOf')}: served as anyOf; that exactly one branch matches "
-            "is the application's to check"
+            f"{why}: served as anyOf; that exactly one branch matches is the application's to check"
         )
         self.widen(ptr, "oneOf", "exactly one branch", reason)
 
@@ -608,7 +655,10 @@ class _Lowerer:
         if not siblings:
             return
         try:
-            merged = [merge(siblings, b) for b in branches]
+            # a branch that accepts nothing with the siblings never matches: left out
+            merged = [m for b in branches if (m := merge(siblings, b)) is not False]
+            if not merged:
+                raise NotExact("no branch accepts anything with the siblings")
         except NotExact as exc:  # the backend serves the union alone: a widening
             why = f"{self.why('anyOf.siblings', f'keywords beside {key}')}; not distributed: {exc}"
             for kw in siblings:
@@ -617,7 +667,7 @@ class _Lowerer:
         keep = {k: v for k, v in out.items() if k != key and k not in _SIBLINGS}
         out.clear()
         out.update(keep)
-        out[key] = [m if m is not False else {"not": {}} for m in merged]
+        out[key] = merged
         self.note(parts, f"distribute into {key}", f"{', '.join(siblings)} into each branch")
 
     def drops(self, out: dict, parts: list) -> None:
@@ -773,8 +823,101 @@ def lower_schema(
     """Lower one (bundled) schema for ``backend`` given its probed capabilities.
 
     ``relax``: {ladder step key: reason} (``schemaops.lower.relax``), the steps taken because
-    the served schema did not compile within the cap; empty for the first lowering."""
+    the served schema did not compile within the cap; empty for the first lowering.
+
+    Two kinds of schema are served as they are (no rewrite; the compile and the walk decide):
+    one with embedded resources or dynamic references (``unlowerable``: moving a node would
+    change what a reference resolves to, and residual locations could not be traced). And
+    ``unevaluatedProperties``/``unevaluatedItems`` see the annotations of every applicator
+    around them, which any rewrite changes: once a schema that has them is rewritten at all,
+    they move to the residual (a widening the application checks)."""
+    notes = misspelled(original)
+    why = unlowerable(original)
+    if why:
+        notes.append(f"served as it is: {why}")
+        return Lowered(backend, original, copy.deepcopy(original), notes=notes)
     root = copy.deepcopy(original)
     lw = _Lowerer(root, caps, backend, relax)
     served = lw.node(root, [])
-    return Lowered(backend, original, served, lw.rewrites, lw.residual)
+    if lw.rewrites and _mentions(original, _UNEVALUATED):
+        root = copy.deepcopy(original)
+        lw = _Lowerer(root, caps, backend, relax)
+        lw.unevaluated_why = (
+            "unevaluated* sees the annotations of every keyword around it, and lower rewrote "
+            "this schema: the application checks it"
+        )
+        served = lw.node(root, [])
+    return Lowered(backend, original, served, lw.rewrites, lw.residual, notes)
+
+
+_UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
+#: keywords that name or find a location other than by a local JSON pointer
+_LOCATIONS = ("$anchor", "$dynamicAnchor", "$recursiveAnchor", "$dynamicRef", "$recursiveRef")
+#: keywords whose values are data, or maps of names to subschemas (names are not keywords)
+_DATA = frozenset({"enum", "const", "default", "examples", "example"})
+_NAMED_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+_NAMED_MAPS |= {"dependentSchemas", "dependencies"}
+
+
+def _schema_nodes(node: Any, depth: int = 0) -> Any:
+    """Every schema object under ``node`` (data values and property names skipped)."""
+    if depth > 200 or not isinstance(node, dict):
+        return
+    yield node, depth
+    for k, v in node.items():
+        if k in _DATA or k.startswith("x-"):
+            continue
+        if k in _NAMED_MAPS and isinstance(v, dict):
+            for sub in v.values():
+                yield from _schema_nodes(sub, depth + 1)
+        elif isinstance(v, list):
+            for sub in v:
+                yield from _schema_nodes(sub, depth + 1)
+        elif isinstance(v, dict):
+            yield from _schema_nodes(v, depth + 1)
+
+
+_BY_LOWER = {k.lower(): k for k in VOCABULARY}
+
+
+def misspelled(schema: Any) -> list[str]:
+    """Keys that differ from a JSON Schema keyword only in case (``AllOf``): JSON Schema
+    ignores them, so neither the original nor the served schema enforces what they say;
+    said rather than passed through silently (the first 10)."""
+    out = []
+    for node, _ in _schema_nodes(schema):
+        for k in node:
+            known = _BY_LOWER.get(k.lower()) if isinstance(k, str) else None
+            if known and known != k:
+                out.append(
+                    f"{k!r} is not a JSON Schema keyword (did you mean {known!r}?): it is "
+                    "ignored, by the original and the served schema alike"
+                )
+    return out[:10]
+
+
+def _mentions(schema: Any, keywords: tuple[str, ...]) -> bool:
+    return any(k in node for node, _ in _schema_nodes(schema) for k in keywords)
+
+
+def _plain_local(ref: Any) -> bool:
+    """``#`` or ``#/a/b`` without empty tokens: what ``ref_parts`` reads exactly as written
+    (it drops empty tokens and reads ``#name`` as ``#/name``)."""
+    if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
+        return False
+    return ref == "#" or "" not in ref[2:].split("/")
+
+
+def unlowerable(schema: Any) -> str | None:
+    """Why ``schema`` is served as it is (None: it can be lowered): an ``$id`` below the root,
+    an anchor, a dynamic reference, or a ``$ref`` that is not a local JSON pointer."""
+    for node, depth in _schema_nodes(schema):
+        if depth and isinstance(node.get("$id"), str):
+            return "an embedded resource ($id below the root)"
+        found = next((k for k in _LOCATIONS if k in node), None)
+        if found:
+            return f"{found}: a location found other than by a JSON pointer"
+        ref = node.get("$ref")
+        if ref is not None and not _plain_local(ref):
+            return f"$ref {str(ref)[:60]!r} is not a local JSON pointer"
+    return None

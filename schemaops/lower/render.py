@@ -70,6 +70,8 @@ def print_lower(report: LowerReport, file: TextIO | None = None) -> None:
             )
             for note in diff["notes"]:
                 w(f"    note: {note}\n")
+        for note in d["notes"]:
+            w(f"  note: {note}\n")
         for why in d["unproven"]:
             w(f"  unproven (not claimed {d['claimed']}): {why}\n")
         for p in d["problems"]:

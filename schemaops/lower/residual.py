@@ -112,6 +112,24 @@ def _covering(loc: str, rules: list[ResidualRule]) -> ResidualRule | None:
     return None
 
 
+def _false_below(root: Any, loc: str) -> list[str]:
+    """The literal ``false`` subschemas at or just below ``loc``: jsonschema reports a false
+    subschema's error without its last path step (``then: false`` at ``""``, ``allOf: [...,
+    false]`` at ``/allOf``)."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in loc.split("/")[1:]]
+    node = resolve_pointer(root, parts, MISSING)
+    if node is False:
+        return [loc]
+    items = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
+    return [pointer([*parts, k]) for k, v in items if v is False]
+
+
 def _classify(
     root: Any, err: Any, rules: list[ResidualRule]
 ) -> tuple[list[Violation], list[Violation]]:
@@ -119,6 +137,8 @@ def _classify(
     loc = schema_location(root, err.absolute_schema_path)
     inst = pointer(err.absolute_path)
     rule = _covering(loc, rules)
+    if rule is None and err.validator is None:  # a false subschema somewhere below loc
+        rule = next((r for f in _false_below(root, loc) if (r := _covering(f, rules))), None)
     if rule is not None:
         v = Violation(inst, str(err.validator), loc, err.message[:300], rule.pointer)
         return [v], []

@@ -50,6 +50,7 @@ from schemaops.lower.probes import probe_backend
 from schemaops.lower.prove import INSTANCE_TIMEOUT_S, Differential, differential
 from schemaops.lower.relax import LADDER, Relaxation, reason, triggered
 from schemaops.lower.residual import check_residual
+from schemaops.outdir import prepare_out_folder
 from schemaops.registry.model import canonical_text, content_hash
 from schemaops.watchdog import WatchdogTimeout, armed, watched
 
@@ -129,6 +130,7 @@ class LowerCase:
             "exactness": self.exactness,
             "claimed": lw.exactness,
             "unproven": self.unproven,
+            "notes": lw.notes,
             "rewrites": [r.to_dict() for r in lw.rewrites],
             "residual": [r.to_dict() for r in lw.residual],
             "examples": {
@@ -250,6 +252,18 @@ def _judge_result(case: LowerCase, result: dict[str, Any]) -> None:
         case.problems.append(f"enforcement walk on the served schema: {verdict}{extra}")
 
 
+def check_out(out: str | Path, registry: str | Path) -> Path:
+    """``out`` made ready to write, or ``InputError`` (exit 2) before any work
+    (``outdir.prepare_out_folder``: not inside the registry, a folder, writable), with its
+    reports folder."""
+    outp = prepare_out_folder(Path(out), registry=Path(registry))
+    try:
+        (outp / REPORT_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {outp} cannot be written: {exc.strerror or exc}") from None
+    return outp
+
+
 def _write(out: Path, case: LowerCase, doc: Any, report: dict[str, Any]) -> None:
     """Write the case's files; a case that is not lowered gets its report only."""
     out.mkdir(parents=True, exist_ok=True)
@@ -314,9 +328,7 @@ def lower_registry(
         raise InputError("--mem-mb must be > 0")
     root = Path(registry)
     if out is not None:
-        outp = Path(out)
-        if outp.exists() and root.exists() and outp.resolve() == root.resolve():
-            raise InputError("--out must not be the registry itself (originals would be lost)")
+        check_out(out, root)  # before any work: an unwritable --out is a usage error
     try:
         reg = load_registry(root)
     except RegistryError as exc:
