@@ -84,14 +84,14 @@ class TargetCase:
 
     def to_dict(self) -> dict[str, Any]:
         lw = self.tl.lowered
-        doc = self.doc if self.doc is not None else lw.served
+        sent = lw.served  # what the application sends: the file without LOWERED_FROM
         return {
             "schema": self.name,
             "lowered": self.lowered_ok,
             "target": self.tl.target,
             "original_hash": self.original_hash,
-            "served_hash": content_hash(doc),
-            "served_wire": canonical_text(doc),
+            "served_hash": content_hash(sent),
+            "served_wire": canonical_text(sent),
             "exactness": self.exactness,
             "claimed": lw.exactness,
             "unproven": self.unproven,
