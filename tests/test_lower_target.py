@@ -323,3 +323,42 @@ def test_cli_json_and_exit_codes(tmp_path: Path) -> None:
     ):
         r = runner.invoke(app, ["lower", "--registry", str(reg), "-q", *args])
         assert r.exit_code == 2, (args, r.output)
+
+
+def test_gemini_enum_of_booleans_moves_to_the_residual() -> None:
+    tl = lower_for_target(obj({"a": {"enum": [True, "x"]}}), "gemini")
+    assert "enum" not in tl.lowered.served["properties"]["a"]
+    assert rules_of(tl) == {"/properties/a/enum": "widens"} and tl.verdict.verdict == "accepted"
+    kept = lower_for_target(obj({"a": {"enum": ["x", 1]}}), "gemini")
+    assert kept.lowered.rewrites == []
+
+
+RECURSIVE_OPTIONAL = {
+    **RECURSIVE,
+    "properties": {**RECURSIVE["properties"], "note": {"type": "string"}},
+}
+
+
+def test_recursive_optional_property_is_mapped_at_every_level_for_openai() -> None:
+    tl = lower_for_target(RECURSIVE_OPTIONAL, "openai")
+    assert tl.problems == [] and tl.null_means_absent == ["/properties/note"]
+    x = {"name": "a", "children": [{"name": "b", "children": [], "note": "n"}]}
+    y = tl.to_served(x)
+    assert y["note"] is None and y["children"][0]["note"] == "n"
+    assert tl.to_original(y) == x
+    # hypothesis-jsonschema cannot follow a recursive $ref: the examples are checked, and the
+    # proof says unproven (no generated instance), never ok
+    diff = prove_target(tl, 5, valid=[x], invalid=[{**x, "note": None}])
+    assert not diff.failures and diff.mutants > 0 and diff.residual_flagged == 0
+    assert not diff.ok and "no instance generated from the original schema" in diff.unproven
+
+
+def test_hostile_deep_instance_is_mapped_boundedly() -> None:
+    """A 5000-level instance: no RecursionError, an answer (levels past the bound as given)."""
+    tl = lower_for_target(RECURSIVE_OPTIONAL, "openai")
+    x: dict = {"name": "a", "children": []}
+    for _ in range(5000):
+        x = {"name": "b", "children": [x]}
+    y = tl.to_served(x)
+    assert y["note"] is None
+    assert tl.to_original(y)["name"] == "b"

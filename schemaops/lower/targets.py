@@ -74,8 +74,11 @@ REMOVE_RULES = frozenset(
 )
 #: keywords whose insides are never rewritten (dropping there would tighten, not relax)
 OPAQUE = ("not", "if", "contains")
-#: bound on following a chain of $refs while mapping an instance
+#: bound on following a chain of $refs without descending into the instance
 MAX_REF_HOPS = 32
+#: instance depth past which the mapping leaves a value as it is (no recursion error: the
+#: original's check then sees any null left there, and the residual does not cover it)
+MAX_MAP_DEPTH = 200
 
 
 @dataclass
@@ -147,12 +150,14 @@ def _map(root: Any, x: Any, nullable: dict[int, set[str]], *, fill: bool) -> Any
     required-with-null, add null for an absent one (``fill``) or drop a null one."""
     subs = _Subvalidators(root)
 
-    def go(s: Any, v: Any, hops: int) -> Any:
-        if not isinstance(s, dict) or hops > MAX_REF_HOPS:
+    def go(s: Any, v: Any, hops: int, depth: int = 0) -> Any:
+        if not isinstance(s, dict) or hops > MAX_REF_HOPS or depth > MAX_MAP_DEPTH:
             return v
         if isinstance(v, dict):
             props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
-            out = {k: go(props[k], val, hops) if k in props else val for k, val in v.items()}
+            out = {
+                k: go(props[k], val, 0, depth + 1) if k in props else val for k, val in v.items()
+            }
             for name in sorted(nullable.get(id(s), ())):
                 if fill and name not in out:
                     out[name] = None
@@ -160,25 +165,28 @@ def _map(root: Any, x: Any, nullable: dict[int, set[str]], *, fill: bool) -> Any
                     del out[name]
             v = out
         elif isinstance(v, list) and isinstance(s.get("items"), dict):
-            v = [go(s["items"], item, hops) for item in v]
+            v = [go(s["items"], item, 0, depth + 1) for item in v]
         ref = s.get("$ref")
         if isinstance(ref, str):
             parts = ref_parts(ref)
             target = resolve_pointer(root, parts) if parts is not None else None
-            v = go(target, v, hops + 1)
+            v = go(target, v, hops + 1, depth)
         for kw in ("anyOf", "oneOf"):
             branches = s.get(kw)
             if isinstance(branches, list):
                 for b in branches:
                     if subs.valid(b, v):
-                        v = go(b, v, hops)
+                        v = go(b, v, hops + 1, depth)
                         break
         if isinstance(s.get("allOf"), list):
             for b in s["allOf"]:
-                v = go(b, v, hops)
+                v = go(b, v, hops + 1, depth)
         return v
 
-    return go(root, copy.deepcopy(x), 0)
+    try:  # copy on write: every mapped dict and list is new, the rest is shared, unchanged
+        return go(root, x, 0)
+    except RecursionError:  # a validator deep inside a hostile instance: leave it as it is
+        return x
 
 
 class _Builder:
