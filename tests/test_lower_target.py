@@ -362,3 +362,11 @@ def test_hostile_deep_instance_is_mapped_boundedly() -> None:
     y = tl.to_served(x)
     assert y["note"] is None
     assert tl.to_original(y)["name"] == "b"
+
+
+def test_unwritable_out_is_a_usage_error_before_any_work(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for out in (blocker, blocker / "sub"):
+        r = runner.invoke(app, ["lower", "--target", "gemini", "--out", str(out), "-q"])
+        assert r.exit_code == 2 and "--out" in r.output, r.output

@@ -299,6 +299,13 @@ def lower_registry_target(
             raise InputError("--out must not be the registry itself (originals would be lost)")
         if outp.exists() and not outp.is_dir():
             raise InputError(f"--out {outp} exists and is not a folder")
+        try:  # before any work: an unwritable folder is a usage error, not a late traceback
+            (outp / REPORT_DIR).mkdir(parents=True, exist_ok=True)
+            probe = outp / REPORT_DIR / f".probe.{os.getpid()}"
+            probe.write_text("", encoding="utf-8")
+            probe.unlink()
+        except OSError as exc:
+            raise InputError(f"cannot write --out {outp}: {exc.strerror or exc}") from None
     try:
         reg = load_registry(root)
     except RegistryError as exc:
