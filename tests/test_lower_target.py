@@ -370,3 +370,27 @@ def test_unwritable_out_is_a_usage_error_before_any_work(tmp_path: Path) -> None
     for out in (blocker, blocker / "sub"):
         r = runner.invoke(app, ["lower", "--target", "gemini", "--out", str(out), "-q"])
         assert r.exit_code == 2 and "--out" in r.output, r.output
+
+
+def test_out_drops_an_earlier_served_file_of_a_schema_no_longer_lowerable(tmp_path: Path) -> None:
+    reg, out = tmp_path / "reg", tmp_path / "out"
+    reg.mkdir()
+    (reg / "rec.json").write_text(json.dumps(RECURSIVE_OPTIONAL))
+    rep = lower_registry_target(reg, "openai", out=out, generate=2)
+    assert rep.passed and (out / "rec.json").is_file()  # OpenAI allows recursion
+    mine = out / "mine.json"
+    mine.write_text("{}")  # a file lower did not write is never removed
+    rep = lower_registry_target(reg, "anthropic", out=out, generate=2)
+    assert not rep.passed
+    assert not (out / "rec.json").exists() and not (out / "rec.examples.json").exists()
+    assert json.loads((out / ".lower" / "rec.json").read_text())["lowered"] is False
+    assert mine.is_file()
+
+
+def test_terminal_report_escapes_control_characters_in_names(tmp_path: Path) -> None:
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    (reg / "a\x1b[2Jb.json").write_text(json.dumps(obj({"a": {"type": "string"}})))
+    r = runner.invoke(app, ["lower", "--target", "openai", "--registry", str(reg), "-q"])
+    assert r.exit_code == 0, r.output
+    assert "\x1b" not in r.output and "a\\x1b[2Jb: ok" in r.output

@@ -128,7 +128,11 @@ def lower_target_cmd(
     if json_out:
         emit_json(report.to_dict())
     else:
-        print_lower_target(report)
+        import io
+
+        buf = io.StringIO()
+        print_lower_target(report, buf)
+        sys.stdout.write(terminal_lines(buf.getvalue()))  # names escaped: they are file names
     if not report.passed:
         bad = [c.name for c in report.cases if not c.lowered_ok]
         raise fail(

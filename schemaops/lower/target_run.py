@@ -259,12 +259,12 @@ def _write(out: Path, case: TargetCase, valid: list[Any], invalid: list[Any]) ->
             "invalid": [y for y in bad if not v_served.is_valid(y)],
         }
     else:
-        for path in served:
-            try:
-                doc = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(doc, dict) and LOWERED_FROM in doc or path == served[1]:
+        try:
+            doc = json.loads(served[0].read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            doc = None
+        if isinstance(doc, dict) and LOWERED_FROM in doc:  # ours: never serve a failed schema
+            for path in served:
                 path.unlink(missing_ok=True)
     for path, data in files.items():
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
