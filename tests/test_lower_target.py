@@ -394,3 +394,34 @@ def test_terminal_report_escapes_control_characters_in_names(tmp_path: Path) -> 
     r = runner.invoke(app, ["lower", "--target", "openai", "--registry", str(reg), "-q"])
     assert r.exit_code == 0, r.output
     assert "\x1b" not in r.output and "a\\x1b[2Jb: ok" in r.output
+
+
+PATTERN_PROPS = obj(
+    {
+        "a": {
+            "type": "object",
+            "patternProperties": {"^x": {"type": "integer"}},
+            "additionalProperties": False,
+        }
+    }
+)
+
+
+@pytest.mark.parametrize("target", ["openai", "gemini"])
+def test_removed_pattern_properties_beside_closed_object_is_also_a_narrowing(target: str) -> None:
+    tl = lower_for_target(PATTERN_PROPS, target)
+    effects = rules_of(tl)
+    assert effects["/properties/a/patternProperties"] == "widens"
+    assert effects["/properties/a/additionalProperties"] == "narrows"
+    assert tl.lowered.exactness == "relaxed+narrowed"
+    assert prove_target(tl, 5, valid=[{"a": {"x1": 3}}]).ok
+
+
+def test_removed_prefix_items_takes_items_with_it() -> None:
+    schema = obj(
+        {"t": {"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}}}
+    )
+    tl = lower_for_target(schema, "openai")
+    assert tl.lowered.served["properties"]["t"] == {"type": "array"}
+    assert {r.keyword for r in tl.lowered.residual} == {"prefixItems", "items"}
+    assert prove_target(tl, 5, valid=[{"t": ["a", 1]}], invalid=[{"t": [1, 1]}]).ok

@@ -261,6 +261,12 @@ class _Builder:
             else:
                 removed.add(kw)
                 self.widen(parts, kw, v, "drop-keyword", f"not served to {self.target}: {src}")
+        if "prefixItems" in removed and "items" in out:
+            # items would now apply from the first position, not after prefixItems: moved too
+            v = s.get("items")
+            del out["items"]
+            why = f"items follows prefixItems, which {self.target} is not served"
+            self.widen(parts, "items", v, "drop-keyword", why)
         out = self.ref_siblings(out, parts)
         self.inline_allof_refs(out, parts)
         self.close_object(s, out, parts, removed)
@@ -302,12 +308,12 @@ class _Builder:
     def close_object(
         self, s: dict[str, Any], out: dict[str, Any], parts: tuple[str, ...], removed: set[str]
     ) -> None:
-        if not self.has("additional-properties") or not is_object_schema(out):
-            return
         was = s.get("additionalProperties", True)
-        if out.get("additionalProperties") is False and "patternProperties" not in removed:
+        closed = out.get("additionalProperties") is False
+        if self.has("additional-properties") and is_object_schema(out) and not closed:
+            out["additionalProperties"] = False
+        elif not (closed and "patternProperties" in removed):
             return
-        out["additionalProperties"] = False
         if was is False and "patternProperties" not in removed:
             return
         p = pointer((*parts, "additionalProperties")) if "additionalProperties" in s else None
@@ -316,8 +322,11 @@ class _Builder:
                 p if p is not None else pointer(parts),
                 "additional-properties-false",
                 NARROWS,
-                f"{self.target} needs additionalProperties: false on every object; the original "
-                f"allowed other keys ({'patternProperties' if was is False else was!r})",
+                f"patternProperties is not served to {self.target}: the keys it allowed meet "
+                "additionalProperties: false"
+                if "patternProperties" in removed
+                else f"{self.target} needs additionalProperties: false on every object; the "
+                f"original allowed other keys (additionalProperties {was!r})",
                 {"additionalProperties": False},
             )
         )
