@@ -22,7 +22,7 @@ from schemaops.lower.target_run import (
     prove_target,
 )
 from schemaops.lower.targets import NULL_MEANS_ABSENT, WRAP_KEY, lower_for_target
-from schemaops.providers import judge_schema
+from schemaops.providers import check_targets, judge_schema
 
 REPO = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -277,23 +277,32 @@ def test_no_instance_is_unproven_not_ok() -> None:
 # --- the shipped registry --------------------------------------------------------------------
 
 
-def test_shipped_registry_lowered_for_openai_is_accepted_and_proven(tmp_path: Path) -> None:
+@pytest.mark.parametrize("target", ["openai", "anthropic", "gemini"])
+def test_shipped_registry_lowered_is_accepted_and_proven(tmp_path: Path, target: str) -> None:
     from schemaops.registry import load_registry
 
     out = tmp_path / "served"
-    rep = lower_registry_target(REPO / "schemas", "openai", out=out, generate=5)
+    rep = lower_registry_target(REPO / "schemas", target, out=out, generate=5)
     assert rep.passed, [c.problems for c in rep.cases]
     for c in rep.cases:
         assert c.tl.verdict.verdict == "accepted", (c.name, c.tl.verdict.to_dict())
         assert c.diff is not None and c.diff.ok and not c.diff.failures, c.name
         assert compared(c.diff) >= 1 and c.exactness != "unproven"
+    # what the application sends (the served schema, without the registry's provenance key):
+    # check --target's own entry point accepts every one
+    sent_dir = tmp_path / "sent"
+    sent_dir.mkdir()
+    for c in rep.cases:
+        (sent_dir / f"{c.name}.json").write_text(json.dumps(c.tl.lowered.served))
+    hosted = check_targets(sent_dir, [target])
+    assert hosted.passed and hosted.counts()[target]["accepted"] == len(rep.cases)
     served = load_registry(out)
     assert sorted(s.name for s in served) == sorted(c.name for c in rep.cases)
     for s in served:
         doc = s.bundled()
-        assert doc[LOWERED_FROM]["target"] == "openai"
+        assert doc[LOWERED_FROM]["target"] == target
         sent = {k: v for k, v in doc.items() if k != LOWERED_FROM}
-        assert judge_schema(s.name, sent, "openai").verdict == "accepted", s.name
+        assert judge_schema(s.name, sent, target).verdict == "accepted", s.name
 
 
 # --- CLI --------------------------------------------------------------------------------------
