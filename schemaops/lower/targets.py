@@ -10,12 +10,14 @@ each declared in the exactness model of ``lower`` (``schemaops.lower.model``):
   ``enum-complex``, ``enum-types``) is removed: ``exact`` for an annotation or ``x-`` key
   (it constrains nothing), else ``widens`` with a residual rule at its pointer. ``oneOf``
   becomes ``anyOf`` (widens: exclusivity is the residual). Anthropic's ``minItems`` above 1
-  is served as 1 (widens; the residual keeps the real bound);
+  is served as 1 (widens; the residual keeps the real bound); ``items`` goes with a removed
+  ``prefixItems`` (kept, it would apply from the first position: a narrowing);
 - a ``$ref`` with siblings the provider refuses becomes ``{"anyOf": [{"$ref": R}], ...}``
   (exact: the same conjunction); a ``$ref`` inside ``allOf`` (Anthropic) is inlined (exact:
   a non-recursive target is copied; a recursive one is refused by the same table anyway);
 - where every object needs ``additionalProperties: false``, it is set: ``narrows`` unless it
-  was false already (extra keys the original allowed can no longer be produced);
+  was false already (extra keys the original allowed can no longer be produced); a removed
+  ``patternProperties`` beside ``additionalProperties: false`` narrows too, on any provider;
 - where every property must be ``required`` (OpenAI), an optional property P becomes required
   with a ``null`` union (``type: [T, "null"]`` or ``anyOf: [S, {"type": "null"}]``):
   ``widens`` (null is accepted where the original had the key absent), residual rule
