@@ -22,7 +22,15 @@ from schemaops.errors import EXIT_GATE
 # is its own flag with its own help.
 def lower_cmd(
     name: str | None = typer.Argument(None, help="One schema of the registry (default: all)."),
-    backend: Backend = typer.Option(..., "--backend", "-b", help="The backend to serve on."),
+    backend: Backend | None = typer.Option(
+        None, "--backend", "-b", help="The backend to serve on (or --target)."
+    ),
+    target: str | None = typer.Option(
+        None,
+        "--target",
+        help="A hosted provider to serve on instead: openai, anthropic or gemini "
+        "(docs/contracts/hosted.md).",
+    ),
     engine: str | None = typer.Option(
         None,
         "--engine",
@@ -52,13 +60,22 @@ def lower_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ) -> None:
-    """Rewrite schemas so BACKEND compiles and enforces them; print what the app must check."""
+    """Rewrite schemas so BACKEND compiles and enforces them (or TARGET, a hosted provider,
+    accepts them); print what the app must check."""
     from schemaops.lower import lower_registry
+
+    if (backend is None) == (target is None):
+        raise fail("error: lower needs exactly one of --backend and --target", 2)
+    if target is not None:
+        return lower_target_cmd(
+            name, target, registry, out, engine, timeout, generate, json_out, quiet
+        )
 
     def progress(msg: str) -> None:
         sys.stderr.write(terminal_lines(msg) + "\n")  # names escaped: they are file names
         sys.stderr.flush()
 
+    assert backend is not None
     report = call(
         lower_registry,
         registry,
@@ -83,6 +100,49 @@ def lower_cmd(
         raise fail(
             f"lower failed: {len(bad)} of {len(report.cases)} schema(s) cannot be lowered to "
             f"compile-and-enforce on {report.backend}: {', '.join(bad[:10])}",
+            EXIT_GATE,
+        )
+
+
+def lower_target_cmd(
+    name: str | None,
+    target: str,
+    registry: Path,
+    out: Path | None,
+    engine: str | None,
+    timeout: float,
+    generate: int,
+    json_out: bool,
+    quiet: bool,
+) -> None:
+    """``lower --target``: ``schemaops.lower.target_run.lower_registry_target``, rendered."""
+    from schemaops.lower.target_run import lower_registry_target, print_lower_target
+
+    if engine is not None:
+        raise fail("error: --engine goes with --backend, not --target", 2)
+    report = call(
+        lower_registry_target,
+        registry,
+        target,
+        name=name,
+        out=out,
+        timeout_s=timeout,
+        generate=generate,
+        progress=_lines(quiet),
+    )
+    if json_out:
+        emit_json(report.to_dict())
+    else:
+        import io
+
+        buf = io.StringIO()
+        print_lower_target(report, buf)
+        sys.stdout.write(terminal_lines(buf.getvalue()))  # names escaped: they are file names
+    if not report.passed:
+        bad = [c.name for c in report.cases if not c.lowered_ok]
+        raise fail(
+            f"lower failed: {len(bad)} of {len(report.cases)} schema(s) cannot be lowered for "
+            f"{report.target}: {', '.join(bad[:10])}",
             EXIT_GATE,
         )
 

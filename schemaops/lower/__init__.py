@@ -14,7 +14,9 @@ Public API::
 - ``lower_registry(registry, backend, out=...) -> LowerReport``: lower, prove (compile, walk,
   differential) and write a served registry folder (``run``); a served schema that runs out
   of time or memory compiling climbs the relaxation ladder (``relax``: ``LADDER``, each step
-  taken a ``Relaxation`` in its case).
+  taken a ``Relaxation`` in its case);
+- ``lower_registry_target(registry, target, out=...) -> TargetReport``: the same for a hosted
+  provider (``--target openai|anthropic|gemini``: ``targets`` rewrites, ``target_run`` proves).
 """
 
 from schemaops.lower.model import Lowered, Rewrite
@@ -24,6 +26,8 @@ from schemaops.lower.prove import Differential, differential
 from schemaops.lower.relax import LADDER, Relaxation
 from schemaops.lower.residual import ResidualCheck, ResidualRule, check_residual
 from schemaops.lower.run import LOWERED_FROM, LowerCase, LowerReport, lower_registry
+from schemaops.lower.target_run import TargetCase, TargetReport, lower_registry_target
+from schemaops.lower.targets import TargetLowering, lower_for_target
 
 __all__ = [
     "LADDER",
@@ -37,9 +41,14 @@ __all__ = [
     "ResidualCheck",
     "ResidualRule",
     "Rewrite",
+    "TargetCase",
+    "TargetLowering",
+    "TargetReport",
     "check_residual",
     "differential",
+    "lower_for_target",
     "lower_registry",
+    "lower_registry_target",
     "lower_schema",
     "probe_backend",
 ]

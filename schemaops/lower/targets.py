@@ -1,0 +1,451 @@
+"""``lower --target openai|anthropic|gemini``: the rewrite of one schema for a hosted provider.
+
+The provider tables (``schemaops.providers``) say what each provider refuses or ignores; this
+module turns a schema into one the provider accepts, with the transforms its rules call for,
+each declared in the exactness model of ``lower`` (``schemaops.lower.model``):
+
+- a keyword the table finds refused or ignored at a node (``undocumented-keyword``,
+  ``unsupported-composition``, ``unsupported-keyword``, ``numeric-constraints``,
+  ``string-length``, ``array-constraints``, ``format-value``, ``pattern-features``,
+  ``enum-complex``, ``enum-types``) is removed: ``exact`` for an annotation or ``x-`` key
+  (it constrains nothing), else ``widens`` with a residual rule at its pointer. ``oneOf``
+  becomes ``anyOf`` (widens: exclusivity is the residual). Anthropic's ``minItems`` above 1
+  is served as 1 (widens; the residual keeps the real bound); ``items`` goes with a removed
+  ``prefixItems`` (kept, it would apply from the first position: a narrowing);
+- a ``$ref`` with siblings the provider refuses becomes ``{"anyOf": [{"$ref": R}], ...}``
+  (exact: the same conjunction); a ``$ref`` inside ``allOf`` (Anthropic) is inlined (exact:
+  a non-recursive target is copied; a recursive one is refused by the same table anyway);
+- where every object needs ``additionalProperties: false``, it is set: ``narrows`` unless it
+  was false already (extra keys the original allowed can no longer be produced); a removed
+  ``patternProperties`` beside ``additionalProperties: false`` narrows too, on any provider;
+- where every property must be ``required`` (OpenAI), an optional property P becomes required
+  with a ``null`` union (``type: [T, "null"]`` or ``anyOf: [S, {"type": "null"}]``):
+  ``widens`` (null is accepted where the original had the key absent), residual rule
+  ``null-means-absent``: "property P: null means absent; an original instance never has null
+  there". When S itself accepts null, an original ``P: null`` reads as absent: ``narrows``;
+- a root that is not a plain object (OpenAI) is wrapped: ``{"type": "object", "properties":
+  {"value": ROOT}, ...}`` (exact; the instance is ``{"value": x}``).
+
+What no transform removes (a recursive schema where the provider refuses recursion, limits on
+size and nesting) is left, and the re-judge of the served schema with the same table says so:
+the schema is not lowerable. ``to_served``/``to_original`` map instances between the original
+shape and the served one (absent optional key <-> null, root wrap); the proof
+(``schemaops.lower.target_run``) goes through them.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemaops.compare.instances import validator
+from schemaops.lower.model import EXACT, NARROWS, WIDENS, Lowered, Rewrite, UncoveredWidening
+from schemaops.lower.residual import ResidualRule
+from schemaops.providers import TABLES, TargetVerdict, judge_schema
+from schemaops.providers.base import (
+    DEFS,
+    SCHEMA_LISTS,
+    SCHEMA_MAPS,
+    SCHEMA_ONE,
+    Finding,
+    constrains,
+    is_object_schema,
+)
+from schemaops.strings import pointer, ref_parts, resolve_pointer
+
+#: the property the root is wrapped in where the provider needs an object root
+WRAP_KEY = "value"
+#: the residual keyword of the optional-to-required rewrite
+NULL_MEANS_ABSENT = "null-means-absent"
+#: table rules whose finding at a keyword means: remove that keyword (to the residual)
+REMOVE_RULES = frozenset(
+    {
+        "undocumented-keyword",
+        "unsupported-composition",
+        "unsupported-keyword",
+        "numeric-constraints",
+        "string-length",
+        "array-constraints",
+        "format-value",
+        "pattern-features",
+        "enum-complex",
+        "enum-types",
+        "oneof-as-anyof",
+    }
+)
+#: keywords whose insides are never rewritten (dropping there would tighten, not relax)
+OPAQUE = ("not", "if", "contains")
+#: bound on following a chain of $refs without descending into the instance
+MAX_REF_HOPS = 32
+#: instance depth past which the mapping leaves a value as it is (no recursion error: the
+#: original's check then sees any null left there, and the residual does not cover it)
+MAX_MAP_DEPTH = 200
+
+
+@dataclass
+class TargetLowering:
+    """One schema lowered for one provider: the ``Lowered`` (its ``backend`` is the target),
+    the instance mapping, and the re-judge of the served schema by the provider's table."""
+
+    target: str
+    lowered: Lowered
+    #: original pointers of the properties served as required-with-null (null means absent)
+    null_means_absent: list[str] = field(default_factory=list)
+    wrapped: bool = False
+    verdict: TargetVerdict | None = None
+    problems: list[str] = field(default_factory=list)
+    #: id(schema node) -> names served with a null union; original and served trees
+    _orig_nullable: dict[int, set[str]] = field(default_factory=dict, repr=False)
+    _served_nullable: dict[int, set[str]] = field(default_factory=dict, repr=False)
+
+    @property
+    def null_rules(self) -> list[ResidualRule]:
+        return [r for r in self.lowered.residual if r.keyword == NULL_MEANS_ABSENT]
+
+    @property
+    def check_rules(self) -> list[ResidualRule]:
+        """The residual rules an instance is validated against (the null rules are the
+        mapping ``to_original`` applies, not a validation)."""
+        return [r for r in self.lowered.residual if r.keyword != NULL_MEANS_ABSENT]
+
+    def to_served(self, instance: Any) -> Any:
+        """An original-shaped instance in the served shape: every absent property served as
+        required-with-null gets ``null``; the root wrapped where the served root is."""
+        y = _map(self.lowered.original, instance, self._orig_nullable, fill=True)
+        return {WRAP_KEY: y} if self.wrapped else y
+
+    def to_original(self, instance: Any) -> Any:
+        """What the application does with a served answer: unwrap, and drop each property
+        served as required-with-null whose value is null (null means absent)."""
+        served = self.lowered.served
+        y = _map(served, instance, self._served_nullable, fill=False)
+        if self.wrapped:
+            return y.get(WRAP_KEY) if isinstance(y, dict) else y
+        return y
+
+
+def _defs_of(root: Any) -> dict[str, Any]:
+    return {k: root[k] for k in DEFS if isinstance(root, dict) and k in root}
+
+
+class _Subvalidators:
+    """Validators for subschemas of one root (its definitions attached), built once each."""
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.cache: dict[int, Any] = {}
+
+    def valid(self, sub: Any, x: Any) -> bool:
+        v = self.cache.get(id(sub))
+        if v is None:
+            schema = {**_defs_of(self.root), **sub} if isinstance(sub, dict) else sub
+            v = self.cache[id(sub)] = validator(schema)
+        try:
+            return bool(v.is_valid(x))
+        except Exception:  # an unresolvable ref in a hostile schema: not this branch
+            return False
+
+
+def _map(root: Any, x: Any, nullable: dict[int, set[str]], *, fill: bool) -> Any:
+    """Walk ``x`` along ``root``: at each object node with properties served as
+    required-with-null, add null for an absent one (``fill``) or drop a null one."""
+    subs = _Subvalidators(root)
+
+    def go(s: Any, v: Any, hops: int, depth: int = 0) -> Any:
+        if not isinstance(s, dict) or hops > MAX_REF_HOPS or depth > MAX_MAP_DEPTH:
+            return v
+        if isinstance(v, dict):
+            props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
+            out = {
+                k: go(props[k], val, 0, depth + 1) if k in props else val for k, val in v.items()
+            }
+            for name in sorted(nullable.get(id(s), ())):
+                if fill and name not in out:
+                    out[name] = None
+                elif not fill and name in out and out[name] is None:
+                    del out[name]
+            v = out
+        elif isinstance(v, list) and isinstance(s.get("items"), dict):
+            v = [go(s["items"], item, 0, depth + 1) for item in v]
+        ref = s.get("$ref")
+        if isinstance(ref, str):
+            parts = ref_parts(ref)
+            target = resolve_pointer(root, parts) if parts is not None else None
+            v = go(target, v, hops + 1, depth)
+        for kw in ("anyOf", "oneOf"):
+            branches = s.get(kw)
+            if isinstance(branches, list):
+                for b in branches:
+                    if subs.valid(b, v):
+                        v = go(b, v, hops + 1, depth)
+                        break
+        if isinstance(s.get("allOf"), list):
+            for b in s["allOf"]:
+                v = go(b, v, hops + 1, depth)
+        return v
+
+    try:  # copy on write: every mapped dict and list is new, the rest is shared, unchanged
+        return go(root, x, 0)
+    except RecursionError:  # a validator deep inside a hostile instance: leave it as it is
+        return x
+
+
+class _Builder:
+    """One depth-first walk of the original, building the served schema (see module doc)."""
+
+    def __init__(self, original: Any, target: str) -> None:
+        self.root = original
+        self.target = target
+        self.table = TABLES[target]
+        self.rewrites: list[Rewrite] = []
+        self.residual: list[ResidualRule] = []
+        self.orig_nullable: dict[int, set[str]] = {}
+        self.served_nullable: dict[int, set[str]] = {}
+        self.null_pointers: list[str] = []
+        self.findings: dict[str, list[Finding]] = {}
+        for f in self.table.judge(original):
+            self.findings.setdefault(f.pointer, []).append(f)
+
+    def has(self, rule: str) -> bool:
+        return f"{self.target}.{rule}" in self.table.rules
+
+    def removal(self, parts: tuple[str, ...], kw: str, value: Any) -> Finding | None:
+        """The table's finding that asks to remove keyword ``kw`` of the node at ``parts``."""
+        at = [pointer((*parts, kw))]
+        if kw == "enum" and isinstance(value, list):
+            at += [pointer((*parts, kw, str(i))) for i in range(len(value))]
+        for p in at:
+            for f in self.findings.get(p, []):
+                if f.rule.id.split(".", 1)[1] in REMOVE_RULES:
+                    return f
+        return None
+
+    def widen(self, parts: tuple[str, ...], kw: str, value: Any, rule: str, why: str) -> None:
+        p = pointer((*parts, kw))
+        self.rewrites.append(Rewrite(p, rule, WIDENS, why))
+        self.residual.append(ResidualRule(p, kw, copy.deepcopy(value), why))
+
+    def child(self, kw: str, v: Any, parts: tuple[str, ...]) -> Any:
+        if kw in OPAQUE:
+            return copy.deepcopy(v)
+        if kw in SCHEMA_MAPS and isinstance(v, dict):
+            return {k: self.node(sub, (*parts, kw, str(k))) for k, sub in v.items()}
+        if kw in SCHEMA_ONE and isinstance(v, dict):
+            return self.node(v, (*parts, kw))
+        if kw in SCHEMA_LISTS and isinstance(v, list):
+            return [self.node(sub, (*parts, kw, str(i))) for i, sub in enumerate(v)]
+        return copy.deepcopy(v)
+
+    def node(self, s: Any, parts: tuple[str, ...]) -> Any:
+        if not isinstance(s, dict):
+            return copy.deepcopy(s)
+        out: dict[str, Any] = {}
+        removed: set[str] = set()
+        for kw, v in s.items():
+            f = self.removal(parts, kw, v)
+            if f is None:
+                out[kw] = self.child(kw, v, parts)
+                continue
+            src = f"{f.rule.id}: {f.rule.summary} ({f.rule.source})"
+            if kw == "oneOf" and isinstance(v, list):
+                out["anyOf"] = [self.node(b, (*parts, kw, str(i))) for i, b in enumerate(v)]
+                why = f"oneOf served as anyOf: an output matching two branches is served; {src}"
+                self.widen(parts, kw, "exclusive: exactly one branch", "oneof-to-anyof", why)
+            elif (
+                kw == "minItems" and isinstance(v, int) and v > 1 and self.has("array-constraints")
+            ):
+                out["minItems"] = 1
+                self.widen(parts, kw, v, "min-items-to-1", f"minItems {v} served as 1; {src}")
+            elif not constrains(kw):
+                removed.add(kw)
+                self.rewrites.append(Rewrite(pointer((*parts, kw)), "drop-annotation", EXACT, src))
+            else:
+                removed.add(kw)
+                self.widen(parts, kw, v, "drop-keyword", f"not served to {self.target}: {src}")
+        if "prefixItems" in removed and "items" in out:
+            # items would now apply from the first position, not after prefixItems: moved too
+            v = s.get("items")
+            del out["items"]
+            why = f"items follows prefixItems, which {self.target} is not served"
+            self.widen(parts, "items", v, "drop-keyword", why)
+        out = self.ref_siblings(out, parts)
+        self.inline_allof_refs(out, parts)
+        self.close_object(s, out, parts, removed)
+        self.require_all(s, out, parts)
+        return out
+
+    def ref_siblings(self, out: dict[str, Any], parts: tuple[str, ...]) -> dict[str, Any]:
+        """``{"$ref": R, ...siblings}`` as ``{...siblings, "anyOf": [{"$ref": R}]}`` where the
+        table refuses the siblings (exact: the same conjunction)."""
+        if "$ref" not in out or not self.has("ref-siblings"):
+            return out
+        dollar_ok = self.target == "gemini"  # Gemini allows $-keywords beside $ref
+        extra = [k for k in out if k != "$ref" and not (dollar_ok and k.startswith("$"))]
+        if not extra or "anyOf" in out:
+            return out
+        ref = out["$ref"]
+        new = {k: v for k, v in out.items() if k != "$ref"}
+        new["anyOf"] = [{"$ref": ref}]
+        self.rewrites.append(
+            Rewrite(pointer((*parts, "$ref")), "ref-to-anyof", EXACT, f"$ref beside {extra}")
+        )
+        return new
+
+    def inline_allof_refs(self, out: dict[str, Any], parts: tuple[str, ...]) -> None:
+        """Anthropic refuses ``allOf`` with ``$ref``: a branch's ref target is copied in."""
+        branches = out.get("allOf")
+        if not self.has("allof-ref") or not isinstance(branches, list):
+            return
+        for i, b in enumerate(branches):
+            ref = b.get("$ref") if isinstance(b, dict) else None
+            parts_ref = ref_parts(ref) if isinstance(ref, str) else None
+            target = resolve_pointer(self.root, parts_ref) if parts_ref is not None else None
+            if not isinstance(target, dict) or len(b) != 1:
+                continue
+            branches[i] = self.node(target, tuple(parts_ref or ()))
+            where = pointer((*parts, "allOf", str(i), "$ref"))
+            self.rewrites.append(Rewrite(where, "inline-ref", EXACT, f"{ref} inlined"))
+
+    def close_object(
+        self, s: dict[str, Any], out: dict[str, Any], parts: tuple[str, ...], removed: set[str]
+    ) -> None:
+        was = s.get("additionalProperties", True)
+        closed = out.get("additionalProperties") is False
+        if self.has("additional-properties") and is_object_schema(out) and not closed:
+            out["additionalProperties"] = False
+        elif not (closed and "patternProperties" in removed):
+            return
+        if was is False and "patternProperties" not in removed:
+            return
+        p = pointer((*parts, "additionalProperties")) if "additionalProperties" in s else None
+        self.rewrites.append(
+            Rewrite(
+                p if p is not None else pointer(parts),
+                "additional-properties-false",
+                NARROWS,
+                f"patternProperties is not served to {self.target}: the keys it allowed meet "
+                "additionalProperties: false"
+                if "patternProperties" in removed
+                else f"{self.target} needs additionalProperties: false on every object; the "
+                f"original allowed other keys (additionalProperties {was!r})",
+                {"additionalProperties": False},
+            )
+        )
+
+    def require_all(self, s: dict[str, Any], out: dict[str, Any], parts: tuple[str, ...]) -> None:
+        props = out.get("properties")
+        if not self.has("all-required") or not isinstance(props, dict):
+            return
+        req = out.get("required") if isinstance(out.get("required"), list) else []
+        missing = [k for k in props if k not in req]
+        if not missing:
+            return
+        orig_props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
+        for name in missing:
+            p = pointer((*parts, "properties", name))
+            if _accepts_null(self.root, orig_props.get(name, True)):
+                why = (
+                    f"property {name!r} served as required; it already accepts null, so an "
+                    "original instance with null there reads as absent"
+                )
+                self.rewrites.append(
+                    Rewrite(p, "optional-to-required", NARROWS, why, {"required": name})
+                )
+            else:
+                why = (
+                    f"property {name!r}: null means absent; an original instance never has null "
+                    f"there ({self.target} needs every property in required: served as required "
+                    "with a null union; drop the key when its value is null)"
+                )
+                self.rewrites.append(Rewrite(p, "optional-to-required", WIDENS, why))
+                self.residual.append(ResidualRule(p, NULL_MEANS_ABSENT, name, why))
+            props[name] = _nullable(props[name])
+            self.null_pointers.append(p)
+        out["required"] = [*req, *missing]
+        self.orig_nullable.setdefault(id(s), set()).update(missing)
+        self.served_nullable.setdefault(id(out), set()).update(missing)
+
+    def wrap_root(self, served: Any) -> tuple[Any, bool]:
+        """OpenAI needs an object root (not ``anyOf``): the root is wrapped (exact)."""
+        if not self.has("root-object"):
+            return served, False
+        if isinstance(served, dict) and served.get("type") == "object" and "anyOf" not in served:
+            return served, False
+        inner = dict(served) if isinstance(served, dict) else served
+        defs = {}
+        if isinstance(inner, dict):
+            defs = {k: inner.pop(k) for k in DEFS if k in inner}
+        wrapped = {
+            "type": "object",
+            "properties": {WRAP_KEY: inner},
+            "required": [WRAP_KEY],
+            "additionalProperties": False,
+            **defs,
+        }
+        self.rewrites.append(
+            Rewrite(
+                "",
+                "wrap-root",
+                EXACT,
+                f"{self.target} needs an object root: served as {{{WRAP_KEY!r}: ROOT}}",
+            )
+        )
+        return wrapped, True
+
+
+def _accepts_null(root: Any, sub: Any) -> bool:
+    """Whether the original property schema ``sub`` accepts null (definitions of ``root``)."""
+    return _Subvalidators(root).valid(sub, None)
+
+
+def _nullable(sub: Any) -> Any:
+    """``sub`` that also accepts null: a type list where that is exact, else an ``anyOf``.
+    The node is changed in place where it can be (its identity keys the instance mapping)."""
+    if isinstance(sub, dict):
+        t = sub.get("type")
+        plain = not any(k in sub for k in ("enum", "const", "anyOf", "oneOf", "allOf", "$ref"))
+        if isinstance(t, str) and t != "null" and plain:
+            sub["type"] = [t, "null"]
+            return sub
+    return {"anyOf": [sub, {"type": "null"}]}
+
+
+def _refs_outside_defs(schema: Any) -> list[str]:
+    from schemaops.providers.base import walk
+
+    out = []
+    for n in walk(schema):
+        ref = n.schema.get("$ref")
+        if isinstance(ref, str) and not any(ref.startswith(f"#/{d}/") for d in DEFS):
+            out.append(ref)
+    return out
+
+
+def lower_for_target(original: Any, target: str, name: str = "") -> TargetLowering:
+    """Lower one (bundled) schema for ``target`` and re-judge the served schema with the
+    provider's table; ``problems`` says why it is not lowerable (empty when it is)."""
+    b = _Builder(original, target)
+    served = b.node(original, ())
+    problems: list[str] = []
+    served, wrapped = b.wrap_root(served)
+    if wrapped and _refs_outside_defs(served):
+        problems.append(
+            "the root must be wrapped for this provider, but a $ref points into the root "
+            f"itself ({_refs_outside_defs(served)[0]}): not lowerable"
+        )
+    try:
+        lw = Lowered(target, original, served, b.rewrites, b.residual)
+    except UncoveredWidening as exc:  # a lowering bug: said, never served
+        lw = Lowered(target, original, original)
+        problems.append(f"lowering bug: {exc}")
+    tl = TargetLowering(target, lw, b.null_pointers, wrapped, problems=problems)
+    tl._orig_nullable, tl._served_nullable = b.orig_nullable, b.served_nullable
+    tl.verdict = judge_schema(name, lw.served, target)
+    for f in tl.verdict.findings:
+        what = "refuses" if f.rule.effect == "refused" else "ignores"
+        tl.problems.append(
+            f"{target} {what} the served schema: {f.rule.id} at {f.pointer or '/'} "
+            f"({f.message}); no transform removes it: not lowerable ({f.rule.source})"
+        )
+    return tl
