@@ -40,14 +40,12 @@ from schemaops.lower.prove import (
     refused_only_by,
 )
 from schemaops.lower.residual import check_residual
+from schemaops.lower.run import REPORT_DIR, check_out
 from schemaops.lower.targets import TargetLowering, lower_for_target
 from schemaops.providers import TABLES, parse_targets
 from schemaops.registry.model import canonical_text, content_hash
 from schemaops.strings import truncate
 from schemaops.watchdog import WatchdogTimeout, armed, watched
-
-LOWERED_FROM = "x-schemaops-lowered-from"
-REPORT_DIR = ".lower"
 
 
 def _short(x: Any) -> str:
@@ -84,7 +82,7 @@ class TargetCase:
 
     def to_dict(self) -> dict[str, Any]:
         lw = self.tl.lowered
-        sent = lw.served  # what the application sends: the file without LOWERED_FROM
+        sent = lw.served  # what the application sends: the served file
         return {
             "schema": self.name,
             "lowered": self.lowered_ok,
@@ -243,7 +241,7 @@ def compared(diff: Differential) -> int:
 
 
 def _write(out: Path, case: TargetCase, valid: list[Any], invalid: list[Any]) -> None:
-    """NAME.json (served, naming its origin), NAME.examples.json (the examples in the served
+    """NAME.json (served: exactly what is sent), NAME.examples.json (the examples in the served
     shape) and .lower/NAME.json; a case not lowered gets its report only, and an earlier
     run's served file for it is removed."""
     out.mkdir(parents=True, exist_ok=True)
@@ -259,11 +257,11 @@ def _write(out: Path, case: TargetCase, valid: list[Any], invalid: list[Any]) ->
             "invalid": [y for y in bad if not v_served.is_valid(y)],
         }
     else:
-        try:
-            doc = json.loads(served[0].read_text(encoding="utf-8"))
+        try:  # ours (an earlier lower --target run reported it): never serve a failed schema
+            before = json.loads((out / REPORT_DIR / f"{case.name}.json").read_text("utf-8"))
         except (OSError, ValueError):
-            doc = None
-        if isinstance(doc, dict) and LOWERED_FROM in doc:  # ours: never serve a failed schema
+            before = None
+        if isinstance(before, dict) and before.get("schema") == case.name and "target" in before:
             for path in served:
                 path.unlink(missing_ok=True)
     for path, data in files.items():
@@ -293,19 +291,8 @@ def lower_registry_target(
     if generate < 0 or timeout_s <= 0:
         raise InputError("--generate must be >= 0 and --timeout > 0")
     root = Path(registry)
-    if out is not None:
-        outp = Path(out)
-        if outp.exists() and root.exists() and outp.resolve() == root.resolve():
-            raise InputError("--out must not be the registry itself (originals would be lost)")
-        if outp.exists() and not outp.is_dir():
-            raise InputError(f"--out {outp} exists and is not a folder")
-        try:  # before any work: an unwritable folder is a usage error, not a late traceback
-            (outp / REPORT_DIR).mkdir(parents=True, exist_ok=True)
-            probe = outp / REPORT_DIR / f".probe.{os.getpid()}"
-            probe.write_text("", encoding="utf-8")
-            probe.unlink()
-        except OSError as exc:
-            raise InputError(f"cannot write --out {outp}: {exc.strerror or exc}") from None
+    if out is not None:  # before any work: not inside the registry, a folder, writable
+        check_out(out, root)
     try:
         reg = load_registry(root)
     except RegistryError as exc:
@@ -318,11 +305,9 @@ def lower_registry_target(
         tl = lower_for_target(s.bundled(), t, s.name)
         case = TargetCase(s.name, tl, s.hash, problems=list(tl.problems))
         served = tl.lowered.served
-        case.doc = (
-            {**served, LOWERED_FROM: {"name": s.name, "hash": s.hash, "target": t}}
-            if isinstance(served, dict)
-            else served
-        )
+        # the served file is exactly what the application sends (a provider refuses keys it
+        # does not know, x- keys included); its origin is in .lower/NAME.json
+        case.doc = served
         valid, invalid = list(s.valid), list(s.invalid)
         if generate and not case.problems:
             case.diff = prove_target(tl, generate, valid, invalid, deadline_s=timeout_s)
