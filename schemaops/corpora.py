@@ -48,6 +48,9 @@ from pathlib import Path
 
 JSB = "jsonschemabench"
 JSTS = "json-schema-test-suite"
+#: the test suite at exactly ``JSTS_COMMIT`` (tests that count its cases need this one, not
+#: the PyPI fallback's other commit)
+JSTS_PINNED = JSTS + "@pinned"
 JSB_REPO = "guidance-ai/jsonschemabench"
 JSB_COMMIT = "ba103c73756198dd9b149ddc7db7867da7a077f6"
 #: ``<Subset>.jsonl`` -> SHA-256 of the file this module writes from ``JSB_COMMIT``.
@@ -91,9 +94,13 @@ class Corpora:
     root: Path | None
     jsb: Path | None
     jsts: Path | None
+    #: the suite found is the pinned commit (its SOURCE.txt says so), not a fallback copy
+    jsts_pinned: bool = False
 
     def missing(self) -> list[str]:
-        return [n for n, p in ((JSB, self.jsb), (JSTS, self.jsts)) if p is None]
+        """The corpora not at hand; ``JSTS_PINNED`` too when the suite is another commit."""
+        out = [n for n, p in ((JSB, self.jsb), (JSTS, self.jsts)) if p is None]
+        return out + ([JSTS_PINNED] if not self.jsts_pinned else [])
 
 
 def cache_dir() -> Path:
@@ -125,7 +132,14 @@ def locate() -> Corpora:
         jsts = jsts or _complete(root, JSTS)
         if (jsb or jsts) and found is None:
             found = root
-    return Corpora(found, jsb, jsts)
+    return Corpora(found, jsb, jsts, jsts is not None and _pinned(jsts))
+
+
+def _pinned(folder: Path) -> bool:
+    try:
+        return JSTS_COMMIT in (folder / "SOURCE.txt").read_text(encoding="utf-8")
+    except OSError:
+        return False
 
 
 def jsb_dir() -> Path:

@@ -4,7 +4,9 @@ The corpora are found by ``schemaops.corpora.locate`` (``$SCHEMAOPS_CORPORA``, t
 ``../shared/corpora``, then the cache folder that ``python scripts/get_corpora.py`` fills). A
 test that reads one is marked ``@pytest.mark.corpus("jsonschemabench")`` (or
 ``"json-schema-test-suite"``, or both): ``conftest.py`` skips it with one summary line when
-that corpus is not at hand, and fails it when ``CI=true``.
+that corpus is not at hand, and fails it when ``CI=true``. ``"json-schema-test-suite@pinned"``
+asks for the suite at its pinned commit (a test that counts its cases), not the older copy
+that python-jsonschema's sdist brings where GitHub is out of reach.
 
 Test modules import these names from here, never ``from conftest import ...``: with
 ``tests/integration/conftest.py`` beside ``tests/conftest.py``, the module named ``conftest``

@@ -103,7 +103,7 @@ def test_fetch_leaves_nothing_half_written_when_refused(
     with pytest.raises(corpora.CorpusError, match="no network"):
         corpora.fetch(timeout=1, log=lambda m: None)
     assert list(tmp_path.iterdir()) == []
-    assert corpora.locate().missing() == [corpora.JSB, corpora.JSTS]
+    assert corpora.locate().missing() == [corpora.JSB, corpora.JSTS, corpora.JSTS_PINNED]
 
 
 def test_locate_takes_schemaops_corpora_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -111,7 +111,9 @@ def test_locate_takes_schemaops_corpora_alone(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("SCHEMAOPS_CORPORA", str(tmp_path))
     found = corpora.locate()
     assert found.jsts == tmp_path / corpora.JSTS and found.jsb is None
-    assert found.missing() == [corpora.JSB]
+    assert found.missing() == [corpora.JSB, corpora.JSTS_PINNED]  # no SOURCE.txt: not pinned
+    (tmp_path / corpora.JSTS / "SOURCE.txt").write_text(f"commit={corpora.JSTS_COMMIT}\n")
+    assert corpora.locate().missing() == [corpora.JSB]
 
 
 @pytest.mark.corpus("jsonschemabench")

@@ -152,6 +152,7 @@ def test_jsonschemabench_same_verdict() -> None:
     assert not wrong, wrong[:5]
 
 
+@pytest.mark.corpus("jsonschemabench")
 def test_ref_free_schemas_need_no_ref_registry() -> None:
     """The loader skips building the ref registry for a document without any ``$ref``-family
     or ``$id``/``id`` key: ``check_refs`` finds nothing there, on every corpus schema."""
