@@ -134,6 +134,20 @@ def has_key_anywhere(obj: Any, key: str) -> bool:
     return False
 
 
+#: the structured-output paths of any OpenAI-compatible chat endpoint (response_format,
+#: tools with each tool_choice); an engine adds its own native ones
+OPENAI_PATHS = (
+    "response_format.json_schema",
+    "response_format.json_object",
+    "tools.required",
+    "tools.required_strict",
+    "tools.named",
+    "tools.named_strict",
+    "tools.auto",
+    "tools.auto_strict",
+)
+
+
 class Engine:
     """One serving engine release: subclasses fill in the class attributes and ``route``."""
 
@@ -145,6 +159,9 @@ class Engine:
     backends: tuple[str, ...] = ()
     #: ``--backend llguidance`` spelled the engine's way (vLLM: ``guidance``)
     aliases: dict[str, str] = {}
+    #: the structured-output request paths the release offers (``probe/paths.py`` builds
+    #: each path's request; the OpenAI-compatible ones are ``OPENAI_PATHS``)
+    request_paths: tuple[str, ...] = ()
 
     @property
     def default_backend(self) -> str:

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from schemaops.engines.base import (
+    OPENAI_PATHS,
     XGRAMMAR_FORMATS,
     CachePolicy,
     Engine,
@@ -192,6 +193,9 @@ class SGLangEngine(Engine):
     release = "0.5.23"
     pins = {"xgrammar": "0.2.7", "llguidance": ">=1.7.6,<2", "outlines": "0.1.11"}
     backends = ("xgrammar", "llguidance", "outlines")
+    #: /generate's sampling_params json_schema, regex and ebnf (``srt/sampling/
+    #: sampling_params.py``), then the OpenAI-compatible chat paths
+    request_paths = ("generate.json_schema", "generate.regex", "generate.ebnf", *OPENAI_PATHS)
 
     def route(self, schema: Any, configured: str | None = None) -> Route:
         """The backend SGLang uses for ``schema`` (always ``configured``), or its 400."""

@@ -46,6 +46,7 @@ import re
 from typing import Any
 
 from schemaops.engines.base import (
+    OPENAI_PATHS,
     XGRAMMAR_FORMATS,
     CachePolicy,
     Engine,
@@ -191,6 +192,15 @@ class VLLMEngine(Engine):
     pins = {"xgrammar": "0.2.8", "llguidance": "1.7.6", "outlines_core": "0.2.14"}
     backends = ("auto", "xgrammar", "guidance", "outlines")
     aliases = {"llguidance": "guidance"}
+    #: the OpenAI-compatible chat paths, vLLM's structured_outputs field, and the legacy
+    #: guided_json (answered 200 and ignored since 0.12: probe must call it unconstrained)
+    request_paths = (
+        *OPENAI_PATHS,
+        "structured_outputs.json",
+        "structured_outputs.regex",
+        "structured_outputs.choice",
+        "guided_json",
+    )
 
     def route(self, schema: Any, configured: str | None = None) -> Route:
         """The backend vLLM uses for ``schema`` under ``configured`` for one request on a

@@ -83,7 +83,6 @@ class PathSpec:
     kind: Kind
     endpoint: str
     what: str
-    engines: tuple[Engine, ...]
     build: Callable[[Canary, int, str | None], dict[str, Any]]
     tools: str | None = None  # "required", "named", "auto", "auto_strict"
 
@@ -152,14 +151,12 @@ def _guided_json(c: Canary, max_tokens: int, model: str | None) -> dict[str, Any
     return _chat(c, max_tokens, model, guided_json=c.schema)
 
 
-ALL = ("sglang", "vllm", "openai")
 PATHS: tuple[PathSpec, ...] = (
     PathSpec(
         "generate.json_schema",
         "json",
         NATIVE,
         "SGLang /generate sampling_params.json_schema",
-        ("sglang",),
         _native("json_schema"),
     ),
     PathSpec(
@@ -167,7 +164,6 @@ PATHS: tuple[PathSpec, ...] = (
         "regex",
         NATIVE,
         "SGLang /generate sampling_params.regex",
-        ("sglang",),
         _native("regex"),
     ),
     PathSpec(
@@ -175,7 +171,6 @@ PATHS: tuple[PathSpec, ...] = (
         "ebnf",
         NATIVE,
         "SGLang /generate sampling_params.ebnf",
-        ("sglang",),
         _native("ebnf"),
     ),
     PathSpec(
@@ -183,7 +178,6 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         "chat response_format json_schema",
-        ALL,
         _response_format,
     ),
     PathSpec(
@@ -191,7 +185,6 @@ PATHS: tuple[PathSpec, ...] = (
         "json_object",
         CHAT,
         "chat response_format json_object",
-        ALL,
         _response_format,
     ),
     PathSpec(
@@ -199,7 +192,6 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         'chat tools, tool_choice "required", no strict',
-        ALL,
         _tools("required"),
         "required",
     ),
@@ -208,7 +200,6 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         'chat tools, tool_choice "required", strict: true',
-        ALL,
         _tools("required_strict"),
         "required_strict",
     ),
@@ -217,7 +208,6 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         "chat tools, tool_choice naming the function, no strict",
-        ALL,
         _tools("named"),
         "named",
     ),
@@ -226,7 +216,6 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         "chat tools, tool_choice naming the function, strict: true",
-        ALL,
         _tools("named_strict"),
         "named_strict",
     ),
@@ -235,7 +224,6 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         'chat tools, tool_choice "auto", no strict',
-        ALL,
         _tools("auto"),
         "auto",
     ),
@@ -244,7 +232,6 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         'chat tools, tool_choice "auto", strict: true',
-        ALL,
         _tools("auto_strict"),
         "auto_strict",
     ),
@@ -253,7 +240,6 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         "vLLM structured_outputs.json",
-        ("vllm",),
         _structured("json"),
     ),
     PathSpec(
@@ -261,7 +247,6 @@ PATHS: tuple[PathSpec, ...] = (
         "regex",
         CHAT,
         "vLLM structured_outputs.regex",
-        ("vllm",),
         _structured("regex"),
     ),
     PathSpec(
@@ -269,7 +254,6 @@ PATHS: tuple[PathSpec, ...] = (
         "choice",
         CHAT,
         "vLLM structured_outputs.choice",
-        ("vllm",),
         _structured("choice"),
     ),
     PathSpec(
@@ -277,7 +261,6 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         "legacy guided_json (ignored by vLLM >= 0.12)",
-        ("vllm",),
         _guided_json,
     ),
 )
@@ -285,8 +268,13 @@ BY_NAME = {p.name: p for p in PATHS}
 
 
 def default_paths(engine: Engine) -> list[PathSpec]:
-    """The paths worth probing on ``engine`` (every path when the user names them)."""
-    return [p for p in PATHS if engine in p.engines]
+    """The paths worth probing on ``engine`` (every path when the user names them): what the
+    engine's module says it offers (``engines/``), the OpenAI-compatible ones otherwise."""
+    from schemaops.engines import ENGINES
+    from schemaops.engines.base import OPENAI_PATHS
+
+    names = ENGINES[engine].request_paths if engine in ENGINES else OPENAI_PATHS
+    return [BY_NAME[n] for n in names]
 
 
 def _finish_reason(value: Any) -> str | None:
