@@ -20,7 +20,7 @@ from schemaops.providers.base import (
     Finding,
     Rule,
     Table,
-    is_object_schema,
+    open_object,
     ref_cycles,
     walk,
 )
@@ -178,15 +178,9 @@ def judge(schema: Any) -> list[Finding]:
         mi = s.get("minItems")
         if "minItems" in s and mi not in (0, 1):
             out.append(Finding(_r("array-constraints"), node.at("minItems"), f"minItems {mi}"))
-        if is_object_schema(s) and s.get("additionalProperties") is not False:
-            has = "additionalProperties" in s
-            out.append(
-                Finding(
-                    _r("additional-properties"),
-                    node.at("additionalProperties") if has else node.pointer,
-                    "additionalProperties is not false" if has else "no additionalProperties",
-                )
-            )
+        closed = open_object(_r("additional-properties"), node, s)
+        if closed is not None:
+            out.append(closed)
         enum = s.get("enum")
         if isinstance(enum, list):
             for i, v in enumerate(enum):

@@ -231,6 +231,17 @@ def is_object_schema(s: dict[str, Any]) -> bool:
     return named or isinstance(s.get("properties"), dict)
 
 
+def open_object(rule: Rule, node: Any, s: dict[str, Any]) -> Finding | None:
+    """A ``rule`` finding when ``s`` is an object schema without ``additionalProperties:
+    false`` (OpenAI and Anthropic both require it on every object), at the keyword when it
+    is there with another value, at the object when it is missing."""
+    if not is_object_schema(s) or s.get("additionalProperties") is False:
+        return None
+    if "additionalProperties" in s:
+        return Finding(rule, node.at("additionalProperties"), "additionalProperties is not false")
+    return Finding(rule, node.pointer, "no additionalProperties")
+
+
 def is_array_schema(s: dict[str, Any]) -> bool:
     t = s.get("type")
     return t == "array" or (isinstance(t, list) and "array" in t) or "items" in s

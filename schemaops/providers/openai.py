@@ -20,8 +20,8 @@ from schemaops.providers.base import (
     Finding,
     Rule,
     Table,
-    is_object_schema,
     nesting,
+    open_object,
     walk,
 )
 
@@ -184,15 +184,9 @@ def judge(schema: Any) -> list[Finding]:
         for kw in DEFS:
             if isinstance(s.get(kw), dict):
                 chars += sum(len(str(k)) for k in s[kw])
-        if is_object_schema(s) and s.get("additionalProperties") is not False:
-            has = "additionalProperties" in s
-            out.append(
-                Finding(
-                    _r("additional-properties"),
-                    node.at("additionalProperties") if has else node.pointer,
-                    "additionalProperties is not false" if has else "no additionalProperties",
-                )
-            )
+        closed = open_object(_r("additional-properties"), node, s)
+        if closed is not None:
+            out.append(closed)
         enum = s.get("enum")
         if isinstance(enum, list):
             enum_total += len(enum)
