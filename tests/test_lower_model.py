@@ -129,3 +129,36 @@ def test_a_misspelled_keyword_is_reported_not_passed_through_silently() -> None:
     kept = lower_schema({"$defs": {"a": {"$anchor": "x"}}, "$ref": "#x"}, XGRAMMAR, "xgrammar")
     assert kept.served == {"$defs": {"a": {"$anchor": "x"}}, "$ref": "#x"}
     assert kept.notes == ["served as it is: $ref '#x' is not a local JSON pointer"]
+
+
+def test_a_residual_branch_covers_what_fails_behind_its_ref() -> None:
+    """JSONSchemaBench ``vtestunit-schema`` (found by bench/lower_suite.py): an ``allOf``
+    branch that is a ``$ref`` goes to the residual; the original's failure is located in the
+    ref's target, which the rule covers when reached through the branch."""
+    from schemaops.lower.oracle import Oracle
+
+    schema = {
+        "definitions": {
+            "e": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"version": {"$ref": "#/definitions/v"}},
+            },
+            "v": {"type": "string"},
+        },
+        "type": "object",
+        "oneOf": [
+            {
+                "allOf": [
+                    {"properties": {"version": {"const": "1.0.0"}}},
+                    {"$ref": "#/definitions/e"},
+                ]
+            }
+        ],
+    }
+    lw = lower_schema(schema, XGRAMMAR, "xgrammar")
+    x = {"version": "1.0.0", "zz_extra": 1}
+    assert validator(lw.served).is_valid(x) and not validator(schema).is_valid(x)
+    res = check_residual(schema, lw.residual, x)
+    assert res.flagged and not res.uncovered, res
+    assert Oracle(lw).problem(x) is None

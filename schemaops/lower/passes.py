@@ -6,7 +6,9 @@ the residual names where it came from. Per node, after its children are lowered:
 
 1. ``$ref`` with sibling keywords, where the backend ignores the siblings (xgrammar): the
    target is inlined and merged with the siblings (exact, ``schemaops.lower.merge``); where
-   the backend cannot follow ``$ref`` at all, every non-recursive ref is inlined.
+   the backend cannot follow ``$ref`` at all, every non-recursive ref is inlined. A ref that
+   cannot be inlined keeps only the ``$ref``: its siblings move to the residual (what the
+   backend serves is the ``$ref`` alone, a widening).
 2. ``allOf`` where the backend does not enforce it: the branches are merged into the node
    (exact); a branch that does not merge exactly becomes a residual rule.
 3. ``if``/``then``/``else`` where the backend does not enforce it: when the condition tests
@@ -49,6 +51,11 @@ keywords of those steps are moved to the residual with that reason (length and i
 patterns right after the enum filter; formats and integer ranges instead of being rewritten
 into a pattern or an enum).
 
+Each rewrite declares its effect (``schemaops.lower.model``: exact, widens with a residual
+rule, narrows naming what it wrote); the label follows from them. ``lower_schema`` serves a
+schema with embedded resources, anchors or dynamic references as it is (``unlowerable``),
+and moves ``unevaluated*`` to the residual once it rewrites a schema that has them.
+
 The insides of ``not``, ``if`` and ``contains`` are never rewritten: dropping a constraint
 there would tighten the schema, not relax it. Key order is kept everywhere (property order is
 generation order); a replacement keyword takes the place of the one it replaces.
@@ -69,6 +76,7 @@ from schemaops.lower.patterns import JSON_ANY_NARROWS, anchored_search, format_p
 from schemaops.lower.probes import ENFORCED
 from schemaops.lower.relax import LADDER
 from schemaops.lower.residual import ResidualRule, pointer
+from schemaops.lower.shape import UNEVALUATED, mentions, misspelled, unlowerable
 from schemaops.strings import MISSING, ref_parts, resolve_pointer
 
 #: the largest integer range (or multipleOf set) turned into an enum
@@ -218,7 +226,7 @@ class _Lowerer:
             else:
                 out[key] = copy.deepcopy(value)  # not, if, contains, and plain values
         if self.unevaluated_why:
-            for kw in _UNEVALUATED:
+            for kw in UNEVALUATED:
                 if kw in out:
                     self.move(out, parts, kw, self.unevaluated_why)
         for rewrite in (  # the passes in order (module docstring)
@@ -839,7 +847,7 @@ def lower_schema(
     root = copy.deepcopy(original)
     lw = _Lowerer(root, caps, backend, relax)
     served = lw.node(root, [])
-    if lw.rewrites and _mentions(original, _UNEVALUATED):
+    if lw.rewrites and mentions(original, UNEVALUATED):
         root = copy.deepcopy(original)
         lw = _Lowerer(root, caps, backend, relax)
         lw.unevaluated_why = (
@@ -848,76 +856,3 @@ def lower_schema(
         )
         served = lw.node(root, [])
     return Lowered(backend, original, served, lw.rewrites, lw.residual, notes)
-
-
-_UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
-#: keywords that name or find a location other than by a local JSON pointer
-_LOCATIONS = ("$anchor", "$dynamicAnchor", "$recursiveAnchor", "$dynamicRef", "$recursiveRef")
-#: keywords whose values are data, or maps of names to subschemas (names are not keywords)
-_DATA = frozenset({"enum", "const", "default", "examples", "example"})
-_NAMED_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
-_NAMED_MAPS |= {"dependentSchemas", "dependencies"}
-
-
-def _schema_nodes(node: Any, depth: int = 0) -> Any:
-    """Every schema object under ``node`` (data values and property names skipped)."""
-    if depth > 200 or not isinstance(node, dict):
-        return
-    yield node, depth
-    for k, v in node.items():
-        if k in _DATA or k.startswith("x-"):
-            continue
-        if k in _NAMED_MAPS and isinstance(v, dict):
-            for sub in v.values():
-                yield from _schema_nodes(sub, depth + 1)
-        elif isinstance(v, list):
-            for sub in v:
-                yield from _schema_nodes(sub, depth + 1)
-        elif isinstance(v, dict):
-            yield from _schema_nodes(v, depth + 1)
-
-
-_BY_LOWER = {k.lower(): k for k in VOCABULARY}
-
-
-def misspelled(schema: Any) -> list[str]:
-    """Keys that differ from a JSON Schema keyword only in case (``AllOf``): JSON Schema
-    ignores them, so neither the original nor the served schema enforces what they say;
-    said rather than passed through silently (the first 10)."""
-    out = []
-    for node, _ in _schema_nodes(schema):
-        for k in node:
-            known = _BY_LOWER.get(k.lower()) if isinstance(k, str) else None
-            if known and known != k:
-                out.append(
-                    f"{k!r} is not a JSON Schema keyword (did you mean {known!r}?): it is "
-                    "ignored, by the original and the served schema alike"
-                )
-    return out[:10]
-
-
-def _mentions(schema: Any, keywords: tuple[str, ...]) -> bool:
-    return any(k in node for node, _ in _schema_nodes(schema) for k in keywords)
-
-
-def _plain_local(ref: Any) -> bool:
-    """``#`` or ``#/a/b`` without empty tokens: what ``ref_parts`` reads exactly as written
-    (it drops empty tokens and reads ``#name`` as ``#/name``)."""
-    if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
-        return False
-    return ref == "#" or "" not in ref[2:].split("/")
-
-
-def unlowerable(schema: Any) -> str | None:
-    """Why ``schema`` is served as it is (None: it can be lowered): an ``$id`` below the root,
-    an anchor, a dynamic reference, or a ``$ref`` that is not a local JSON pointer."""
-    for node, depth in _schema_nodes(schema):
-        if depth and isinstance(node.get("$id"), str):
-            return "an embedded resource ($id below the root)"
-        found = next((k for k in _LOCATIONS if k in node), None)
-        if found:
-            return f"{found}: a location found other than by a JSON pointer"
-        ref = node.get("$ref")
-        if ref is not None and not _plain_local(ref):
-            return f"$ref {str(ref)[:60]!r} is not a local JSON pointer"
-    return None

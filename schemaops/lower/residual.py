@@ -84,7 +84,15 @@ def schema_location(root: Any, path: Any) -> str:
     so the path is replayed over the schema itself: a step the current node does not have,
     taken at a node with a local ``#/...`` ``$ref``, continues at the ref's target.
     """
+    return schema_trail(root, path)[-1]
+
+
+def schema_trail(root: Any, path: Any) -> list[str]:
+    """The pointers of every node holding a ``$ref`` the path went through, then the error's
+    location (``schema_location``): a residual rule covering a node that holds a ``$ref``
+    covers what fails in the ref's target when reached through it."""
     parts: list[str] = []
+    via: list[str] = []
     node = root
     for seg in path:
         key = str(seg)
@@ -94,11 +102,12 @@ def schema_location(root: Any, path: Any) -> str:
             local = ref_parts(ref) if isinstance(ref, str) else None
             if has or local is None:
                 break
+            via.append(pointer(parts))
             node = _node(root, local)
             parts = list(local)  # the location continues at the ref's target
         parts.append(key)
         node = _node(node, [key]) if node is not None else None
-    return pointer(parts)
+    return [*via, pointer(parts)]
 
 
 def _under(loc: str, prefix: str) -> bool:
@@ -134,9 +143,10 @@ def _classify(
     root: Any, err: Any, rules: list[ResidualRule]
 ) -> tuple[list[Violation], list[Violation]]:
     """(flagged, uncovered) violations behind one jsonschema error."""
-    loc = schema_location(root, err.absolute_schema_path)
+    trail = schema_trail(root, err.absolute_schema_path)
+    loc = trail[-1]
     inst = pointer(err.absolute_path)
-    rule = _covering(loc, rules)
+    rule = next((r for p in reversed(trail) if (r := _covering(p, rules))), None)
     if rule is None and err.validator is None:  # a false subschema somewhere below loc
         rule = next((r for f in _false_below(root, loc) if (r := _covering(f, rules))), None)
     if rule is not None:

@@ -327,8 +327,6 @@ def lower_registry(
     if mem <= 0:
         raise InputError("--mem-mb must be > 0")
     root = Path(registry)
-    if out is not None:
-        check_out(out, root)  # before any work: an unwritable --out is a usage error
     try:
         reg = load_registry(root)
     except RegistryError as exc:
@@ -336,6 +334,8 @@ def lower_registry(
     target = engine_target(engine, b) if engine is not None else None
     wanted = [name] if name is not None else list(names) if names is not None else None
     schemas = [reg.get(n) for n in wanted] if wanted is not None else list(reg)
+    if out is not None:
+        check_out(out, root)  # before any work: an unwritable --out is a usage error
     if progress:
         progress(f"probing {b} keywords")
     caps = probe_backend(b, tokenizer)

@@ -1,0 +1,91 @@
+"""What a schema holds that decides whether ``lower`` may rewrite it, walked once per call.
+
+- ``unlowerable``: an ``$id`` below the root, an anchor, a dynamic reference, or a ``$ref``
+  that is not a plain local JSON pointer: moving a node would change what a reference
+  resolves to, and a residual rule's location could not be traced (the JSON-Schema-Test-Suite
+  cases ``ref``/``dynamicRef`` showed both), so such a schema is served as it is;
+- ``mentions``: whether any schema object holds one of some keywords (``unevaluated*``);
+- ``misspelled``: keys that differ from a keyword only in case (``AllOf``), said rather than
+  passed through silently.
+
+The walk skips data (``enum``, ``const``, ``default``, ``examples``) and property names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from schemaops.lower.merge import VOCABULARY
+
+UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
+#: keywords that name or find a location other than by a local JSON pointer
+_LOCATIONS = ("$anchor", "$dynamicAnchor", "$recursiveAnchor", "$dynamicRef", "$recursiveRef")
+#: keywords whose values are data, or maps of names to subschemas (names are not keywords)
+_DATA = frozenset({"enum", "const", "default", "examples", "example"})
+_NAMED_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+_NAMED_MAPS |= {"dependentSchemas", "dependencies"}
+
+
+def _schema_nodes(node: Any, depth: int = 0) -> Iterator[tuple[dict, int]]:
+    """Every schema object under ``node`` (data values and property names skipped)."""
+    if depth > 200 or not isinstance(node, dict):
+        return
+    yield node, depth
+    for k, v in node.items():
+        if k in _DATA or k.startswith("x-"):
+            continue
+        if k in _NAMED_MAPS and isinstance(v, dict):
+            for sub in v.values():
+                yield from _schema_nodes(sub, depth + 1)
+        elif isinstance(v, list):
+            for sub in v:
+                yield from _schema_nodes(sub, depth + 1)
+        elif isinstance(v, dict):
+            yield from _schema_nodes(v, depth + 1)
+
+
+_BY_LOWER = {k.lower(): k for k in VOCABULARY}
+
+
+def misspelled(schema: Any) -> list[str]:
+    """Keys that differ from a JSON Schema keyword only in case (``AllOf``): JSON Schema
+    ignores them, so neither the original nor the served schema enforces what they say;
+    said rather than passed through silently (the first 10)."""
+    out = []
+    for node, _ in _schema_nodes(schema):
+        for k in node:
+            known = _BY_LOWER.get(k.lower()) if isinstance(k, str) else None
+            if known and known != k:
+                out.append(
+                    f"{k!r} is not a JSON Schema keyword (did you mean {known!r}?): it is "
+                    "ignored, by the original and the served schema alike"
+                )
+    return out[:10]
+
+
+def mentions(schema: Any, keywords: tuple[str, ...]) -> bool:
+    return any(k in node for node, _ in _schema_nodes(schema) for k in keywords)
+
+
+def _plain_local(ref: Any) -> bool:
+    """``#`` or ``#/a/b`` without empty tokens: what ``ref_parts`` reads exactly as written
+    (it drops empty tokens and reads ``#name`` as ``#/name``)."""
+    if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
+        return False
+    return ref == "#" or "" not in ref[2:].split("/")
+
+
+def unlowerable(schema: Any) -> str | None:
+    """Why ``schema`` is served as it is (None: it can be lowered): an ``$id`` below the root,
+    an anchor, a dynamic reference, or a ``$ref`` that is not a local JSON pointer."""
+    for node, depth in _schema_nodes(schema):
+        if depth and isinstance(node.get("$id"), str):
+            return "an embedded resource ($id below the root)"
+        found = next((k for k in _LOCATIONS if k in node), None)
+        if found:
+            return f"{found}: a location found other than by a JSON pointer"
+        ref = node.get("$ref")
+        if ref is not None and not _plain_local(ref):
+            return f"$ref {str(ref)[:60]!r} is not a local JSON pointer"
+    return None
