@@ -27,6 +27,7 @@ BACKENDS = ("xgrammar", "llguidance")
 
 
 @pytest.mark.slow(reason="every suite case under ~20 capability variants, two backends")
+@pytest.mark.corpus("json-schema-test-suite@pinned")  # counts the pinned suite's cases
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_official_suite_agrees(backend: str) -> None:
     if not JSTS.is_dir():
@@ -56,6 +57,7 @@ def jsb_sample(per_subset: int, seed: int) -> list[tuple[str, object]]:
 
 
 @pytest.mark.slow(reason="hypothesis generation for the sample")
+@pytest.mark.corpus("jsonschemabench")
 def test_a_jsonschemabench_sample_agrees() -> None:
     from schemaops.lower.oracle import instances_for
 
@@ -73,6 +75,7 @@ def test_a_jsonschemabench_sample_agrees() -> None:
 
 
 @pytest.mark.slow(reason="half the suite cases on outlines' capabilities")
+@pytest.mark.corpus("json-schema-test-suite@pinned")  # counts the pinned suite's cases
 def test_half_the_official_suite_agrees_on_outlines() -> None:
     """outlines on a smaller sample (every other case): its probes are the costly ones, and
     test_lower_e2e has measured them already in a CI run (the probe cache)."""
