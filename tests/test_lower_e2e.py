@@ -337,7 +337,7 @@ def test_outlines_any_value_subschemas_are_served_as_a_type_union(tmp_path: Path
     and passes ``check``; the format it cannot enforce is the residual."""
     from outlines_core.json_schema import build_regex_from_schema
 
-    from schemaops.lower.passes import ANY_VALUE
+    from schemaops.lower.values import ANY_VALUE
 
     with pytest.raises(Exception, match="Unsupported JSON Schema structure"):
         build_regex_from_schema(json.dumps(ANNOTATED))

@@ -65,70 +65,32 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import re
 from typing import Any
 
-from schemaops.compare.instances import validator
-from schemaops.lower.merge import ANNOTATIONS, VOCABULARY, NotExact, json_equal, merge
-from schemaops.lower.model import EXACT, NARROWS, WIDENS, Lowered, Rewrite, under
-from schemaops.lower.patterns import JSON_ANY_NARROWS, anchored_search, format_pattern, is_anchored
+from schemaops.lower.keywords import (
+    LISTS,
+    MAPS,
+    PROBE_OF,
+    SIBLINGS,
+    SINGLE,
+    VERB,
+    capability,
+)
+from schemaops.lower.merge import ANNOTATIONS, NotExact, merge
+from schemaops.lower.model import EXACT, NARROWS, WIDENS, Lowered, Rewrite
+from schemaops.lower.passes_composition import CompositionPasses
+from schemaops.lower.passes_values import ValuePasses
 from schemaops.lower.probes import ENFORCED
-from schemaops.lower.relax import LADDER
 from schemaops.lower.residual import ResidualRule, pointer
 from schemaops.lower.shape import UNEVALUATED, mentions, misspelled, unlowerable
 from schemaops.strings import MISSING, ref_parts, resolve_pointer
 
-#: the largest integer range (or multipleOf set) turned into an enum
-MAX_ENUM = 256
 #: schema nodes an inlined $ref may add in total before inlining stops (no blow-up)
 MAX_INLINE_NODES = 20_000
 
-# The subschemas the rewrite descends into: not registry/refs.py's list (every subschema
-# keyword) on purpose, since the insides of not, if and contains are never rewritten.
-_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SINGLE = (
-    "items",
-    "additionalProperties",
-    "then",
-    "else",
-    "propertyNames",
-    "additionalItems",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-)
-_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-#: keywords that move into union branches (validation, not annotations or $defs)
-_SIBLINGS = VOCABULARY - {"$defs", "definitions"}
-_NUMERIC = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-_PROBE_OF = {
-    "minLength": "string.minLength",
-    "maxLength": "string.maxLength",
-    "pattern": "pattern.anchored",
-    "minItems": "array.minItems",
-    "maxItems": "array.maxItems",
-    "uniqueItems": "array.uniqueItems",
-    "contains": "array.contains",
-    "minContains": "array.contains",
-    "maxContains": "array.contains",
-    "minProperties": "object.minProperties",
-    "maxProperties": "object.maxProperties",
-    "dependentRequired": "object.dependentRequired",
-    "not": "not",
-    "oneOf": "oneOf",
-}
-_VERB = {
-    "ignored": "ignores it (an invalid probe instance walked to a stop)",
-    "refused": "refuses it (the probe schema does not compile)",
-    "narrower": "is stricter than JSON Schema (a valid probe instance cannot be produced)",
-}
 
-
-def _cap(caps: dict[str, str], key: str) -> str:
-    return caps.get(key, "refused")
-
-
-class _Lowerer:
+class _Lowerer(CompositionPasses, ValuePasses):
     def __init__(
         self, root: Any, caps: dict[str, str], backend: str, relax: dict[str, str] | None = None
     ) -> None:
@@ -150,11 +112,11 @@ class _Lowerer:
 
     # ---- bookkeeping -------------------------------------------------------------------
     def enforced(self, key: str) -> bool:
-        return _cap(self.caps, key) == ENFORCED
+        return capability(self.caps, key) == ENFORCED
 
     def why(self, key: str, kw: str) -> str:
-        cap = _cap(self.caps, key)
-        return f"{self.backend} {_VERB.get(cap, cap)}: {kw} (probe {key})"
+        cap = capability(self.caps, key)
+        return f"{self.backend} {VERB.get(cap, cap)}: {kw} (probe {key})"
 
     def move(self, out: dict, parts: list, kw: str, reason: str, **extra: Any) -> None:
         """Remove ``kw`` from the served node and keep it as a residual rule."""
@@ -212,16 +174,16 @@ class _Lowerer:
             return schema
         out: dict[str, Any] = {}
         for key, value in schema.items():
-            if key in _MAPS and isinstance(value, dict):
+            if key in MAPS and isinstance(value, dict):
                 if key in ("$defs", "definitions"):
                     out[key] = {}
                     for name, sub in value.items():
                         out[key][name] = self.lowered_def([*parts, key, name], sub)
                 else:
                     out[key] = {n: self.node(s, [*parts, key, n]) for n, s in value.items()}
-            elif key in _LISTS and isinstance(value, list):
+            elif key in LISTS and isinstance(value, list):
                 out[key] = [self.node(s, [*parts, key, i]) for i, s in enumerate(value)]
-            elif key in _SINGLE and isinstance(value, dict):
+            elif key in SINGLE and isinstance(value, dict):
                 out[key] = self.node(value, [*parts, key])
             else:
                 out[key] = copy.deepcopy(value)  # not, if, contains, and plain values
@@ -290,511 +252,8 @@ class _Lowerer:
         ``$ref`` alone, a widening, so each sibling keyword moves to the residual."""
         if self.enforced("$ref.siblings"):
             return
-        for kw in [k for k in out if k in _SIBLINGS and k != "$ref"]:
+        for kw in [k for k in out if k in SIBLINGS and k != "$ref"]:
             self.move(out, parts, kw, f"{self.why('$ref.siblings', kw + ' beside $ref')}; {why}")
-
-    def all_of(self, out: dict, parts: list) -> None:
-        branches = out.get("allOf")
-        if not isinstance(branches, list) or self.enforced("allOf"):
-            return
-        base = {k: v for k, v in out.items() if k != "allOf"}
-        merged_any = False
-        if any(b is False for b in branches):  # accepts nothing: the allOf is the app's
-            self.move(out, parts, "allOf", f"a branch is false; {self.why('allOf', 'allOf')}")
-            return
-        came = self.origin.setdefault(pointer(parts), {})
-        for i, branch in enumerate(branches):
-            for k in branch if isinstance(branch, dict) else ():
-                came.setdefault(k, []).append(pointer([*parts, "allOf", i, k]))
-            if isinstance(branch, dict) and isinstance(branch.get("$ref"), str):
-                target = self.inline(branch["$ref"])
-                if target is not None:
-                    rest = {k: v for k, v in branch.items() if k != "$ref"}
-                    try:
-                        branch = merge(rest, target) if rest else target
-                    except NotExact:
-                        pass
-            try:
-                joined = merge(base, branch)
-                if joined is False:
-                    raise NotExact("the branches accept nothing together")
-                base = joined
-                merged_any = True
-            except NotExact as exc:
-                ptr = pointer([*parts, "allOf", i])
-                reason = f"allOf branch not merged exactly ({exc}); {self.why('allOf', 'allOf')}"
-                self.widen(ptr, "allOf", branch, reason)
-        out.clear()
-        out.update(base)
-        if merged_any:
-            self.note(parts, "flatten allOf", "branches merged into one schema")
-
-    def if_then_else(self, out: dict, parts: list) -> None:
-        if "if" not in out or self.enforced("if"):
-            return
-        cond = out.get("if")
-        then = out.get("then", True)
-        other = out.get("else", True)
-        base = {k: v for k, v in out.items() if k not in ("if", "then", "else")}
-        try:
-            branches = self._split(base, cond, then, other)
-        except NotExact as exc:
-            reason = f"if/then/else not rewritten exactly ({exc}); {self.why('if', 'if')}"
-            covers = [pointer([*parts, k]) for k in ("if", "then", "else") if k in out]
-            value = {k: out[k] for k in ("if", "then", "else") if k in out}
-            for k in ("then", "else"):
-                out.pop(k, None)
-            out.pop("if")
-            ptr = pointer([*parts, "if"])
-            self.widen(ptr, "if", value, reason, covers)
-            return
-        keep = {k: v for k, v in base.items() if k not in _SIBLINGS}
-        out.clear()
-        out.update(keep)
-        out["anyOf"] = branches
-        self.note(parts, "if/then/else -> anyOf", "condition split on a finite domain")
-
-    def _split(self, base: dict, cond: Any, then: Any, other: Any) -> list[Any]:
-        if not isinstance(cond, dict):
-            raise NotExact("the condition is not a schema object")
-        if base.get("type") != "object":
-            raise NotExact("the node is not an object schema")
-        extra = set(cond) - {"properties", "required", "type"} - ANNOTATIONS
-        props = cond.get("properties")
-        if extra or not isinstance(props, dict) or len(props) != 1:
-            raise NotExact("the condition does not test exactly one property")
-        if cond.get("type", "object") != "object":
-            raise NotExact("the condition tests a type")
-        ((k, sub),) = props.items()
-        req = cond.get("required", [])
-        if req not in ([], [k]):
-            raise NotExact("the condition requires other properties")
-        domain_schema = (base.get("properties") or {}).get(k)
-        domain = _domain(domain_schema)
-        if domain is None:
-            raise NotExact(f"property {k!r} has no finite domain (enum, const or boolean)")
-        try:
-            check = validator(sub)
-            holds = [bool(check.is_valid(v)) for v in domain]
-        except Exception as exc:
-            raise NotExact(f"the condition cannot be evaluated on its own ({exc})"[:200]) from None
-        yes = [v for v, h in zip(domain, holds, strict=True) if h]
-        no = [v for v, h in zip(domain, holds, strict=True) if not h]
-        k_required = k in (base.get("required") or [])
-        cond_req = k in req
-        # the condition holds when k is present with a value in `yes`, or k is absent and the
-        # condition does not require it
-        then_disc: dict[str, Any] = {"properties": {k: {"enum": yes}}}
-        else_disc: dict[str, Any] = {"properties": {k: {"enum": no}}}
-        if cond_req:
-            then_disc["required"] = [k]
-        else:
-            else_disc["required"] = [k]
-        out = []
-        for values, disc, branch in ((yes, then_disc, then), (no, else_disc, other)):
-            absent_ok = "required" not in disc and not k_required
-            if not values and not absent_ok:
-                continue  # this branch can never apply
-            if not values:
-                raise NotExact(f"'{k} absent' cannot be expressed without not")
-            core = {k: v for k, v in base.items() if k in _SIBLINGS}
-            joined = merge(merge(core, branch), disc)
-            if joined is not False:  # a branch that accepts nothing is left out
-                out.append(joined)
-        if not out:
-            raise NotExact("no branch can apply")
-        return out
-
-    def required_unlisted(self, out: dict, parts: list) -> None:
-        """List required properties that ``properties`` does not, with the schema that
-        applies to them anyway (``additionalProperties``, else ``{}``): exact, and a
-        backend that only produces listed properties (xgrammar) can then write them."""
-        req = out.get("required")
-        props = out.get("properties")
-        if not isinstance(req, list) or self.enforced("object.required_unlisted"):
-            return
-        if props is not None and not isinstance(props, dict):
-            return
-        ap = out.get("additionalProperties", True)
-        patterns = out.get("patternProperties") or {}
-        missing = [k for k in req if isinstance(k, str) and k not in (props or {})]
-        if not missing or ap is False:
-            return
-        added = []
-        new_props = dict(props or {})
-        for k in missing:
-            if any(_search(p, k) for p in patterns):
-                sub: Any = {}  # patternProperties still apply to a listed property
-            elif isinstance(ap, dict):
-                sub = copy.deepcopy(ap)
-            else:
-                sub = {}
-            new_props[k] = sub
-            added.append(k)
-        if props is None:
-            rebuilt: dict[str, Any] = {}
-            for key, v in out.items():
-                if key == "required":
-                    rebuilt["properties"] = new_props
-                rebuilt[key] = v
-            out.clear()
-            out.update(rebuilt)
-        else:
-            out["properties"] = new_props
-        self.note(parts, "list required properties", f"added {', '.join(added)}")
-
-    def enum_filter(self, out: dict, parts: list) -> None:
-        """``enum`` and ``const`` alike (a ``const`` is a one-value ``enum``): values the
-        node's other keywords forbid are removed, then keywords every remaining value
-        satisfies are implied and dropped. Implied only when checked: a ``const`` that fails
-        its ``format`` keeps the format (a node that accepts nothing is left as it is)."""
-        key = "enum" if isinstance(out.get("enum"), list) else "const" if "const" in out else None
-        if key is None:
-            return
-        values = list(out["enum"]) if key == "enum" else [out["const"]]
-        others = {
-            k: v for k, v in out.items() if k not in ("enum", "const") and k not in ANNOTATIONS
-        }
-        if not others:
-            return
-        try:
-            check = validator(others)
-            kept = [v for v in values if check.is_valid(v)]
-        except Exception:  # e.g. a $ref that only resolves from the root: leave it
-            return
-        if not kept:
-            return  # accepts nothing: nothing is implied, the other passes decide
-        if len(kept) != len(values):
-            out["enum"] = kept
-            self.note(parts, "filter enum", "values the other keywords forbid removed")
-        implied = [
-            k for k in others if k not in _MAPS + _SINGLE + _LISTS and not self._enforced_kw(out, k)
-        ]
-        for kw in implied:
-            if kw in ("type", "$ref", "$defs", "definitions"):
-                continue
-            out.pop(kw)
-            self.note([*parts, kw], "implied by enum", f"every {key} value satisfies {kw}")
-
-    def _enforced_kw(self, out: dict, kw: str) -> bool:
-        probe = self._probe(out, kw)
-        return probe is None or self.enforced(probe)
-
-    def _probe(self, out: dict, kw: str) -> str | None:
-        if kw in _NUMERIC:
-            t = out.get("type")
-            if t == "integer":
-                return f"integer.{kw}"
-            if t == "number":
-                return f"number.{kw}"
-            ti, tn = f"integer.{kw}", f"number.{kw}"
-            return ti if not self.enforced(ti) else tn
-        if kw == "format":
-            return f"format.{out.get('format')}"
-        if kw in _PROBE_OF:
-            return _PROBE_OF[kw]
-        # a keyword the backend named in a compile error (see ``refine``)
-        return f"keyword.{kw}" if f"keyword.{kw}" in self.caps else None
-
-    def relaxed(self, out: dict, parts: list) -> None:
-        """The ladder steps that move plain keywords (``relax``): string length bounds, array
-        item bounds, patterns; each moved keyword is a residual rule with the step's reason."""
-        for step in _PLAIN_STEPS:
-            why = self.relax.get(step.key)
-            if why is None:
-                continue
-            for kw in step.keywords:
-                if kw in out and (kw != "pattern" or isinstance(out[kw], str)):
-                    self.move(out, parts, kw, why)
-
-    def integer_range(self, out: dict, parts: list) -> None:
-        if out.get("type") != "integer" or "enum" in out or "const" in out:
-            return
-        present = [k for k in _NUMERIC if k in out]
-        if not present or all(self.enforced(f"integer.{k}") for k in present):
-            return
-        why = self.relax.get("integer.enum")
-        if why is not None:  # ladder: the bounds the backend ignores go to the residual
-            for k in present:
-                if not self.enforced(f"integer.{k}"):
-                    self.move(out, parts, k, why)
-            return
-        if not self.enforced("enum.integer"):
-            return
-        lo, hi = _int_bounds(out)
-        if lo is None or hi is None:
-            return  # open range: the drops pass moves the bounds to the residual
-        mult = out.get("multipleOf")
-        if hi - lo + 1 > MAX_ENUM * (int(mult) if isinstance(mult, int) and mult > 0 else 1):
-            return
-        check = validator({k: out[k] for k in present})
-        values = [v for v in range(lo, hi + 1) if check.is_valid(v)]
-        if len(values) > MAX_ENUM:
-            return
-        first = next(k for k in out if k in present)
-        rebuilt: dict[str, Any] = {}
-        for k, v in out.items():
-            if k == first:
-                rebuilt["enum"] = values
-            elif k not in present:
-                rebuilt[k] = v
-        out.clear()
-        out.update(rebuilt)
-        self.note(parts, "integer range -> enum", f"{len(values)} integers from {lo} to {hi}")
-
-    def format(self, out: dict, parts: list) -> None:
-        fmt = out.get("format")
-        if not isinstance(fmt, str) or self.enforced(f"format.{fmt}"):
-            return
-        found = format_pattern(fmt, self.json_safe)
-        ptr = [*parts, "format"]
-        if found is None:
-            reason = (
-                f"format {fmt!r}: no probe shows {self.backend} enforces it at "
-                "schemaops.formats' strictness, and lower has no equivalent pattern"
-            )
-            self.move(out, parts, "format", reason)
-            return
-        pat, narrower = found
-        if not self.enforced("pattern.anchored"):
-            self.move(
-                out,
-                parts,
-                "format",
-                f"{self.why('format.' + fmt, 'format')}; "
-                f"and {self.why('pattern.anchored', 'pattern')}",
-            )
-            return
-        why = self.relax.get("format.pattern") or self.relax.get("pattern")
-        if why is not None:  # ladder: the format is the application's to check
-            self.move(out, parts, "format", why)
-            return
-        if "pattern" in out:
-            reason = f"{self.why('format.' + fmt, 'format')}; the node already has a pattern"
-            self.move(out, parts, "format", reason)
-            return
-        rebuilt = {
-            ("pattern" if k == "format" else k): (pat if k == "format" else v)
-            for k, v in out.items()
-        }
-        out.clear()
-        out.update(rebuilt)
-        detail = f"format {fmt!r} -> pattern ({self.why('format.' + fmt, 'format')})"
-        if narrower:
-            detail += f"; narrower than schemaops.formats: {narrower}"
-        self.note(ptr, "format -> pattern", detail, {"pattern": pat} if narrower else None)
-
-    def pattern(self, out: dict, parts: list) -> None:
-        pat = out.get("pattern")
-        if not isinstance(pat, str) or self.enforced("pattern.unanchored") or is_anchored(pat):
-            return
-        new = anchored_search(pat, self.json_safe)
-        if new is None:
-            self.move(
-                out,
-                parts,
-                "pattern",
-                f"{self.why('pattern.unanchored', 'pattern')}; "
-                "the pattern cannot be scanned to anchor it",
-            )
-            return
-        out["pattern"] = new
-        if self.json_safe and new != pat:
-            detail = f"search semantics kept, narrower: {JSON_ANY_NARROWS}: {new}"
-            self.note([*parts, "pattern"], "anchor pattern", detail, {"pattern": new})
-        else:
-            self.note([*parts, "pattern"], "anchor pattern", "search semantics kept: " + new)
-
-    def length_with_pattern(self, out: dict, parts: list) -> None:
-        """A backend that keeps either the pattern or the length of a string (outlines):
-        the length moves to the residual, the pattern (often a format) is served."""
-        for key, probe in (("pattern", "pattern.with_length"), ("format", "format.with_length")):
-            if key not in out or self.enforced(probe):
-                continue
-            for kw in ("minLength", "maxLength"):
-                if kw in out:
-                    self.move(out, parts, kw, self.why(probe, f"{kw} next to a {key}"))
-
-    def one_of(self, out: dict, parts: list) -> None:
-        """``oneOf`` the backend refuses: ``anyOf`` of the same branches. Exact when the
-        branches are pairwise disjoint (distinct types, or distinct constants of a property
-        every branch requires); otherwise exclusivity becomes a residual rule."""
-        branches = out.get("oneOf")
-        inside = pointer([*parts, "oneOf"])
-        # exactly-one-of is not monotone: a branch made wider (or narrower) can make two
-        # branches match where one did, so the original's exclusivity no longer holds
-        changed = [r for r in self.rewrites if r.effect != EXACT and under(r.pointer, inside)]
-        if not isinstance(branches, list) or (self.enforced("oneOf") and not changed):
-            return
-        rebuilt = {("anyOf" if k == "oneOf" else k): v for k, v in out.items()}
-        why = (
-            f"a oneOf branch was rewritten ({changed[0].rule} at {changed[0].pointer})"
-            if changed
-            else self.why("oneOf", "oneOf")
-        )
-        if "anyOf" in out:
-            if changed:
-                self.move(out, parts, "oneOf", f"{why}: exactly one branch can no longer be served")
-            return  # both: leave it to the drops pass
-        out.clear()
-        out.update(rebuilt)
-        if _disjoint(branches):
-            self.note(parts, "oneOf -> anyOf", "the branches are pairwise disjoint")
-            return
-        ptr = pointer([*parts, "oneOf"])
-        reason = (
-            f"{why}: served as anyOf; that exactly one branch matches is the application's to check"
-        )
-        self.widen(ptr, "oneOf", "exactly one branch", reason)
-
-    def distribute(self, out: dict, parts: list) -> None:
-        """Keywords next to an ``anyOf``/``oneOf`` the backend ignores there (xgrammar drops a
-        ``required`` beside a union): merged into every branch, which is exact
-        (A and (B1 or B2) = (A and B1) or (A and B2); likewise for exactly-one-of). All
-        branches or none: if one does not merge exactly, the siblings (which the backend
-        would ignore) move to the residual."""
-        if self.enforced("anyOf.siblings"):
-            return
-        key = "anyOf" if isinstance(out.get("anyOf"), list) else "oneOf"
-        branches = out.get(key)
-        if not isinstance(branches, list) or ("anyOf" in out and "oneOf" in out):
-            return
-        siblings = {k: v for k, v in out.items() if k != key and k in _SIBLINGS}
-        if not siblings:
-            return
-        try:
-            # a branch that accepts nothing with the siblings never matches: left out
-            merged = [m for b in branches if (m := merge(siblings, b)) is not False]
-            if not merged:
-                raise NotExact("no branch accepts anything with the siblings")
-        except NotExact as exc:  # the backend serves the union alone: a widening
-            why = f"{self.why('anyOf.siblings', f'keywords beside {key}')}; not distributed: {exc}"
-            for kw in siblings:
-                self.move(out, parts, kw, why)
-            return
-        keep = {k: v for k, v in out.items() if k != key and k not in _SIBLINGS}
-        out.clear()
-        out.update(keep)
-        out[key] = merged
-        self.note(parts, f"distribute into {key}", f"{', '.join(siblings)} into each branch")
-
-    def drops(self, out: dict, parts: list) -> None:
-        for kw in list(out):
-            probe = self._probe(out, kw)
-            if probe is None or self.enforced(probe):
-                continue
-            if kw == "format":
-                continue  # handled by the format pass
-            self.move(out, parts, kw, self.why(probe, kw))
-
-    def any_value(self, out: dict, parts: list) -> None:
-        if not parts:
-            return
-        if out:
-            if self.enforced("schema.annotations_only"):
-                return
-            if any(k in VOCABULARY or (k.startswith("$") and k not in _PLAIN_DOLLAR) for k in out):
-                return
-            why = (
-                f"{self.backend} refuses a subschema without a validation keyword; JSON Schema "
-                f"reads {', '.join(out)} as annotations: any value is valid"
-            )
-        elif self.enforced("schema.empty"):
-            return
-        else:
-            why = f"{self.backend} {_VERB.get(_cap(self.caps, 'schema.empty'), '')}: {{}}"
-        out.clear()
-        out.update(copy.deepcopy(ANY_VALUE))
-        self.note(parts, "any value -> union of the JSON types", why)
-
-
-#: ``$`` keywords that neither name a location nor change a base URI (safe to drop)
-_PLAIN_DOLLAR = frozenset({"$comment", "$schema"})
-#: every JSON value, spelled with ``type`` only (what ``{}`` means in JSON Schema)
-ANY_VALUE = {
-    "anyOf": [{"type": t} for t in ("null", "boolean", "number", "string", "array", "object")]
-}
-
-_TYPES = ("null", "boolean", "object", "array", "number", "string")
-
-
-def _type_set(schema: Any) -> set[str] | None:
-    if not isinstance(schema, dict) or "type" not in schema:
-        return None
-    t = schema["type"]
-    names = {t} if isinstance(t, str) else set(t) if isinstance(t, list) else None
-    if names is None:
-        return None
-    return {"number" if n == "integer" else n for n in names}
-
-
-def _constants(schema: Any) -> dict[str, list[Any]]:
-    """Property -> allowed constants, for properties the schema requires with const/enum."""
-    if not isinstance(schema, dict):
-        return {}
-    req = schema.get("required") or []
-    out = {}
-    for k, sub in (schema.get("properties") or {}).items():
-        if k in req and isinstance(sub, dict):
-            if "const" in sub:
-                out[k] = [sub["const"]]
-            elif isinstance(sub.get("enum"), list):
-                out[k] = list(sub["enum"])
-    return out
-
-
-def _disjoint(branches: list[Any]) -> bool:
-    """Whether no instance can match two of ``branches`` (a sufficient test)."""
-    for i, a in enumerate(branches):
-        for b in branches[i + 1 :]:
-            ta, tb = _type_set(a), _type_set(b)
-            if ta is not None and tb is not None and not (ta & tb):
-                continue
-            ca, cb = _constants(a), _constants(b)
-            shared = [k for k in ca if k in cb]
-            if any(not any(json_equal(x, y) for x in ca[k] for y in cb[k]) for k in shared) and (
-                ta == {"object"} or tb == {"object"}
-            ):
-                continue
-            return False
-    return True
-
-
-def _search(pattern: str, key: str) -> bool:
-    import re
-
-    try:
-        return re.search(pattern, key) is not None
-    except (re.error, TypeError):
-        return True  # unknown: treat as matching (leave the property's schema empty)
-
-
-def _domain(schema: Any) -> list[Any] | None:
-    if not isinstance(schema, dict):
-        return None
-    if isinstance(schema.get("enum"), list):
-        return list(schema["enum"])
-    if "const" in schema:
-        return [schema["const"]]
-    if schema.get("type") == "boolean":
-        return [True, False]
-    return None
-
-
-def _int_bounds(out: dict) -> tuple[int | None, int | None]:
-    lo: int | None = None
-    hi: int | None = None
-    for k in ("minimum", "exclusiveMinimum"):
-        v = out.get(k)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            b = math.ceil(v) if k == "minimum" else math.floor(v) + 1
-            lo = b if lo is None else max(lo, b)
-    for k in ("maximum", "exclusiveMaximum"):
-        v = out.get(k)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            b = math.floor(v) if k == "maximum" else math.ceil(v) - 1
-            hi = b if hi is None else min(hi, b)
-    return lo, hi
 
 
 _NAMED = (
@@ -815,14 +274,10 @@ def refine(caps: dict[str, str], error: str) -> dict[str, str] | None:
             found += [p.strip().strip("\"'") for p in m.group(1).split(",") if p.strip()]
     new = dict(caps)
     for kw in found:
-        key = _PROBE_OF.get(kw, f"keyword.{kw}")
+        key = PROBE_OF.get(kw, f"keyword.{kw}")
         if new.get(key) != "refused":
             new[key] = "refused"
     return new if new != caps else None
-
-
-#: the ladder steps the ``relaxed`` pass applies (formats and integer ranges have their own)
-_PLAIN_STEPS = tuple(s for s in LADDER if s.key in ("string.length", "array.bounds", "pattern"))
 
 
 def lower_schema(
