@@ -238,10 +238,27 @@ def test_an_object_store_out_of_reach_is_exit_2(tmp_path: Path, uri: str) -> Non
     reported ``gs://bucket/x.jsonl`` without network, which never ended on main and ends in
     ~3 s with ``--open-timeout 3`` now, is not run here: on a machine with a network it
     would reach Google.)"""
+    from schemaops.http.urls import redact
+
     r = _audit(tmp_path, uri, "--open-timeout", DEADLINE_S, timeout=URI_BOUND_S)
     assert r.returncode == 2, r.stderr
-    assert r.stderr.startswith(f"error: cannot read {uri}: ")
+    assert r.stderr.startswith(f"error: cannot read {redact(uri)}: ")
     assert "Traceback" not in r.stderr
+
+
+def test_credentials_in_a_shard_uri_are_never_printed(tmp_path: Path) -> None:
+    """``s3://KEY:SECRET@bucket/...`` is a way to pass credentials to pyarrow: the shard is
+    opened with them, but every message and report names it as ``s3://***@bucket/...``
+    (the URI was printed whole before this)."""
+    secret = "wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY"
+    uri = (
+        f"s3://AKIAEXAMPLE:{secret}@bucket/x.jsonl"
+        "?endpoint_override=schemaops-test.invalid&region=us-east-1"
+    )
+    r = _audit(tmp_path, uri, "--open-timeout", DEADLINE_S, timeout=URI_BOUND_S)
+    assert r.returncode == 2, r.stderr
+    assert secret not in r.stderr + r.stdout and "AKIAEXAMPLE" not in r.stderr + r.stdout
+    assert "s3://***@bucket/x.jsonl" in r.stderr, r.stderr
 
 
 def test_open_timeout_must_be_positive(tmp_path: Path) -> None:

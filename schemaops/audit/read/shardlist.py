@@ -27,6 +27,7 @@ from schemaops.audit.read.shards import (
     within,
 )
 from schemaops.errors import InputError
+from schemaops.http.urls import redact, scrub
 
 
 def expand(
@@ -44,17 +45,19 @@ def expand(
     for arg in args:
         found = _expand_uri(arg, open_timeout) if "://" in arg else _expand_local(arg)
         if not found:
-            raise InputError(f"cannot read {arg}: no such file, or no shard in it")
+            raise InputError(f"cannot read {redact(arg)}: no such file, or no shard in it")
         for name in found:
             key = _identity(name)
+            shown = redact(name)  # s3://key:secret@bucket/...: the report never shows the secret
             first = seen.get(key) if key is not None else None
             if first is not None:
                 if skipped is not None:
-                    skipped.append({"shard": name, "same_as": first})
+                    skipped.append({"shard": shown, "same_as": first})
                 continue
             if key is not None:
-                seen[key] = name
-            out.append(Shard(name, open_timeout=open_timeout))
+                seen[key] = shown
+            path = name if shown != name else None
+            out.append(Shard(shown, path=path, open_timeout=open_timeout))
     return out
 
 
@@ -195,7 +198,8 @@ def _list(filesystem: Any, base: str, wild: bool) -> list[Any] | None:
 def _expand_uri(arg: str, timeout: float = OPEN_TIMEOUT_S) -> list[str]:
     from pyarrow import fs
 
-    full, (arg, query) = arg, split_query(arg)
+    raw, (arg, query) = arg, split_query(arg)
+    full = redact(raw)  # how messages name it
     scheme, rest = arg.split("://", 1)
     wild = next((i for i, c in enumerate(rest) if c in GLOB_CHARS), None)
     base_rest = rest if wild is None else rest[: rest.rfind("/", 0, wild) + 1] or rest[:wild]
@@ -205,9 +209,10 @@ def _expand_uri(arg: str, timeout: float = OPEN_TIMEOUT_S) -> list[str]:
     except ShardError:
         raise
     except Exception as exc:  # the store refused the listing
-        raise InputError(f"cannot read {full}: {type(exc).__name__}: {exc}") from None
+        why = scrub(str(exc), [raw])
+        raise InputError(f"cannot read {full}: {type(exc).__name__}: {why}") from None
     if listing is None:
-        return [full]
+        return [raw]
     prefix = arg[: len(arg) - len(rest)] + base_rest.rstrip("/")
     names = []
     for f in listing:

@@ -38,6 +38,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from schemaops.errors import InputError
+from schemaops.http.urls import scrub
 from schemaops.jsonl import (
     STREAM_ERRORS,
     OverlongLine,
@@ -168,7 +169,8 @@ def filesystem_of(uri: str, timeout: float = OPEN_TIMEOUT_S, name: str | None = 
     except ShardError:
         raise
     except Exception as exc:  # an unknown scheme, a bad bucket name, missing credentials
-        raise ShardError(f"cannot read {name}: {type(exc).__name__}: {exc}") from None
+        why = scrub(str(exc), [uri])  # pyarrow may quote the URI, credentials and all
+        raise ShardError(f"cannot read {name}: {type(exc).__name__}: {why}") from None
 
 
 def open_regular(path: str, name: str | None = None) -> BinaryIO:
@@ -202,7 +204,8 @@ def _open(shard: Shard) -> BinaryIO:
         except ShardError:
             raise
         except Exception as exc:
-            raise ShardError(f"cannot read {name}: {type(exc).__name__}: {exc}") from None
+            why = scrub(str(exc), [loc])
+            raise ShardError(f"cannot read {name}: {type(exc).__name__}: {why}") from None
     return open_regular(loc, name)
 
 

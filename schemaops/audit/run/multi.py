@@ -275,7 +275,7 @@ def run_pool(shards: list[Shard], opts: AuditOptions, jobs: int) -> tuple[Tally,
     total, summary = Tally(), ShardsSummary(len(shards))
     from schemaops.audit.run.parallel import worker_pool
 
-    args = [(s.name, i, opts) for i, s in enumerate(shards)]
+    args = [(s.name, i, opts, s.path) for i, s in enumerate(shards)]  # path: credentials
     rec_out = _open_out(opts.records) if opts.records else None
     try:
         with worker_pool(jobs) as pool:

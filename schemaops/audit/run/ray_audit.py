@@ -61,7 +61,7 @@ def portable(opts: AuditOptions) -> AuditOptions:
 
 def _location(shard: Shard) -> str | None:
     if shard.is_uri:
-        return None
+        return shard.path  # the URI as given (its credentials); ``name`` is the shown form
     if shard.name == "-":
         raise InputError("--ray cannot read stdin ('-'): give files, a folder, a glob or URIs")
     return os.path.abspath(shard.name)
