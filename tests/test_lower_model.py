@@ -162,3 +162,26 @@ def test_a_residual_branch_covers_what_fails_behind_its_ref() -> None:
     res = check_residual(schema, lw.residual, x)
     assert res.flagged and not res.uncovered, res
     assert Oracle(lw).problem(x) is None
+
+
+def test_a_ref_into_a_rewritten_subschema_never_dangles() -> None:
+    """A ``$ref`` may point inside a node the passes replace (JSONSchemaBench's
+    vtestunit-schema: ``#/definitions/636d/full``, where ``636d`` holds only the non-keyword
+    key ``full``, which the any-value pass turns into a union of the JSON types when the backend
+    refuses annotation-only subschemas). The served schema kept a ref to nothing and could not
+    even be evaluated; now such a schema is served as it is, with the reason. Found by
+    ``bench/lower_suite.py --each`` (per-probe forcing on the JSONSchemaBench sample)."""
+    from schemaops.compare.instances import validator
+    from schemaops.lower.passes import lower_schema
+
+    schema = {
+        "$ref": "#/definitions/a/full",
+        "definitions": {"a": {"full": {"type": "string", "maxLength": 3}}},
+        "type": "object",
+    }
+    caps = {**XGRAMMAR, "schema.annotations_only": "refused"}
+    lw = lower_schema(schema, caps, "xgrammar")
+    served, original = validator(lw.served), validator(schema)
+    for x in ("abc", "abcd", {"k": 1}, 3):  # evaluable (no PointerToNowhere), and the same
+        assert served.is_valid(x) == original.is_valid(x), x
+    assert any("a rewrite removed what #/definitions/a/full points to" in n for n in lw.notes)

@@ -52,8 +52,11 @@ class Oracle:
             orig = self.orig.is_valid(x)
         except Exception as exc:
             raise Unjudgeable(str(exc)[:200]) from None
-        served = self.served.is_valid(x)
         shown = json.dumps(x, default=str)[:120]
+        try:
+            served = self.served.is_valid(x)
+        except Exception as exc:  # a broken served schema (a dangling $ref) is a finding
+            return f"the served schema cannot be evaluated ({type(exc).__name__}): {shown}"
         if lw.exact and orig != served:
             return f"claimed exact, original {orig}, served {served}: {shown}"
         if orig and not served and not refused_only_by(self.served, x, self.marks):

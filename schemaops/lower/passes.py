@@ -310,4 +310,29 @@ def lower_schema(
             "this schema: the application checks it"
         )
         served = lw.node(root, [])
+    lost = sorted(set(dangling_refs(served)) - set(dangling_refs(original)))
+    if lost:  # a rewrite removed what a $ref points into: the served schema would be broken
+        notes.append(
+            f"served as it is: a rewrite removed what {lost[0]} points to (a $ref into a"
+            " subschema the passes replace)"
+        )
+        return Lowered(backend, original, copy.deepcopy(original), notes=notes)
     return Lowered(backend, original, served, lw.rewrites, lw.residual, notes)
+
+
+def dangling_refs(root: Any) -> list[str]:
+    """The local pointer refs (``#/...``) in ``root`` that resolve to nothing in it."""
+    out: list[str] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#"):
+                parts = ref_parts(ref)
+                if parts is not None and resolve_pointer(root, parts, MISSING) is MISSING:
+                    out.append(ref)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
