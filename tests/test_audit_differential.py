@@ -288,5 +288,7 @@ def test_fast_path_never_accepts_what_jsonschema_rejects() -> None:
         bad += _compare(schema, instances, stats)
     assert not bad, f"{len(bad)} false accepts, e.g. {bad[:5]}"
     assert stats["schemas"] > 500 and stats["comparisons"] > 60_000, stats
-    assert stats["explained"] > 20_000 and stats["legacy"] > 300, stats
+    # "legacy": schemas jsonschema-rs does not answer for (rscheck.compile_rs says why), where
+    # the closure tree and jsonschema answer alone
+    assert stats["explained"] > 20_000 and stats["legacy"] > 5, stats
     assert stats["lazy_vs_eager"] > 50_000, stats

@@ -22,6 +22,8 @@ from schemaops.audit.tally.budget import note as note_length
 from schemaops.audit.tally.diagnose import close_runs, diagnose, note_run
 from schemaops.audit.tally.stats import Tally
 from schemaops.audit.verdict.classify import (
+    LONG_INT_DIGITS,
+    MAX_DEPTH,
     OK,
     OUTCOME_OK,
     REFUSAL,
@@ -36,6 +38,11 @@ from schemaops.errors import InputError
 from schemaops.strings import truncate
 
 NO_SCHEMA = "(none)"
+# ``classify.parse_output``'s tests, inlined in the lean path: a run of 19 digits may be an
+# integer orjson reads as a float; a text this long may nest deeper than MAX_DEPTH
+_DIGIT_MAP = bytes(49 if 48 <= i <= 57 else 48 for i in range(256))
+_LONG_RUN = b"1" * LONG_INT_DIGITS
+_DEEP_TEXT = 2 * MAX_DEPTH
 
 
 def tool_schema_picker(resolver: SchemaResolver) -> Any:
@@ -93,6 +100,17 @@ def audit_lines(
     # the usual shape (a string ``text`` and schema name: what ``find_outputs`` answers
     # first, with that one output); half of every line it reads is such a line
     owns = route.owns if route is not None and field_ is None and "." not in schema_field else None
+    # The lean path (``_lean_ok``'s conditions, inlined): a plain record whose one output
+    # parses with orjson and that jsonschema-rs accepts is counted here and nothing else is
+    # asked of it; anything else falls through to the general path below, which decides it.
+    lean = route is None and records_out is None and field_ is None and "." not in schema_field
+    quicks: dict[str, Any] = {}  # schema name -> its checker's ``quick`` (None: not lean)
+    memo_ok = [OUTCOME_OK, None, None]  # the memo entry of every lean ok (never mutated)
+    dumps = orjson.dumps
+    remember = resolver.remember
+    if lean and fixed is not None:
+        fixed.fast  # noqa: B018 (compiles jsonschema-rs's check: sets quick)
+        quicks[fixed.name] = fixed.quick
     for lineno, raw in enumerate(lines, first_line):  # noqa: B007
         if route is not None:
             in_range = route.lo <= lineno < route.hi
@@ -105,6 +123,64 @@ def audit_lines(
                 rec = loads(raw)
             except orjson.JSONDecodeError:
                 rec = parse_record(raw)
+            if lean and rec.__class__ is dict:
+                text = rec.get("text")
+                name = rec.get(schema_field) if fixed is None else fixed.name
+                quick = quicks.get(name) if text.__class__ is str else None
+                if quick is not None:
+                    key = (checkers[name] if fixed is None else fixed, text)
+                    hit = memo.get(key) if memo is not None else None
+                    if hit is None:
+                        try:
+                            value = loads(text)
+                        except orjson.JSONDecodeError:
+                            quick = None
+                        else:
+                            if len(text) >= 19 and _LONG_RUN in text.encode(
+                                "utf-8", "surrogatepass"
+                            ).translate(_DIGIT_MAP):
+                                quick = None
+                            elif value.__class__ is dict or value.__class__ is list:
+                                if (
+                                    "\\u" in text
+                                    or text.count(":") != dumps(value).count(b":")
+                                    or len(text) > _DEEP_TEXT
+                                    and text.count("[") + text.count("{") > MAX_DEPTH
+                                ):
+                                    quick = None
+                            if quick is not None and quick(value) is True:
+                                if memo is not None:
+                                    remember(key, memo_ok)
+                            else:
+                                quick = None
+                    elif hit[0] is not OUTCOME_OK or hit[1] is not None:
+                        quick = None
+                if quick is not None:  # ok: counted as the general path below counts it
+                    n_ok += 1
+                    ok_counts[name] = ok_counts.get(name, 0) + 1
+                    if (
+                        "meta_info" in rec
+                        or "usage" in rec
+                        or "choices" in rec
+                        or ("finish_reason" in rec)
+                    ):
+                        note_length(tally.lengths, name, rec, False)
+                    if ep_field is not None:
+                        ep = rec.get(ep_field)
+                        if ep is not None:
+                            if isinstance(ep, (list, dict)):
+                                ep = str(ep)
+                            e = episodes.get(ep)
+                            if e is None:
+                                e = episodes[ep] = [0, 0]
+                            e[0] += 1
+                            step = rec.get(step_field) if step_field else None
+                            if step is not None and not isinstance(step, (list, dict)):
+                                st = by_step.get(step)
+                                if st is None:
+                                    st = by_step[step] = [0, 0]
+                                st[0] += 1
+                    continue
             mine = False  # known to be this worker's line (its one output, then)
             if owns is not None and type(rec) is dict:
                 name = rec.get(schema_field)
@@ -136,6 +212,9 @@ def audit_lines(
                 if checker is None:
                     try:
                         checker = checkers[name] = resolver.get(name)
+                        checker.fast  # noqa: B018 (compiles jsonschema-rs's check: sets quick)
+                        if lean and fixed is None:
+                            quicks[name] = checker.quick
                     except InputError as exc:
                         _input_error(
                             tally, records_out, lineno, record_id(rec), str(exc), shard, first_line

@@ -53,7 +53,8 @@ _orjson_loads = orjson.loads
 # sends the text to the stdlib, found with C-speed bytes ops (a regex scan costs several
 # microseconds per output, more than the parse).
 _DIGIT_MAP = bytes(49 if 48 <= i <= 57 else 48 for i in range(256))
-_LONG_RUN = b"1" * 19
+LONG_INT_DIGITS = 19
+_LONG_RUN = b"1" * LONG_INT_DIGITS
 
 
 def _may_have_long_int(text: str) -> bool:

@@ -4,8 +4,11 @@ time).
 
 Why this shape: ``jsonschema.validate`` re-checks the schema and rebuilds a validator on
 every call (milliseconds). Here each schema is compiled once (cached by name), valid outputs
-take the fast path (``fastcheck``), and only failures run ``iter_errors`` so that
-``best_match`` can name the most relevant keyword, pointer and message.
+are answered by jsonschema-rs (``rscheck.py``: about a microsecond for a tool call), and only
+what it does not accept runs Python ``jsonschema``'s ``iter_errors``, so that ``best_match``
+names the most relevant keyword, pointer and message exactly as before. A schema
+jsonschema-rs cannot answer for exactly (``rscheck.compile_rs`` says why) is answered by the
+closure tree (``treecheck.py``), then ``jsonschema``.
 
 A ``pattern`` that backtracks catastrophically cannot be interrupted from inside ``re``
 except by a signal, so validation of schemas that use regexes runs under the watchdog
@@ -31,11 +34,8 @@ from schemaops.audit.verdict.classify import (
     Classification,
 )
 from schemaops.audit.verdict.explain import explain, skipping_class
-from schemaops.audit.verdict.fastcheck import (
-    Unsupported,
-    compile_fast,
-    inline_refs,
-)
+from schemaops.audit.verdict.fastcheck import Unsupported, inline_refs
+from schemaops.audit.verdict.rscheck import compile_rs
 from schemaops.audit.verdict.schemakeys import schema_hints, well_formed
 from schemaops.audit.verdict.treecheck import compile_tree
 from schemaops.errors import InputError
@@ -46,10 +46,6 @@ from schemaops.watchdog import WatchdogTimeout, watched
 from schemaops.watchdog import timeout as watchdog_timeout
 
 MESSAGE_LIMIT = 300
-#: A schema's first outputs are checked by jsonschema alone; its fast check is generated and
-#: compiled (about a millisecond) once it has had this many. A platform registry of thousands
-#: of schemas with a few outputs each does not pay for code it would barely run (issue 15).
-FAST_AFTER = 32
 _PENDING: Any = object()
 
 
@@ -95,8 +91,15 @@ class SchemaChecker:
         self._inline = modern and no_ids and self.tree is None
         self._validator: Any = None
         self._fast_args = (schema, cls, fmt)
+        self._cls = cls
+        self._assert_format = assert_format
+        #: jsonschema-rs's yes/no check, compiled on first use; None when it cannot answer
         self._fast: Any = _PENDING
-        self._seen = 0
+        self.fast_reason = ""
+        #: ``fast`` when it may run outside the watchdog (the audit's lean loop calls it
+        #: directly: True is the verdict ``ok``, anything else goes through ``check``); set by
+        #: ``fast``
+        self.quick: Any = None
         # Only schemas with regexes can hang (the watchdog's timeout is set by ``armed``).
         self.guarded = hints["regex"] and timeout > 0
         self._watch = watched(self.guarded)  # reused: no allocation per record
@@ -114,14 +117,17 @@ class SchemaChecker:
 
     @property
     def fast(self) -> Any:
-        """The compiled yes/no check (compiled on first access), None when it cannot be exact."""
+        """jsonschema-rs's ``is_valid`` (compiled on first access), None when it cannot answer
+        exactly (``fast_reason`` says why)."""
         if self._fast is _PENDING:
-            self._fast = compile_fast(*self._fast_args)
+            rs = compile_rs(self.schema, self._cls, self._assert_format)
+            self._fast, self.fast_reason = rs.is_valid, rs.reason
+            self.quick = rs.is_valid if not rs.watched else None
         return self._fast
 
     @property
     def fast_path(self) -> bool:
-        """Whether the compiled fast check is in use now (never compiles it)."""
+        """Whether jsonschema-rs answers for this schema now (never compiles it)."""
         return self._fast is not _PENDING and self._fast is not None
 
     def check(self, value: Any) -> Classification:
@@ -130,15 +136,22 @@ class SchemaChecker:
         Only schemas with regexes are watched: without one, validation is linear in the size
         of the output and a slow record is just a big one.
         """
+        fast = self._fast
+        if fast is _PENDING:
+            fast = self.fast
         try:
             with self._watch:
-                fast = self._fast
-                if fast is _PENDING:
-                    self._seen += 1
-                    fast = self.fast if self._seen > FAST_AFTER else self.tree
                 if fast is not None:
                     try:
                         if fast(value):
+                            return OUTCOME_OK
+                    except WatchdogTimeout:
+                        raise
+                    except Exception:  # noqa: S110 (jsonschema below is the authority)
+                        pass
+                elif self.tree is not None:
+                    try:
+                        if self.tree(value):
                             return OUTCOME_OK
                     except Unsupported:  # a lazy subtree the tree cannot answer exactly
                         self.tree = None

@@ -1,0 +1,199 @@
+"""The audit's yes/no check: jsonschema-rs (Rust), held to Python ``jsonschema``'s answers.
+
+Why jsonschema-rs: on small tool-call outputs ``is_valid`` costs about a microsecond, as much
+as parsing the text, where Python ``jsonschema`` costs tens (issue 24). It is used one-sided,
+as the generated checks before it were: ``True`` here must mean that ``jsonschema`` (with
+``schemaops.formats``) finds no error; ``False`` sends the output to ``jsonschema``, which
+names the keyword, path and message. So jsonschema-rs may be stricter than ``jsonschema``,
+never more lenient, and what would make it more lenient is handled here:
+
+- the draft: jsonschema-rs is given the draft Python ``jsonschema`` picked for the schema
+  (its ``Draft*Validator`` class, not its own detection); a schema with a ``$schema`` below
+  its root (another dialect inside) is not checked here.
+- ``format``: a format whose jsonschema-rs checker was found never more lenient than
+  ``schemaops.formats`` (``NATIVE_FORMATS``: a seeded fuzz of mutated values in
+  ``tests/test_audit_rs_agreement.py``; its checkers are Rust, about 40x cheaper than a call
+  back into Python) is left to jsonschema-rs where its draft asserts it (probed per draft:
+  ``uuid`` and ``duration`` only from 2019-09); every other format ``schemaops.formats`` knows
+  is passed as a custom format (custom formats take precedence over built-in ones; tried with
+  jsonschema-rs 0.61.2), so one format semantics holds. A format only jsonschema-rs knows
+  makes it stricter, which is allowed.
+- ``multipleOf`` with a non-integer divisor: jsonschema-rs accepts ``0.3`` as a multiple of
+  ``0.1``, ``jsonschema`` does not (it divides in floating point and asks whether the
+  quotient is whole, ``jsonschema/_keywords.py``, 4.26.0). Such a schema gets a custom
+  ``multipleOf`` keyword with ``jsonschema``'s arithmetic.
+- ``pattern`` and ``patternProperties``: jsonschema-rs runs ECMA-262-flavoured regexes
+  (fancy-regex), Python ``re`` is what ``jsonschema`` runs. Where the two differ, the Rust
+  side is usually stricter (``\\d`` and ``\\w`` are ASCII, ``$`` does not match before a final
+  newline, ``.`` excludes U+2028), but the negated classes (``\\D``, ``\\W``, ``\\S``), ``\\s``
+  (ECMA adds U+FEFF), word boundaries, Unicode properties and case folding can make it more
+  lenient. A schema with such a pattern is not checked here (``portable_pattern``).
+- a schema jsonschema-rs refuses (an unknown ``$schema``, draft 3, a ``$ref`` it cannot
+  resolve offline, a pattern its engine cannot compile such as ``\\Z``) is not checked here.
+- remote ``$ref``s are never fetched (``offline=True``).
+
+A backtracking pattern cannot hang jsonschema-rs: fancy-regex stops at ``BACKTRACK_LIMIT``
+steps and the output is then not valid here, so ``jsonschema`` (under the audit's watchdog)
+answers, as before. The agreement is tested on the JSON-Schema-Test-Suite and on
+JSONSchemaBench's schemas with mutated instances (``tests/test_audit_rs_agreement.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+import jsonschema
+import jsonschema_rs
+
+from schemaops.formats import format_checker
+
+#: fancy-regex's backtracking budget per match (its own default is 1,000,000)
+BACKTRACK_LIMIT = 100_000
+
+# Escapes and groups whose meaning differs between Python ``re`` and ECMA-262 in the direction
+# that would make jsonschema-rs accept what ``jsonschema`` refuses (see the module docstring).
+_LENIENT = re.compile(r"\\[DWSsBbpPkK]|\(\?[a-zA-Z]*[iux]|\{,")
+_NEGATED_CLASS_ESCAPE = re.compile(r"\[\^[^\]]*\\[dw]")
+
+#: Python jsonschema's draft -> jsonschema-rs's (draft 3 has none: such a schema is not checked)
+RS_DRAFTS = {
+    jsonschema.Draft4Validator: jsonschema_rs.Draft4Validator,
+    jsonschema.Draft6Validator: jsonschema_rs.Draft6Validator,
+    jsonschema.Draft7Validator: jsonschema_rs.Draft7Validator,
+    jsonschema.Draft201909Validator: jsonschema_rs.Draft201909Validator,
+    jsonschema.Draft202012Validator: jsonschema_rs.Draft202012Validator,
+}
+#: formats whose jsonschema-rs checker accepts nothing ``schemaops.formats`` refuses, each with
+#: a value both refuse (used to ask a draft whether it asserts the format at all)
+NATIVE_FORMATS = {
+    "date": "x",
+    "time": "x",
+    "date-time": "x",
+    "uuid": "x",
+    "email": "x",
+    "ipv4": "x",
+    "ipv6": "x",
+    "hostname": "-x-",
+    "uri": "x",
+    "uri-reference": "\\\\ x",
+    "duration": "x",
+    "json-pointer": "x",
+}
+
+
+def portable_pattern(pattern: str) -> bool:
+    """True when no construct in ``pattern`` can make ECMA-262 matching more lenient than
+    Python's ``re`` (a conservative test: an escaped backslash before ``s`` also says no)."""
+    return not _LENIENT.search(pattern) and not _NEGATED_CLASS_ESCAPE.search(pattern)
+
+
+class _MultipleOf:
+    """``multipleOf`` as ``jsonschema`` 4.26.0 computes it (``_keywords.multipleOf``): a float
+    divisor divides and asks whether the quotient is whole; an integer one takes ``%``."""
+
+    def __init__(self, parent_schema: Any, value: Any, schema_path: Any) -> None:
+        self.divisor = value
+
+    def validate(self, instance: Any) -> None:
+        if type(instance) not in (int, float):
+            return
+        d = self.divisor
+        if isinstance(d, float):
+            quotient = instance / d
+            try:
+                failed = int(quotient) != quotient
+            except OverflowError:
+                failed = True
+        else:
+            failed = bool(instance % d)
+        if failed:
+            raise ValueError(f"{instance!r} is not a multiple of {d!r}")
+
+
+@lru_cache(maxsize=8)
+def _formats(rs_cls: type) -> dict[str, Callable[[str], bool]]:
+    """``schemaops.formats``' checkers in jsonschema-rs's shape (a string in, a bool out), for
+    the formats this draft of jsonschema-rs does not assert natively the same way."""
+    checker = format_checker()
+
+    def wrap(name: str) -> Callable[[str], bool]:
+        def conforms(value: str) -> bool:
+            return checker.conforms(value, name)
+
+        return conforms
+
+    native = {
+        name
+        for name, bad in NATIVE_FORMATS.items()
+        if not rs_cls({"format": name}, validate_formats=True).is_valid(bad)
+    }
+    return {name: wrap(name) for name in checker.checkers if name not in native}
+
+
+def _scan(schema: Any) -> tuple[bool, bool, bool]:
+    """(every pattern portable and no ``$schema`` below the root, a non-integer ``multipleOf``
+    somewhere, a ``"format": "regex"``), in one walk."""
+    portable, float_multiple, regex_format = True, False, False
+    stack: list[tuple[Any, bool]] = [(schema, True)]
+    while stack:
+        node, root = stack.pop()
+        if isinstance(node, dict):
+            if not root and isinstance(node.get("$schema"), str):
+                portable = False
+            pat = node.get("pattern")
+            if isinstance(pat, str) and not portable_pattern(pat):
+                portable = False
+            props = node.get("patternProperties")
+            if isinstance(props, dict) and not all(portable_pattern(k) for k in props):
+                portable = False
+            if isinstance(node.get("multipleOf"), float):
+                float_multiple = True
+            if node.get("format") == "regex":
+                regex_format = True
+            stack.extend((v, False) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, False) for v in node)
+    return portable, float_multiple, regex_format
+
+
+class RsCheck(NamedTuple):
+    """What ``compile_rs`` made of a schema."""
+
+    #: jsonschema-rs's ``is_valid``, or None when it cannot answer exactly for this schema
+    is_valid: Callable[[Any], bool] | None
+    #: why not, when ``is_valid`` is None
+    reason: str = ""
+    #: ``is_valid`` calls back into Python's ``re`` (a ``"format": "regex"`` value is compiled
+    #: there), so it must run under the audit's watchdog; fancy-regex bounds itself
+    watched: bool = False
+
+
+def compile_rs(schema: Any, cls: type, assert_format: bool) -> RsCheck:
+    """jsonschema-rs's ``is_valid`` for ``schema`` read as draft ``cls`` (Python jsonschema's
+    validator class for it), or the reason it cannot answer exactly."""
+    rs_cls = RS_DRAFTS.get(cls)
+    if rs_cls is None:
+        return RsCheck(None, f"jsonschema-rs has no {cls.__name__}")
+    portable, float_multiple, regex_format = _scan(schema)
+    if not portable:
+        return RsCheck(
+            None, "a pattern more lenient in ECMA-262 than in Python's re, or a nested $schema"
+        )
+    options: dict[str, Any] = {
+        "validate_formats": assert_format,
+        "ignore_unknown_formats": True,
+        "offline": True,
+        "pattern_options": jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT),
+    }
+    if assert_format:
+        options["formats"] = _formats(rs_cls)
+    if float_multiple:
+        options["keywords"] = {"multipleOf": _MultipleOf}
+    try:
+        validator = rs_cls(schema, **options)
+    except Exception as exc:  # jsonschema-rs refuses the schema: jsonschema answers alone
+        return RsCheck(None, f"jsonschema-rs refuses it: {str(exc).splitlines()[0][:200]}")
+    return RsCheck(validator.is_valid, "", assert_format and regex_format)
