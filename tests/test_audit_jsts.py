@@ -26,6 +26,7 @@ import pytest
 from corpus_paths import JSTS
 
 from schemaops.audit.verdict.classify import parse_output
+from schemaops.audit.verdict.fastcheck import Unsupported
 from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.errors import InputError
 
@@ -108,8 +109,13 @@ def test_suite_group(group: dict) -> None:
         outcome = checker.check(value)
         if checker.fast is not None:
             assert checker.fast(value) == checker.validator.is_valid(value), test["description"]
-        if checker.tree is not None:  # the closure form of the same check (treecheck.py)
-            assert checker.tree(value) == checker.validator.is_valid(value), test["description"]
+        if checker.tree is not None:  # the closure check (treecheck.py), where it can answer
+            try:
+                said = checker.tree(value)
+            except Unsupported:  # a lazy subtree it cannot answer exactly: jsonschema does
+                said = None
+            if said is not None:
+                assert said == checker.validator.is_valid(value), test["description"]
         if test["valid"]:
             assert outcome.category == "ok", (test["description"], outcome)
         else:

@@ -125,12 +125,19 @@ def _formats(rs_cls: type) -> dict[str, Callable[[str], bool]]:
 
         return conforms
 
-    native = {
+    native = native_formats(rs_cls)
+    return {name: wrap(name) for name in checker.checkers if name not in native}
+
+
+@lru_cache(maxsize=8)
+def native_formats(rs_cls: type) -> frozenset[str]:
+    """The ``NATIVE_FORMATS`` this draft of jsonschema-rs asserts (asked, not assumed: each
+    refuses its known-bad value only where the draft asserts the format)."""
+    return frozenset(
         name
         for name, bad in NATIVE_FORMATS.items()
         if not rs_cls({"format": name}, validate_formats=True).is_valid(bad)
-    }
-    return {name: wrap(name) for name in checker.checkers if name not in native}
+    )
 
 
 def _scan(schema: Any) -> tuple[bool, bool, bool]:

@@ -1,0 +1,276 @@
+"""jsonschema-rs (the audit's yes/no check, ``rscheck.py``) against Python ``jsonschema``.
+
+The contract is one-sided: when jsonschema-rs says valid, ``jsonschema`` with
+``schemaops.formats`` must find no error (it names the keyword, path and message of every
+failure, so the verdict never depends on jsonschema-rs being right about a failure). These
+tests walk the official JSON-Schema-Test-Suite (every file, ``optional/`` and its formats
+included), JSONSchemaBench's schemas with mutated instances, and the constructs where the two
+libraries were found to differ, and fail on any output jsonschema-rs accepts and
+``jsonschema`` refuses. Where jsonschema-rs is only stricter, ``jsonschema`` answers: such
+cases are counted, not failed (they cost speed, never a verdict).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+import pytest
+from corpus_paths import JSB, JSTS
+
+from schemaops.audit.verdict.classify import parse_output
+from schemaops.audit.verdict.rscheck import (
+    NATIVE_FORMATS,
+    compile_rs,
+    native_formats,
+    portable_pattern,
+)
+from schemaops.audit.verdict.validate import SchemaChecker
+from schemaops.errors import InputError
+from schemaops.formats import format_checker
+
+D2020 = "https://json-schema.org/draft/2020-12/schema"
+D7 = "http://json-schema.org/draft-07/schema#"
+
+
+def _lenient(schema: Any, instances: list[Any], stats: dict[str, int]) -> list[str]:
+    """Instances jsonschema-rs accepts and jsonschema refuses (each through the audit's own
+    parser, as the audit reads them)."""
+    try:
+        checker = SchemaChecker("t", schema)
+    except InputError:
+        return []
+    if checker.fast is None:
+        stats["not_rs"] += 1
+        return []
+    stats["schemas"] += 1
+    bad = []
+    for inst in instances:
+        try:
+            text = json.dumps(inst)
+        except (TypeError, ValueError):
+            continue
+        value, failure = parse_output(text)
+        if failure is not None:
+            continue
+        stats["instances"] += 1
+        rs = checker.fast(value)
+        py = checker.validator.is_valid(value)
+        if rs and not py:
+            bad.append(f"{json.dumps(schema)[:160]} accepts {text[:100]}")
+        elif py and not rs:
+            stats["rs_stricter"] += 1
+    return bad
+
+
+def _mutations(value: Any, rng: random.Random) -> list[Any]:
+    out = [value]
+    if isinstance(value, dict):
+        for k in list(value)[:6]:
+            out.append({kk: vv for kk, vv in value.items() if kk != k})
+            for v in _mutations(value[k], rng)[1:4]:
+                out.append({**value, k: v})
+        out.append({**value, "zz_extra": 1})
+    elif isinstance(value, list):
+        out += [[], value + value[:1], value[:-1]]
+        if value:
+            out += [[v, *value[1:]] for v in _mutations(value[0], rng)[1:4]]
+    elif isinstance(value, bool):
+        out += [not value, 1, "true"]
+    elif isinstance(value, (int, float)):
+        out += [value + 1, -value, value + 0.5, value * 3, 0.1 * 3, 2**64, 1e308]
+    elif isinstance(value, str):
+        out += [value + "x", value[:-1], "", value.upper(), "\ufeff", "\u0661", value + "\n"]
+    else:
+        out += [0, "", {}, []]
+    return out
+
+
+@pytest.mark.corpus("json-schema-test-suite")
+def test_suite_never_lenient() -> None:
+    """Every group of the suite (all drafts it holds, ``optional/`` and formats included)."""
+    stats = {"schemas": 0, "instances": 0, "rs_stricter": 0, "not_rs": 0}
+    bad: list[str] = []
+    rng = random.Random(7)
+    for f in sorted((JSTS / "tests").rglob("*.json")):
+        draft = f.relative_to(JSTS / "tests").parts[0]
+        for group in json.loads(f.read_text(encoding="utf-8")):
+            schema = group["schema"]
+            if "localhost:1234" in json.dumps(schema):
+                continue  # remote refs: never fetched (offline), jsonschema alone answers
+            if isinstance(schema, dict) and "$schema" not in schema:
+                schema = {"$schema": D7 if draft == "draft7" else D2020, **schema}
+            data = [t["data"] for t in group["tests"]]
+            instances = [m for d in data for m in _mutations(d, rng)]
+            bad += _lenient(schema, instances, stats)
+    assert not bad, f"{len(bad)} outputs jsonschema-rs accepts and jsonschema refuses: {bad[:5]}"
+    assert stats["schemas"] > 600 and stats["instances"] > 20_000, stats
+
+
+def _jsb_sample(every: int, offset: int) -> list[Any]:
+    out = []
+    for f in sorted(Path(JSB).glob("*.jsonl")):
+        for i, line in enumerate(f.read_text(encoding="utf-8").splitlines()):
+            if i % every == offset:
+                try:
+                    schema = json.loads(json.loads(line)["json_schema"])
+                except (ValueError, KeyError):
+                    continue
+                if isinstance(schema, dict):
+                    out.append(schema)
+    return out
+
+
+def _instance(node: Any, root: Any, rng: random.Random, depth: int = 0) -> Any:
+    """A plausible instance from the schema's own values, or a plain value of its type."""
+    if depth > 6 or not isinstance(node, dict):
+        return rng.choice([None, 1, "a", True])
+    for key in ("examples", "enum"):
+        if isinstance(node.get(key), list) and node[key]:
+            return rng.choice(node[key])
+    for key in ("const", "default"):
+        if key in node:
+            return node[key]
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part) if isinstance(target, dict) else None
+        return _instance(target, root, rng, depth + 1)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(node.get(key), list) and node[key]:
+            return _instance(rng.choice(node[key]), root, rng, depth + 1)
+    kind = node.get("type")
+    kind = kind[0] if isinstance(kind, list) and kind else kind
+    props = node.get("properties")
+    if kind == "object" or isinstance(props, dict):
+        props = props if isinstance(props, dict) else {}
+        return {k: _instance(v, root, rng, depth + 1) for k, v in list(props.items())[:10]}
+    if kind == "array":
+        return [_instance(node.get("items"), root, rng, depth + 1)]
+    fmt = node.get("format")
+    if kind == "string" and isinstance(fmt, str):
+        return rng.choice(["2024-01-02", "2024-01-02T03:04:05Z", "a@b.co", "x", "::1"])
+    return {"string": "text", "integer": 3, "number": 1.5, "boolean": False}.get(str(kind))
+
+
+@pytest.mark.corpus("jsonschemabench")
+def test_jsonschemabench_never_lenient() -> None:
+    """Every 6th JSONSchemaBench schema (offset 5: not the differential test's sample) with
+    instances built from its own values, each mutated."""
+    rng = random.Random(24)
+    stats = {"schemas": 0, "instances": 0, "rs_stricter": 0, "not_rs": 0}
+    bad: list[str] = []
+    for schema in _jsb_sample(6, 5):
+        instances = [m for _ in range(2) for m in _mutations(_instance(schema, schema, rng), rng)]
+        bad += _lenient(schema, instances, stats)
+    assert not bad, f"{len(bad)} outputs jsonschema-rs accepts and jsonschema refuses: {bad[:5]}"
+    assert stats["schemas"] > 1_000 and stats["instances"] > 20_000, stats
+    # nearly every real schema is answered by jsonschema-rs (the rest by jsonschema alone)
+    assert stats["not_rs"] < stats["schemas"] / 10, stats
+
+
+# Where jsonschema-rs 0.61.2 and jsonschema were found to differ (jsonschema-rs the more
+# lenient), each with an instance only jsonschema refuses: the audit must still say invalid.
+KNOWN_DIFFERENCES = [
+    ({"multipleOf": 0.1}, 0.3),
+    ({"multipleOf": 0.01}, 0.07),
+    ({"pattern": "^\\D+$"}, "\u0661"),
+    ({"pattern": "^\\s$"}, "\ufeff"),
+    ({"pattern": "^\\W$"}, "\u00e9"),
+    ({"pattern": "^[^\\d]$"}, "\u0661"),
+    ({"patternProperties": {"^\\S+$": {"type": "integer"}}}, {"\ufeff": "x"}),
+    ({"pattern": "^a{,3}$"}, "a{,3}"),
+    ({"$schema": D7, "format": "uuid"}, "x"),
+    ({"$schema": D7, "format": "duration"}, "x"),
+    ({"format": "regex"}, "(?<x>a)"),
+    ({"$schema": D2020, "properties": {"a": {"$schema": D7, "type": "integer"}}}, {"a": 1.5}),
+]
+
+
+@pytest.mark.parametrize(("schema", "instance"), KNOWN_DIFFERENCES)
+def test_known_differences_keep_the_verdict(schema: Any, instance: Any) -> None:
+    checker = SchemaChecker("t", schema)
+    assert not checker.validator.is_valid(instance)  # jsonschema refuses it
+    assert checker.check(instance).category.startswith("schema_violation:")
+
+
+def test_portable_pattern() -> None:
+    assert portable_pattern("^[a-z0-9_]{1,64}$")
+    assert portable_pattern("^\\d{3}-\\d{4}$")  # \d is ASCII in ECMA: stricter, allowed
+    for lenient in ("\\D", "\\S", "\\s", "\\W", "\\b", "\\p{L}", "(?i)abc", "[^\\d]", "a{,2}"):
+        assert not portable_pattern(lenient), lenient
+
+
+def test_refused_schema_falls_back_to_jsonschema() -> None:
+    """A schema jsonschema-rs cannot compile (``\\Z`` is not ECMA-262) is answered by
+    jsonschema alone, with the reason kept."""
+    checker = SchemaChecker("t", {"type": "string", "pattern": "^a\\Z"})
+    assert checker.fast is None and "refuses" in checker.fast_reason
+    assert checker.check("a").category == "ok"
+    assert checker.check("b").category == "schema_violation:pattern"
+
+
+def _mutate(s: str, rng: random.Random) -> str:
+    alphabet = "0123456789abcdefABCDEF-:.TtZz+@/[]{}% _~#?=xnP\u00e9\u0661\n"
+    chars = list(s)
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(chars) + 1)
+        op = rng.random()
+        if op < 0.4 and chars:
+            chars[min(i, len(chars) - 1)] = rng.choice(alphabet)
+        elif op < 0.7:
+            chars.insert(i, rng.choice(alphabet))
+        elif chars:
+            del chars[min(i, len(chars) - 1)]
+    return "".join(chars)
+
+
+FORMAT_SEEDS = {
+    "date": ["2026-12-03", "2024-02-29", "2023-02-29", "9999-12-31"],
+    "time": ["01:00:00+09:00", "23:59:60Z", "12:00:00.123z", "12:00:00"],
+    "date-time": ["2026-12-03T01:00:00+09:00", "2026-12-03t01:00:00z", "2016-12-31T23:59:60Z"],
+    "uuid": ["3f2b8c1e-9a4d-4e7b-8c21-5d6f7a8b9c0d", "{3f2b8c1e-9a4d-4e7b-8c21-5d6f7a8b9c0d}"],
+    "email": ["a@example.com", "j.doe+shop@example.co.uk", '"a b"@x.org', "a@[127.0.0.1]"],
+    "ipv4": ["192.0.2.1", "0.0.0.0", "01.2.3.4"],
+    "ipv6": ["2001:db8::1", "::", "::ffff:1.2.3.4", "fe80::1%eth0"],
+    "hostname": ["example.com", "a-b.c", "xn--bcher-kva.example"],
+    "uri": ["https://example.com/x", "urn:isbn:0451450523", "http://[::1]:80/"],
+    "uri-reference": ["/x/y", "https://example.com/x", "#frag", ""],
+    "duration": ["P1D", "PT1H", "P1W", "P1Y2M3DT4H5M6S"],
+    "json-pointer": ["", "/a/b", "/a~1b"],
+}
+
+
+@pytest.mark.parametrize(
+    "draft", [jsonschema_rs.Draft202012Validator, jsonschema_rs.Draft7Validator]
+)
+def test_native_formats_never_more_lenient(draft: type) -> None:
+    """The formats left to jsonschema-rs's own checkers (``NATIVE_FORMATS``): over a seeded
+    fuzz of mutated values, none is accepted that ``schemaops.formats`` refuses."""
+    assert set(FORMAT_SEEDS) == set(NATIVE_FORMATS)
+    asserted = native_formats(draft)  # the formats this draft of jsonschema-rs asserts
+    assert {"date", "date-time", "email"} <= asserted
+    fc = format_checker()
+    rng = random.Random(2024)
+    lenient = []
+    for fmt, seeds in FORMAT_SEEDS.items():
+        if fmt not in asserted:
+            continue  # schemaops.formats' own checker is passed in (a custom format)
+        validator = draft({"format": fmt}, validate_formats=True)
+        values = set(seeds) | {_mutate(rng.choice(seeds), rng) for _ in range(4000)}
+        lenient += [(fmt, v) for v in values if validator.is_valid(v) and not fc.conforms(v, fmt)]
+    assert not lenient, lenient[:10]
+
+
+def test_compile_rs_reports_why_not() -> None:
+    from jsonschema import Draft3Validator, Draft202012Validator
+
+    assert compile_rs({"type": "string"}, Draft3Validator, True).is_valid is None
+    got = compile_rs({"pattern": "\\s"}, Draft202012Validator, True)
+    assert got.is_valid is None and "lenient" in got.reason
+    watched = compile_rs({"format": "regex"}, Draft202012Validator, True)
+    assert watched.is_valid is not None and watched.watched
