@@ -57,3 +57,36 @@ def test_overlong_lines_are_read_past_and_numbered(tmp_path: Path) -> None:
     with jsonl.open_lines(f, 10) as lines:
         got = list(lines)
     assert got[0] == b"a\n" and type(got[1]) is jsonl.OverlongLine and got[2] == b"b\n"
+
+
+def test_block_lines_matches_a_plain_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``block_lines`` (the audit's reader) against ``bytes.split``, over seeded random files,
+    line caps and block sizes small enough that lines straddle blocks: the same lines, an
+    ``OverlongLine`` for each line over the cap (never held), no trailing empty line."""
+    import io
+    import random
+
+    rng = random.Random(24)
+    for _ in range(3000):
+        lines = [b"x" * rng.choice([0, 1, 2, 3, 5, 8, 13]) for _ in range(rng.randint(0, 8))]
+        data = b"\n".join(lines) + (b"\n" if rng.random() < 0.5 else b"")
+        limit = rng.choice([1, 3, 5, 100])
+        monkeypatch.setattr(jsonl, "BLOCK", rng.choice([1, 2, 3, 4, 7, 64]))
+        parts = data.split(b"\n")
+        if parts and parts[-1] == b"":
+            parts.pop()
+        want = ["over" if len(p) > limit else p for p in parts]
+        got = jsonl.block_lines(io.BytesIO(data), limit, "t")
+        assert [("over" if type(x) is jsonl.OverlongLine else x) for x in got] == want
+
+
+def test_block_lines_names_the_line_a_stream_broke_after() -> None:
+    import io
+
+    whole = gzip.compress(b"".join(b'{"n": %d}\n' % i for i in range(300_000)))
+    broken = gzip.GzipFile(fileobj=io.BytesIO(whole[: len(whole) // 2]))
+    got = 0
+    with pytest.raises(InputError, match=r"t: unreadable after line \d+: EOFError"):
+        for _ in jsonl.block_lines(broken, 1 << 20, "t"):
+            got += 1
+    assert got > 0

@@ -28,7 +28,9 @@ class AuditOptions:
     assert_format: bool = True
     all_errors: bool = False
     records: str | None = None
-    jobs: int = 1
+    #: worker processes; 0 = automatic: every core for an input large enough to pay for them
+    #: (``pipeline.auto_jobs``), else one
+    jobs: int = 0
     timeout: float = 1.0
     #: ``--open-timeout``: seconds each object-store call opening a shard may take
     #: (``shards.within``), so a URI without network is an exit 2, never a hang

@@ -81,11 +81,12 @@ def audit_command(
         help="Write one JSON line per output/input line (with the output's source field).",
     ),
     jobs: int = typer.Option(
-        1,
+        0,
         "--jobs",
         "-j",
-        help="Worker processes (0 = all cores): byte ranges of one file, one shard each, or,"
-        " with a registry over 256 schemas, a share of the schemas each. Same report.",
+        help="Worker processes (default 0 = automatic: all cores for an input of 8 MiB or more,"
+        " one below): byte ranges of one file, one shard each, or, with a registry over 256"
+        " schemas, a share of the schemas each. Same report.",
     ),
     timeout: float = typer.Option(
         1.0,

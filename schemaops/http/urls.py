@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
-
 from schemaops.http.redact import redactor, url_secrets
 
 EXAMPLE = "http://127.0.0.1:30000"
@@ -27,6 +25,8 @@ def check_server_url(url: str) -> str | None:
     Catches what would otherwise surface as a traceback mid-run: no scheme or host, a port
     outside 1..65535, an unclosed IPv6 bracket, characters httpx refuses.
     """
+    import httpx  # here, not at the top: the audit imports this module for ``scrub`` alone
+
     shown = redact(url)
     try:
         parts = urlsplit(url)

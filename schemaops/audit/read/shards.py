@@ -42,6 +42,7 @@ from schemaops.http.urls import scrub
 from schemaops.jsonl import (
     STREAM_ERRORS,
     OverlongLine,
+    block_lines,
     bounded_lines,
     checked_lines,
     is_gzip,
@@ -229,7 +230,7 @@ def shard_lines(shard: Shard, limit: int) -> Iterator[Iterator[bytes]]:
             stream: Any = buffered
             if is_gzip(head, shard.name):
                 stream = gzip.GzipFile(fileobj=buffered, mode="rb")
-            yield _checked(bounded_lines(stream, limit), shard.name)
+            yield block_lines(stream, limit, shard.name, (*STREAM_ERRORS, ValueError), ShardError)
     finally:
         if shard.location != "-":
             raw.close()

@@ -19,10 +19,10 @@ import orjson
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.read.extract import Output, RecordError, find_outputs, parse_record, record_id
 from schemaops.audit.tally.budget import note as note_length
+from schemaops.audit.tally.budget import note_counted as note_lengths
 from schemaops.audit.tally.diagnose import close_runs, diagnose, note_run
 from schemaops.audit.tally.stats import Tally
 from schemaops.audit.verdict.classify import (
-    LONG_INT_DIGITS,
     MAX_DEPTH,
     OK,
     OUTCOME_OK,
@@ -31,6 +31,7 @@ from schemaops.audit.verdict.classify import (
     VIOLATION,
     Classification,
     duplicate_keys,
+    may_have_long_int,
     parse_output,
 )
 from schemaops.audit.verdict.resolver import SchemaResolver
@@ -38,11 +39,26 @@ from schemaops.errors import InputError
 from schemaops.strings import truncate
 
 NO_SCHEMA = "(none)"
-# ``classify.parse_output``'s tests, inlined in the lean path: a run of 19 digits may be an
-# integer orjson reads as a float; a text this long may nest deeper than MAX_DEPTH
-_DIGIT_MAP = bytes(49 if 48 <= i <= 57 else 48 for i in range(256))
-_LONG_RUN = b"1" * LONG_INT_DIGITS
+# ``classify.parse_output``'s tests, inlined in the lean path. A text this long may nest deeper
+# than MAX_DEPTH. An integer orjson reads as a float (from 2^64, below -2^63) is one of at
+# least 19 digits, and orjson writes such a float back with an exponent of at least 18
+# ("1.8446744073709552e+19"): where the value's orjson text has no "e+", no digit run needs
+# looking for (a one-sided test; the run itself decides).
 _DEEP_TEXT = 2 * MAX_DEPTH
+# The verdict memo pays when texts repeat and costs a lookup and an entry when they do not
+# (real logs rarely repeat a text): the lean path asks it for MEMO_PROBE outputs, keeps asking
+# while at least 1 in MEMO_MIN_HIT_RATE of them was a hit, else stops for MEMO_PAUSE outputs
+# and probes again. The general path always asks it (failures are worth remembering).
+MEMO_PROBE = 4096
+MEMO_MIN_HIT_RATE = 100
+MEMO_PAUSE = 65536
+
+
+def _memo_plan(seen: int, on: bool, hits: int) -> tuple[int, bool, int]:
+    """(when to decide next, whether the lean path asks the memo until then, hits reset)."""
+    if on and hits * MEMO_MIN_HIT_RATE < MEMO_PROBE:
+        return seen + MEMO_PAUSE, False, 0
+    return seen + MEMO_PROBE, True, 0
 
 
 def tool_schema_picker(resolver: SchemaResolver) -> Any:
@@ -106,6 +122,10 @@ def audit_lines(
     lean = route is None and records_out is None and field_ is None and "." not in schema_field
     quicks: dict[str, Any] = {}  # schema name -> its checker's ``quick`` (None: not lean)
     memo_ok = [OUTCOME_OK, None, None]  # the memo entry of every lean ok (never mutated)
+    memo_on = memo is not None
+    lean_n = memo_hits = 0
+    memo_next = MEMO_PROBE if memo_on else -1
+    pending_lengths: dict[tuple, int] = {}  # (schema, finish reason, tokens) -> outputs
     dumps = orjson.dumps
     remember = resolver.remember
     if lean and fixed is not None:
@@ -129,41 +149,53 @@ def audit_lines(
                 quick = quicks.get(name) if text.__class__ is str else None
                 if quick is not None:
                     key = (checkers[name] if fixed is None else fixed, text)
-                    hit = memo.get(key) if memo is not None else None
+                    lean_n += 1
+                    if lean_n == memo_next:  # the memo's hit rate decides whether to ask it
+                        memo_next, memo_on, memo_hits = _memo_plan(lean_n, memo_on, memo_hits)
+                    hit = memo.get(key) if memo_on else None
                     if hit is None:
                         try:
                             value = loads(text)
                         except orjson.JSONDecodeError:
                             quick = None
                         else:
-                            if len(text) >= 19 and _LONG_RUN in text.encode(
-                                "utf-8", "surrogatepass"
-                            ).translate(_DIGIT_MAP):
-                                quick = None
-                            elif value.__class__ is dict or value.__class__ is list:
+                            if value.__class__ is dict or value.__class__ is list:
+                                back = dumps(value)
                                 if (
                                     "\\u" in text
-                                    or text.count(":") != dumps(value).count(b":")
+                                    or text.count(":") != back.count(b":")
+                                    or b"e+" in back
+                                    and may_have_long_int(text)
                                     or len(text) > _DEEP_TEXT
                                     and text.count("[") + text.count("{") > MAX_DEPTH
                                 ):
                                     quick = None
+                            elif may_have_long_int(text):
+                                quick = None
                             if quick is not None and quick(value) is True:
-                                if memo is not None:
+                                if memo_on:
                                     remember(key, memo_ok)
                             else:
                                 quick = None
                     elif hit[0] is not OUTCOME_OK or hit[1] is not None:
                         quick = None
+                    else:
+                        memo_hits += 1
                 if quick is not None:  # ok: counted as the general path below counts it
                     n_ok += 1
                     ok_counts[name] = ok_counts.get(name, 0) + 1
-                    if (
-                        "meta_info" in rec
-                        or "usage" in rec
-                        or "choices" in rec
-                        or ("finish_reason" in rec)
-                    ):
+                    meta = rec.get("meta_info")
+                    if meta.__class__ is dict:  # SGLang's lengths: tallied once per kind
+                        fr = meta.get("finish_reason")
+                        if fr.__class__ is dict:
+                            fr = fr.get("type")
+                        tokens = meta.get("completion_tokens")
+                        if fr.__class__ is str and tokens.__class__ is int:
+                            kind = (name, fr, tokens)
+                            pending_lengths[kind] = pending_lengths.get(kind, 0) + 1
+                        else:
+                            note_length(tally.lengths, name, rec, False)
+                    elif "usage" in rec or "choices" in rec or "finish_reason" in rec:
                         note_length(tally.lengths, name, rec, False)
                     if ep_field is not None:
                         ep = rec.get(ep_field)
@@ -312,6 +344,8 @@ def audit_lines(
                     first_line,
                     found,
                 )
+    for (name, fr, tokens), n in pending_lengths.items():
+        note_lengths(tally.lengths, name, fr, tokens, n)
     tally.lines = lineno - first_line + 1 if route is None else ranged
     tally.order = None
     texts = n_ok + n_fail - sum(sources.values())

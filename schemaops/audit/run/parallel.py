@@ -185,7 +185,8 @@ def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally
     if resolver is not None:
         for name in resolver.precompile_names():
             try:
-                resolver.get(name)  # compile before forking: workers inherit the compiled checks
+                # compiled before forking (jsonschema-rs's check too): workers inherit them
+                resolver.get(name).fast  # noqa: B018
             except SchemaopsError:
                 pass  # reported per line, as in one process, if a record names it
         resolver.flush_cache()  # written once here, not once per forked worker

@@ -141,6 +141,34 @@ def note(lengths: dict[str, Lengths], schema: str, rec: Any, shared_usage: bool 
         s.uncounted += 1
 
 
+def note_counted(
+    lengths: dict[str, Lengths], schema: str, fr: Any, tokens: Any, n: int = 1
+) -> None:
+    """``n`` outputs of ``schema`` with finish reason ``fr`` (a ``str``, else not observed)
+    and completion token count ``tokens``: what ``note`` does for each, in one step (the
+    audit's lean path counts SGLang records by kind and notes each kind once)."""
+    if fr.__class__ is not str or fr == "abort":
+        return
+    s = lengths.get(schema)
+    if s is None:
+        s = lengths[schema] = Lengths()
+    counted = tokens.__class__ is int and tokens >= 0
+    if fr == "length":
+        if counted:
+            s.cut += n
+            s.max_cut = max(s.max_cut, tokens)
+        else:
+            s.uncounted += n
+            s.uncounted_cut += n
+    elif counted:
+        s.complete += n
+        s.max_complete = max(s.max_complete, tokens)
+        b = bucket(tokens)
+        s.hist[b] = s.hist.get(b, 0) + n
+    else:
+        s.uncounted += n
+
+
 def merge(mine: dict[str, Lengths], theirs: dict[str, Lengths]) -> None:
     """Add another chunk's lengths (exact: order does not matter)."""
     for name, s in theirs.items():

@@ -53,11 +53,11 @@ _orjson_loads = orjson.loads
 # sends the text to the stdlib, found with C-speed bytes ops (a regex scan costs several
 # microseconds per output, more than the parse).
 _DIGIT_MAP = bytes(49 if 48 <= i <= 57 else 48 for i in range(256))
-LONG_INT_DIGITS = 19
-_LONG_RUN = b"1" * LONG_INT_DIGITS
+_LONG_RUN = b"1" * 19
 
 
-def _may_have_long_int(text: str) -> bool:
+def may_have_long_int(text: str) -> bool:
+    """A run of 19 digits somewhere in ``text``: an integer orjson may read as a float."""
     return len(text) >= 19 and _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(
         _DIGIT_MAP
     )
@@ -128,7 +128,7 @@ def parse_output(text: str) -> tuple[Any, Classification | None]:
     """Parse a model output. Returns ``(value, None)`` or ``(None, failure outcome)``."""
     try:
         value = _orjson_loads(text)
-        if _may_have_long_int(text):
+        if may_have_long_int(text):
             value = strict_loads(text)
     except Exception:
         try:
