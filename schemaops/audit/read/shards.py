@@ -283,10 +283,12 @@ class _RangeReader:
 
 @contextmanager
 def range_lines(shard: Shard, start: int, end: int, limit: int) -> Iterator[Iterator[bytes]]:
-    """The raw lines of an uncompressed JSONL shard that start in ``[start, end)``."""
+    """The raw lines of an uncompressed JSONL shard that start in ``[start, end)``, without
+    their newline (as ``shard_lines`` gives them)."""
     raw = _open(shard)
     try:
-        yield _checked(bounded_lines(_RangeReader(raw, start, end), limit), shard.name)
+        lines = _checked(bounded_lines(_RangeReader(raw, start, end), limit), shard.name)
+        yield (x[:-1] if x[-1:] == b"\n" else x for x in lines)
     finally:
         raw.close()
 
