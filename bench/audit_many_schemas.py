@@ -500,8 +500,8 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
     from jsonschema.validators import validator_for
 
     from schemaops.audit.verdict.explain import skipping_class
-    from schemaops.audit.verdict.fastcheck import ID_KEYWORDS, inline_refs, mentions
     from schemaops.audit.verdict.rscheck import compile_rs
+    from schemaops.audit.verdict.subset import ID_KEYWORDS, inline_refs, mentions
     from schemaops.audit.verdict.treecheck import compile_tree
     from schemaops.formats import format_checker
     from schemaops.registry import jsontext, refs

@@ -43,7 +43,7 @@ AUDIT_SOURCES = (
     "audit/verdict/__init__.py",
     "audit/verdict/cache.py",
     "audit/verdict/schemakeys.py",
-    "audit/verdict/fastcheck.py",
+    "audit/verdict/subset.py",
     "audit/verdict/treecheck.py",
     "closures.py",
     "errors.py",

@@ -5,7 +5,7 @@
 Only what is the same to the letter lives here. The keyword checks stay in each compiler:
 their contracts differ (metacheck answers for any Python value a loader hands it and follows
 the metaschemas' drafts; treecheck answers for parsed JSON only, tests exact types for speed,
-and gives up on what ``audit/verdict/fastcheck.py`` gives up on), and each is held to ``jsonschema``
+and gives up on what ``audit/verdict/subset.py`` gives up on), and each is held to ``jsonschema``
 by its own differential tests.
 """
 

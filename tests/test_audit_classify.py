@@ -11,7 +11,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schemaops.audit.verdict.classify import MAX_DEPTH, SUBTYPES, parse_output
-from schemaops.audit.verdict.fastcheck import compile_fast
 from schemaops.audit.verdict.validate import SchemaChecker
 
 TOOL = {
@@ -350,11 +349,13 @@ def test_fast_path_agrees_with_jsonschema(value: object) -> None:
 
 
 def test_fast_path_declines_what_it_cannot_answer() -> None:
-    from jsonschema import Draft7Validator, Draft202012Validator
+    from jsonschema import Draft3Validator, Draft202012Validator
 
-    assert compile_fast({"unevaluatedProperties": False}, Draft202012Validator, None) is None
-    assert compile_fast({"$id": "x", "type": "object"}, Draft202012Validator, None) is None
-    assert compile_fast({"type": "object"}, Draft7Validator, None) is None
+    from schemaops.audit.verdict.rscheck import compile_rs
+
+    assert compile_rs({"type": "object"}, Draft3Validator, True).is_valid is None
+    assert compile_rs({"pattern": "\\W"}, Draft202012Validator, True).is_valid is None
+    assert compile_rs({"pattern": "a\\Z"}, Draft202012Validator, True).is_valid is None
 
 
 @pytest.mark.parametrize("fmt", ["uuid", "date", "date-time"])
@@ -363,7 +364,7 @@ def test_fast_path_declines_what_it_cannot_answer() -> None:
 def test_format_prefilters_only_accept_what_jsonschema_accepts(
     fmt: str, data: st.DataObject
 ) -> None:
-    from schemaops.audit.verdict.fastcheck import FORMAT_PREFILTERS
+    from schemaops.audit.verdict.subset import FORMAT_PREFILTERS
     from schemaops.formats import conforms
 
     pattern = FORMAT_PREFILTERS[fmt].__self__.pattern

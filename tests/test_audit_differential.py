@@ -23,7 +23,7 @@ from jsonschema.exceptions import best_match
 
 from schemaops.audit.verdict.classify import parse_output
 from schemaops.audit.verdict.explain import explain
-from schemaops.audit.verdict.fastcheck import Unsupported
+from schemaops.audit.verdict.subset import Unsupported
 from schemaops.audit.verdict.treecheck import compile_tree
 from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.errors import InputError

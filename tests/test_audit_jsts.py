@@ -26,7 +26,7 @@ import pytest
 from corpus_paths import JSTS
 
 from schemaops.audit.verdict.classify import parse_output
-from schemaops.audit.verdict.fastcheck import Unsupported
+from schemaops.audit.verdict.subset import Unsupported
 from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.errors import InputError
 

@@ -192,7 +192,7 @@ def test_lazy_subtrees_compile_on_first_use_and_fall_back_exactly() -> None:
     subtree it cannot answer exactly (``multipleOf`` is not in the subset) breaks the whole
     tree on first use: that output and every later one get jsonschema's own verdict."""
     from schemaops.audit.verdict.classify import parse_output
-    from schemaops.audit.verdict.fastcheck import Unsupported
+    from schemaops.audit.verdict.subset import Unsupported
     from schemaops.audit.verdict.treecheck import compile_tree
 
     schema = {

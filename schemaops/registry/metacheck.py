@@ -7,7 +7,7 @@ subschema becomes a small Python closure (keyword tests as plain comparisons, pr
 tables as dict lookups, ``$ref`` resolved at compile time), and checking a schema costs tens
 of microseconds.
 
-The contract is one-sided, like ``audit/verdict/fastcheck.py``'s: ``True`` means ``jsonschema``
+The contract is one-sided, like ``audit/verdict/rscheck.py``'s: ``True`` means ``jsonschema``
 finds no metaschema error. ``False`` only sends the schema to ``jsonschema``, which stays the
 authority for every reported problem (pointer and message). A draft whose metaschema uses
 something not handled here exactly (draft-03's ``type`` unions, for one) is not compiled

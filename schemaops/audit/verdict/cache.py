@@ -3,9 +3,9 @@
 What is cached is data, never code: for each registry file found clean (no problem at all,
 its sidecar examples included) one small JSON entry saying so. A hit lets the lazy registry
 skip the metaschema check, the ref checks and the cycle search (and the checker its own
-metaschema check), which are most of a schema's first-use cost. The fastcheck source is not
-cached: it runs with compiled constants (regexes, format tests) that source text cannot
-carry, and executing code read from a cache folder would need a trust check of its own.
+metaschema check), which are most of a schema's first-use cost. No compiled check is
+cached: jsonschema-rs's validators and the closure trees are built in memory on first use
+(code or objects read from a cache folder would need a trust check of their own).
 
 Also cached: what the registry index reads from each file (its ``x-schemaops-name``, library
 flag and root ``$id``: ``scan_get``/``scan_put``), keyed by the file's path and stat fields, so

@@ -6,7 +6,7 @@ usually one property is wrong (issue 15: most outputs of a platform registry fai
 most of the audit's time). ``treecheck`` has a yes/no check for each subschema; the applicator
 keywords here (``properties``, ``additionalProperties``, ``items``, ``prefixItems``,
 ``allOf``, ``anyOf``) skip a subtree those checks accept. A check says yes only when
-``jsonschema`` finds no error there (the contract of ``treecheck``/``fastcheck``), so a skipped
+``jsonschema`` finds no error there (the contract of ``treecheck``), so a skipped
 subtree had no error to give: ``iter_errors`` yields the same errors in the same order, and
 ``best_match`` picks the same one. Everything else, errors included, is ``jsonschema``'s own
 code; a differential test compares keyword, path and message with plain ``best_match``.
@@ -22,7 +22,7 @@ from jsonschema._utils import find_additional_properties
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.validators import extend
 
-from schemaops.audit.verdict.fastcheck import Unsupported
+from schemaops.audit.verdict.subset import Unsupported
 
 #: the ``TreeCheck`` of the output being explained (one audit loop per process, not shared)
 _TREE: list[Any] = [None]

@@ -14,7 +14,7 @@ from typing import Any
 
 from jsonschema import Draft4Validator, Draft202012Validator
 
-from schemaops.audit.verdict.fastcheck import ID_KEYWORDS, other_dialect
+from schemaops.audit.verdict.subset import ID_KEYWORDS, other_dialect
 from schemaops.audit.verdict.treecheck import LEGACY, draft4_ids
 
 

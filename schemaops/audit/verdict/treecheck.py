@@ -1,17 +1,16 @@
-"""``fastcheck``'s yes/no check built as a tree of closures: cheap to build, one per subschema.
+"""A yes/no check built as a tree of closures, one per subschema (``subset.py``'s keywords).
 
-Why a second form: ``fastcheck`` generates and compiles Python source (about a millisecond a
-schema), worth it for a schema with many outputs, not for a platform registry where each of
-thousands of schemas sees a few (issue 15). Closures cost tens of microseconds to build, so
-a schema's first outputs skip ``jsonschema`` too. And each subschema keeps its own check
-(``TreeCheck.sub``): explaining a failure (``validate.py``) skips the subtrees of the output
-that these checks accept, so ``jsonschema`` walks only the failing part, and its
-``best_match`` keyword, path and message stay exactly what they were (a skipped subtree had
-no error to contribute).
+Why kept beside jsonschema-rs (``rscheck.py``, the audit's yes/no verdict): each subschema
+keeps its own check (``TreeCheck.sub``), so explaining a failure (``validate.py``,
+``explain.py``) skips the subtrees of the output that these checks accept and ``jsonschema``
+walks only the failing part, its ``best_match`` keyword, path and message staying exactly what
+they were (a skipped subtree had no error to contribute); jsonschema-rs answers for the whole
+output only. The tree also answers yes/no for the few schemas jsonschema-rs cannot answer
+for exactly (``rscheck.compile_rs`` says why). Closures cost tens of microseconds to build.
 
-Same subset, semantics and one-sided contract as ``fastcheck`` (``True`` means ``jsonschema``
-finds no error; anything not answered exactly makes ``compile_tree`` return ``None``), and the
-same differential tests hold it to ``jsonschema``.
+The contract is one-sided (``True`` means ``jsonschema`` finds no error; anything not
+answered exactly makes ``compile_tree`` return ``None``), held to ``jsonschema`` by the
+differential tests.
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ from typing import Any
 from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft202012Validator
 from jsonschema._utils import equal, uniq
 
-from schemaops.audit.verdict import fastcheck
-from schemaops.audit.verdict.fastcheck import (
+from schemaops.audit.verdict import subset
+from schemaops.audit.verdict.subset import (
     HANDLED,
     ID_KEYWORDS,
     IGNORED,
@@ -44,10 +43,10 @@ _UNHANDLED = frozenset(KNOWN - IGNORED - HANDLED)
 #: only as one schema, draft-04's integers and ``exclusiveMinimum``/``Maximum`` flags)
 LEGACY = (Draft4Validator, Draft6Validator, Draft7Validator)
 _HANDLED_LEGACY = (HANDLED - {"prefixItems"}) | {"additionalItems"}
-OBJECT_KEYWORDS = frozenset(fastcheck.OBJECT_KEYWORDS)
-ARRAY_KEYWORDS = frozenset(fastcheck.ARRAY_KEYWORDS)
-STRING_KEYWORDS = frozenset(fastcheck.STRING_KEYWORDS)
-NUMBER_KEYWORDS = frozenset(fastcheck.NUMBER_KEYWORDS)
+OBJECT_KEYWORDS = frozenset(subset.OBJECT_KEYWORDS)
+ARRAY_KEYWORDS = frozenset(subset.ARRAY_KEYWORDS)
+STRING_KEYWORDS = frozenset(subset.STRING_KEYWORDS)
+NUMBER_KEYWORDS = frozenset(subset.NUMBER_KEYWORDS)
 
 
 def _pending(x: Any) -> bool:  # a node still compiling (a recursive $ref); never called
@@ -56,7 +55,7 @@ def _pending(x: Any) -> bool:  # a node still compiling (a recursive $ref); neve
 
 # Kept apart from registry/metacheck.py's ``_types`` (isinstance tests, as jsonschema's): this
 # one checks ``json.loads`` output only, where ``type(x) is`` answers the same and is faster on
-# the audit's hot path; fastcheck.py generates the same tests as source.
+# the audit's hot path.
 _TYPES: dict[str, Check] = {
     "null": lambda x: x is None,
     "boolean": lambda x: type(x) is bool,
@@ -404,8 +403,7 @@ def compile_tree(
     screened: bool = False,
     lazy: bool = False,
 ) -> TreeCheck | None:
-    """The closure form of ``fastcheck.compile_fast`` (same conditions, and drafts 4, 6, 7
-    too), or ``None``.
+    """The closure check of ``schema`` (drafts 2020-12, 4, 6 and 7), or ``None``.
 
     ``screened``: the caller found no base-URI keyword and no subschema in another dialect
     (``validate.py`` walks the schema once for all its questions). ``lazy``: child subtrees

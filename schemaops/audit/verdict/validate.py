@@ -34,9 +34,9 @@ from schemaops.audit.verdict.classify import (
     Classification,
 )
 from schemaops.audit.verdict.explain import explain, skipping_class
-from schemaops.audit.verdict.fastcheck import Unsupported, inline_refs
 from schemaops.audit.verdict.rscheck import compile_rs
 from schemaops.audit.verdict.schemakeys import schema_hints, well_formed
+from schemaops.audit.verdict.subset import Unsupported, inline_refs
 from schemaops.audit.verdict.treecheck import compile_tree
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
