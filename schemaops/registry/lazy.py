@@ -54,7 +54,6 @@ _OUTWARD = re.compile(rb'"\$(?:ref|dynamicRef|recursiveRef)"\s*:\s*"(?!#)')
 #: bytes without any of these hold no name override, library flag or ``$id`` (a key written
 #: with ``\u`` escapes is caught by the last one)
 _MARKERS = (b"x-schemaops-", b'"$id"', b'"id"', b"\\u")
-_MARKER_RE = re.compile(b"|".join(re.escape(m) for m in _MARKERS))  # one scan, in C
 
 
 #: a run of 19 digits: an integer orjson would read as a float (``_from_facts``); found as
@@ -369,7 +368,9 @@ def _markers(f: Path) -> tuple[str | None, bool, str | None] | None:
     when it cannot be read or parsed (``no markers`` is ``(None, False, None)``)."""
     try:
         raw = jsontext.read_bytes(f)
-        if _MARKER_RE.search(raw) is None:
+        # four substring scans (memchr speed) cost a tenth of one regex alternation, which
+        # Python's re scans position by position: a 10,000-file index reads every file
+        if not any(m in raw for m in _MARKERS):
             return None, False, None  # no name override, library flag or $id in it
         data = orjson.loads(raw)
     except (OSError, orjson.JSONDecodeError):
