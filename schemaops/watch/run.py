@@ -41,6 +41,8 @@ from schemaops.watch.state import StateDir, totals_from_json, totals_to_json
 from schemaops.watch.window import Windows
 from schemaops.watchdog import armed
 
+#: the schema of an engine error record whose name is not in the registry
+UNKNOWN = "(unknown)"
 #: lines taken from stdin per batch
 STDIN_BATCH = 50_000
 
@@ -121,7 +123,7 @@ class Live:
         self.follow_events: dict[str, int] = {}
         self.hooks: Counter = Counter()
 
-    def add(self, tally: Tally, errors: list[tuple[str | None, str]], now: float) -> list[str]:
+    def add(self, tally: Tally, errors: list[tuple[str, str]], now: float) -> list[str]:
         """Count one batch; the schemas it newly flagged as poisoned."""
         mono = time.monotonic()
         with self.lock:
@@ -132,9 +134,8 @@ class Live:
             self.windows.add_batch(tally.by_schema, mono)
             new = self.detector.add_batch(tally.by_schema, tally.fail_runs, mono)
             for schema, msg in errors:
-                name = schema if schema is not None else "(none)"
-                self.engine_errors[name] += 1
-                new += self.detector.add_engine_error(name, msg, mono)
+                self.engine_errors[schema] += 1
+                new += self.detector.add_engine_error(schema, msg, mono)
         return new
 
     def snapshot(self) -> dict[str, Any]:
@@ -342,12 +343,22 @@ def _count(
         if b"rammar" in raw:  # the prefilter of poison.engine_error, inline: most lines fail it
             found = engine_error(raw, field_)
             if found is not None:
-                errors.append(found)
+                errors.append((_known(resolver, found[0]), found[1]))
     for schema in live.add(tally, errors, time.time()):
         why = live.detector.flagged[schema]["reason"]
         log(f"poisoned schema: {visible(schema)} ({visible(why)})")
-        if hooks is not None:
+        if hooks is not None and schema != UNKNOWN:  # the hook gets registry names only
             hooks.submit(schema, time.monotonic())
+
+
+def _known(resolver: SchemaResolver, name: str | None) -> str:
+    """The schema an engine error is counted under: the ``--schema``, a registry name, or
+    ``(unknown)``: a line cannot make up label values (bounded series, no hostile names)."""
+    if resolver.fixed is not None:
+        return resolver.fixed.name
+    if name is not None and resolver.has(name):
+        return name
+    return UNKNOWN
 
 
 def _save(state_dir: StateDir, follower: Follower, live: Live) -> None:
