@@ -64,7 +64,8 @@ def test_metrics_follow_the_log_and_sigterm_saves_state(tmp_path: Path) -> None:
                 assert samples[("schemaops_watch_outputs_total", key)] == n
             p = samples[("schemaops_watch_p", (("schema", schema), ("window", "1m")))]
             assert p == row["p"]
-            assert samples[("schemaops_audit_schema_p", (("input", "watch"), ("schema", schema)))] == row["p"]
+            key = (("input", "watch"), ("schema", schema))
+            assert samples[("schemaops_audit_schema_p", key)] == row["p"]
         assert samples[("schemaops_watch_input_errors_total", ())] == 1
         assert samples[("schemaops_audit_p", (("input", "watch"),))] == full["p"]
         assert ("schemaops_watch_lag_bytes", (("file", str(log)),)) in samples
