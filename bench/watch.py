@@ -14,7 +14,9 @@ failure mix of the prompt-only deployment in docs/findings.md over the shipped r
    /metrics is scraped every 0.25 s and the lag is the lines written but not yet counted,
    divided by the rate (seconds behind); p50, p99 and max, the time to catch up after the
    writer stops, and the watch process's CPU per line (utime + stime from /proc). Target:
-   lag under 1 s at 10k lines/s on one core.
+   lag under 1 s at 10k lines/s on one core;
+3. memory: peak RSS (``VmHWM``) of a fresh process running one ``watch --once`` pass over
+   files of each ``--rss-lines`` size: flat in the number of lines (counters, not lines).
 """
 
 from __future__ import annotations
@@ -143,6 +145,32 @@ def live(lines: list[bytes], rate: int, seconds: float, cpu: int, tmp: Path) -> 
     }
 
 
+def rss_child(path: str) -> None:
+    """Run in a fresh process: one watch pass over ``path``; print the peak RSS in MiB."""
+    from schemaops.audit import AuditOptions
+    from schemaops.watch import WatchOptions, run_watch
+
+    opts = WatchOptions([path], AuditOptions(registry=str(REPO / "schemas")), listen=None)
+    opts.once = True
+    run_watch(opts)
+    with open("/proc/self/status") as fh:
+        print(int(next(x for x in fh if x.startswith("VmHWM")).split()[1]) / 1024)
+
+
+def rss(sizes: list[int], base: list[dict], tmp: Path) -> dict[int, float]:
+    out = {}
+    for n in sizes:
+        path = tmp / f"rss-{n}.jsonl"
+        make_file(path, n, base)
+        r = subprocess.run(
+            [sys.executable, __file__, "--rss-child", str(path)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        out[n] = float(r.stdout.strip().splitlines()[-1])
+        path.unlink()
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lines", type=int, default=200_000)
@@ -150,7 +178,12 @@ def main() -> int:
     ap.add_argument("--rate", type=int, default=10_000)
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--cpu", type=int, default=0, help="core the live watch is pinned to")
+    ap.add_argument("--rss-lines", default="200000,1000000", help="'' to skip the RSS runs")
+    ap.add_argument("--rss-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.rss_child:
+        rss_child(args.rss_child)
+        return 0
     from generate_example import generate
 
     base = generate(5000)
@@ -176,6 +209,12 @@ def main() -> int:
             f"{r['cpu_us_per_line']:.1f} us CPU/line, {r['cpu_share_of_one_core']:.0%} of the "
             "core (target: lag under 1 s)"
         )
+        sizes = [int(x) for x in args.rss_lines.split(",") if x.strip()]
+        if sizes:
+            peaks = rss(sizes, base, tmp)
+            print("peak RSS of one watch pass: " + ", ".join(
+                f"{n:,} lines {mib:.0f} MiB" for n, mib in peaks.items()
+            ))  # fmt: skip
     return 0
 
 
