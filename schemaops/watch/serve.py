@@ -54,10 +54,14 @@ class _Collector(Collector):
         self.live = live
 
     def collect(self) -> Iterator[Metric]:
-        s = self.live.snapshot()
-        yield from _counters(s)
-        yield from _gauges(s)
-        yield from _audit(s)
+        yield from families(self.live.snapshot())
+
+
+def families(snapshot: dict[str, Any]) -> Iterator[Metric]:
+    """Every series of one snapshot (``run.Live.snapshot``), each family even when empty."""
+    yield from _counters(snapshot)
+    yield from _gauges(snapshot)
+    yield from _audit(snapshot)
 
 
 def _c(name: str, doc: str, labels: list[str]) -> CounterMetricFamily:
