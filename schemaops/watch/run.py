@@ -37,6 +37,7 @@ from schemaops.errors import InputError
 from schemaops.jsonl import bounded_lines
 from schemaops.watch.follow import Batch, Follower
 from schemaops.watch.poison import Detector, HookRunner, engine_error
+from schemaops.watch.sglang_log import SchemaNames, adapt
 from schemaops.watch.state import StateDir, totals_from_json, totals_to_json
 from schemaops.watch.window import Windows
 from schemaops.watchdog import armed
@@ -122,14 +123,19 @@ class Live:
         self.lag_seconds: dict[str, float] = {}
         self.follow_events: dict[str, int] = {}
         self.hooks: Counter = Counter()
+        #: request-log events that are no structured output (``sglang_log.adapt``)
+        self.skipped = 0
 
-    def add(self, tally: Tally, errors: list[tuple[str, str]], now: float) -> list[str]:
+    def add(
+        self, tally: Tally, errors: list[tuple[str, str]], now: float, skipped: int = 0
+    ) -> list[str]:
         """Count one batch; the schemas it newly flagged as poisoned."""
         mono = time.monotonic()
         with self.lock:
             self.total.merge(tally)
+            self.skipped += skipped
             self.batches += 1
-            if tally.lines:
+            if tally.lines or skipped:
                 self.last_line_at = now
             self.windows.add_batch(tally.by_schema, mono)
             new = self.detector.add_batch(tally.by_schema, tally.fail_runs, mono)
@@ -147,7 +153,8 @@ class Live:
             ci = wilson(t.ok, t.outputs)
             return {
                 "time": time.time(),
-                "lines": t.lines,
+                "lines": t.lines + self.skipped,
+                "skipped_lines": self.skipped,
                 "outputs": t.outputs,
                 "ok": t.ok,
                 "p": p,
@@ -239,6 +246,7 @@ def run_watch(
         saved = state_dir.load() if state_dir else {}
         totals, engine = totals_from_json(saved.get("totals") or {})
         live = Live(opts, totals, engine)
+        live.skipped = int((saved.get("totals") or {}).get("skipped_lines") or 0)
         with collector_restored():
             _loop(opts, live, saved, state_dir, out, log, stop)
         return summary_line(live.snapshot())
@@ -261,6 +269,7 @@ def _loop(
     # episodes would grow with the lines: watch keeps counters only
     aopts = replace(opts.audit, episode_field=None, step_field=None)
     resolver = SchemaResolver.for_options(aopts)
+    names = SchemaNames(aopts.registry, resolver.fixed.name if resolver.fixed else None)
     stdin = _Stdin(opts.max_line) if opts.targets == ["-"] else None
     files = [t for t in opts.targets if t != "-"]
     follower = Follower(files, saved.get("files"), opts.from_end, opts.max_line, opts.batch_bytes)
@@ -282,7 +291,7 @@ def _loop(
                 if stdin is not None and (b := stdin.batch()) is not None:
                     batches.append(b)
                 for b in batches:
-                    _count(b, aopts, resolver, live, hooks, log)
+                    _count(b, aopts, resolver, names, live, hooks, log)
                 ev = follower.events
                 for msg in ev.messages[noted:]:
                     log(visible(msg))
@@ -332,19 +341,24 @@ def _count(
     b: Batch,
     aopts: AuditOptions,
     resolver: SchemaResolver,
+    names: SchemaNames,
     live: Live,
     hooks: HookRunner | None,
     log: Any,
 ) -> None:
-    tally = audit_lines(b.lines, aopts, resolver, first_line=b.first_line)
+    lines, skipped = adapt(b.lines, names)  # SGLang's own request log, if that is what it is
+    if names.error is not None:
+        log(visible(names.error))
+        names.error = None
+    tally = audit_lines(lines, aopts, resolver, first_line=b.first_line) if lines else Tally()
     errors = []
     field_ = aopts.schema_field
-    for raw in b.lines:
+    for raw in lines:
         if b"rammar" in raw:  # the prefilter of poison.engine_error, inline: most lines fail it
             found = engine_error(raw, field_)
             if found is not None:
                 errors.append((_known(resolver, found[0]), found[1]))
-    for schema in live.add(tally, errors, time.time()):
+    for schema in live.add(tally, errors, time.time(), skipped):
         why = live.detector.flagged[schema]["reason"]
         log(f"poisoned schema: {visible(schema)} ({visible(why)})")
         if hooks is not None and schema != UNKNOWN:  # the hook gets registry names only
@@ -364,6 +378,7 @@ def _known(resolver: SchemaResolver, name: str | None) -> str:
 def _save(state_dir: StateDir, follower: Follower, live: Live) -> None:
     with live.lock:
         totals = totals_to_json(live.total, live.engine_errors)
+        totals["skipped_lines"] = live.skipped
     try:
         state_dir.save({"files": follower.saved(), "totals": totals, "saved_at": time.time()})
     except OSError as exc:

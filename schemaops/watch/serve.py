@@ -4,6 +4,7 @@ Every scrape renders one snapshot of the live counters (``run.Live.snapshot``, t
 its lock), so the series of one scrape agree with each other. Series (``schemaops_`` first):
 
 - counters: ``watch_outputs_total{schema,category}``, ``watch_lines_total``,
+  ``watch_skipped_lines_total``,
   ``watch_input_errors_total``, ``watch_parse_failures_total{subtype}``,
   ``watch_diagnoses_total{diagnosis}``, ``watch_engine_errors_total{schema}``,
   ``watch_poisoned_flags_total{schema}``, ``watch_hook_runs_total{schema,result}``,
@@ -81,6 +82,8 @@ def _counters(s: dict[str, Any]) -> Iterator[Metric]:
     yield m
     for name, doc, value in (
         ("lines", "JSONL lines read.", s["lines"]),
+        ("skipped_lines", "Request-log lines that are no structured output (received events, "
+         "requests without json_schema).", s["skipped_lines"]),
         ("input_errors", "Lines that were no usable record (malformed, hostile, errors).",
          s["input_errors"]),
         ("rotations", "Followed files rotated away or removed.", s["follow"].get("rotations", 0)),

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from schemaops.audit import AuditOptions, run_audit
+from schemaops.devserver import DevServerError, start_servers
 from schemaops.registry.model import canonical_text
 from schemaops.warm.heavy import heavy_schema
 
@@ -48,9 +50,11 @@ SCHEMAS: dict[str, Any] = {
 }
 
 
-def _send(url: str, name: str, constrained: bool = True) -> dict[str, Any]:
+def _send(
+    url: str, name: str, constrained: bool = True, max_new_tokens: int = 24
+) -> dict[str, Any]:
     """One /generate; the log record: the answer (or the error body) with the schema name."""
-    params: dict[str, Any] = {"max_new_tokens": 24, "temperature": 0.0}
+    params: dict[str, Any] = {"max_new_tokens": max_new_tokens, "temperature": 0.0}
     if constrained:
         params["json_schema"] = canonical_text(SCHEMAS[name])
     r = httpx.post(url + "/generate", json={"text": "Hi", "sampling_params": params}, timeout=300)
@@ -129,15 +133,35 @@ def _stop(proc: Any) -> None:
     assert proc.returncode == 0
 
 
-def test_watch_on_a_live_sglang_log(
-    sglang_factory: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("SGLANG_GRAMMAR_MAX_POLL_ITERATIONS", "40")
-    url = sglang_factory(fresh=True)[0].url
+@pytest.fixture(scope="module")
+def poisonable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """One server for this module: compiles cut off after 40 polls, and its own JSON request
+    log written into a folder: (URL, log folder)."""
+    logs = tmp_path_factory.mktemp("sglang-requests")
+    flags = ["--log-requests", "--log-requests-format", "json", "--log-requests-target", str(logs)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SGLANG_GRAMMAR_MAX_POLL_ITERATIONS", "40")
+        try:
+            server = start_servers(n=1, extra_args=flags)[0]
+        except DevServerError as exc:
+            pytest.fail(f"could not start the SGLang dev server:\n{exc}", pytrace=False)
+    yield server.url, logs
+    server.stop()
+
+
+def _registry(tmp_path: Path) -> Path:
     reg = tmp_path / "schemas"
     reg.mkdir()
     for name, schema in SCHEMAS.items():
         (reg / f"{name}.json").write_text(json.dumps(schema))
+    return reg
+
+
+def test_watch_on_a_log_of_the_servers_answers(
+    poisonable: tuple[str, Path], tmp_path: Path
+) -> None:
+    url = poisonable[0]
+    reg = _registry(tmp_path)
     log, state, hook_out = tmp_path / "requests.jsonl", tmp_path / "state", tmp_path / "hook"
     log.touch()
     proc, metrics = _start_watch(log, reg, state, hook_out)
@@ -187,3 +211,48 @@ def test_watch_on_a_live_sglang_log(
     assert s[("schemaops_audit_p", (("input", "watch"),))] == doc["p"]
     assert s[("schemaops_watch_engine_errors_total", (("schema", "heavy_07"),))] == 4
     assert hook_out.read_text().splitlines() == ["heavy_07"]  # the restart did not rerun it
+
+
+def test_watch_follows_the_servers_own_json_request_log(
+    poisonable: tuple[str, Path], tmp_path: Path
+) -> None:
+    """SGLang writes the log itself (--log-requests-format json): watch follows its folder,
+    names each request's json_schema by the registry, flags the schema whose compile timed
+    out (the abort recorded in the log) and runs the hook once; its counts equal the audit of
+    the same lines as records."""
+    from schemaops.watch.sglang_log import SchemaNames, adapt
+
+    url, logs = poisonable
+    reg = _registry(tmp_path)  # heavy_07 (the other test's) left out: not this test's alarm
+    (reg / "heavy_07.json").unlink()
+    SCHEMAS["heavy_08"] = heavy_schema(8, 600)  # never sent before: compiles (and times out) now
+    (reg / "heavy_08.json").write_text(json.dumps(SCHEMAS["heavy_08"]))
+    state, hook_out = tmp_path / "state", tmp_path / "hook"
+    proc, metrics = _start_watch(logs, reg, state, hook_out)
+    try:
+        _traffic(url, 4)
+        _send(url, "flag", max_new_tokens=3)  # cut: a failed output of a registry schema
+        assert [_send(url, "heavy_08")["status"] for _ in range(2)] == [400, 400]
+        key = ("schemaops_watch_poisoned", (("schema", "heavy_08"),))
+        _wait(metrics, lambda s: s.get(key) == 1, "heavy_08 flagged from the request log")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not hook_out.exists():
+            time.sleep(0.1)
+        log_lines = [line for f in sorted(logs.iterdir()) for line in f.read_bytes().splitlines()]
+        lines_key = ("schemaops_watch_lines_total", ())
+        s = _wait(metrics, lambda s: s.get(lines_key) == len(log_lines), "every log line")
+    finally:
+        _stop(proc)
+    records, dropped = adapt(log_lines, SchemaNames(str(reg)))
+    assert dropped > 0 and records  # received events and health checks are no outputs
+    as_records = tmp_path / "records.jsonl"
+    as_records.write_bytes(b"".join(r + b"\n" for r in records))
+    doc = run_audit(str(as_records), AuditOptions(registry=str(reg), cache=False)).to_json()
+    assert set(doc["by_schema"]) == {"flag", "pick"}
+    for schema, row in doc["by_schema"].items():
+        for cat, n in row["categories"].items():
+            key2 = (("category", cat), ("schema", schema))
+            assert s[("schemaops_watch_outputs_total", key2)] == n, (schema, cat)
+    assert s[("schemaops_watch_skipped_lines_total", ())] == dropped
+    assert s[("schemaops_watch_engine_errors_total", (("schema", "heavy_08"),))] == 2
+    assert hook_out.read_text().splitlines() == ["heavy_08"]
