@@ -103,3 +103,13 @@ def test_once_json_is_one_document(tmp_path: Path) -> None:
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["outputs"] == 30
+
+
+def test_stdin_is_read_to_its_end(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    r = run_cli(
+        "watch", "-", "--registry", str(reg), "--json", "--listen", "none",
+        stdin=mixed(0, 40).decode(),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["outputs"] == 40
