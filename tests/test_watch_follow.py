@@ -193,3 +193,16 @@ def test_live_loop_sees_appended_lines_and_stops_on_event(tmp_path: Path) -> Non
     assert not t.is_alive()
     assert result["outputs"] == 100
     assert watch_once([str(log)], reg, state)["outputs"] == 100  # resumed: nothing doubled
+
+
+def test_corrupt_gz_in_a_folder_is_counted_once_and_the_rest_read(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "bad.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00garbage" * 10)
+    (logs / "ok.jsonl").write_bytes(mixed(0, 12))
+    f = Follower([str(logs)])
+    got = [line for _ in range(4) for b in f.poll() for line in b.lines]
+    assert len(got) == 12 and f.events.unreadable == 1
+    f.close()
+    assert watch_once([str(logs)], reg)["outputs"] == 12

@@ -208,6 +208,8 @@ class Follower:
         self._first = True
         #: a file had more than one batch's worth in the last poll
         self.more = False
+        #: .gz files whose head could not be read yet, by size (unchanged twice: corrupt)
+        self._pending_gz: dict[tuple[int, int], int] = {}
 
     # --- discovery --------------------------------------------------------------------
     def scan(self) -> None:
@@ -233,21 +235,29 @@ class Follower:
         self._first = False
 
     def _open_new(self, path: str, key: tuple[int, int], size: int) -> None:
+        known = self.retired.get(key)
+        if known is not None and known.done and not known.head_len:
+            return  # found unreadable before (not regular, a corrupt gzip): said once
         try:
             fh = open_regular(path)
         except InputError as exc:
-            if key not in self.retired:  # said once per file, not once per poll
-                self.events.unreadable += 1
-                self.events.note(str(exc))
-                self.retired[key] = Tracked(path, key[0], key[1], done=True)
+            self.events.unreadable += 1
+            self.events.note(str(exc))
+            self._retire(key, Tracked(path, key[0], key[1], done=True))
             return
         t = Tracked(path, key[0], key[1], fh=fh, size=size)
         t.gz = _is_gz(path, fh)
         if t.gz:
             head = _gz_head(path)
-            if head is None:  # being written, or corrupt: looked at again next poll
+            if head is None:  # being written (looked at again next poll), or corrupt
                 fh.close()
+                if self._pending_gz.get(key) == size:  # no longer growing: corrupt
+                    self.events.unreadable += 1
+                    self.events.note(f"cannot read {path}: not a readable gzip file")
+                    self._retire(key, Tracked(path, key[0], key[1], done=True))
+                self._pending_gz[key] = size
                 return
+            self._pending_gz.pop(key, None)
         else:
             head = _plain_head(fh.fileno())
         t.head, t.head_len = head
