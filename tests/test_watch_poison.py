@@ -110,3 +110,17 @@ def test_hook_timeout_kills_and_cooldown_bounds_rate(tmp_path: Path) -> None:
         assert any("killed after 0.5 s" in x for x in lines)
     finally:
         runner.stop()
+
+
+def test_a_poisoned_name_with_controls_is_printed_escaped(tmp_path: Path) -> None:
+    from cli_support import run_cli
+
+    reg = registry(tmp_path)
+    name = "clear\x1b[2Jme"
+    (reg / f"{name}.json").write_text((reg / "item.json").read_text())
+    bad = {"schema": name, "text": json.dumps({"n": "x"})}
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(bad) + "\n" for _ in range(6)))
+    r = run_cli("watch", str(log), "--registry", str(reg), "--once", "--listen", "none")
+    assert r.returncode == 0, r.stderr
+    assert "poisoned schema: clear\\x1b[2Jme" in r.stderr and "\x1b" not in r.stderr
