@@ -24,160 +24,33 @@ of its first ``HEAD_BYTES`` bytes, or of all of it while it is shorter). Rules:
 from __future__ import annotations
 
 import gzip
-import hashlib
 import os
 import time
 import zlib
-from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any
 
-from schemaops.audit.read.shardlist import local_glob
-from schemaops.audit.read.shards import GLOB_CHARS
 from schemaops.errors import InputError
 from schemaops.jsonl import OverlongLine, bounded_lines, open_regular
+from schemaops.watch.files import (
+    HEAD_BYTES,
+    Batch,
+    Events,
+    Tracked,
+    expand,
+    gz_head,
+    head_of,
+    identity,
+    is_gz,
+    plain_head,
+)
 
-HEAD_BYTES = 256
+__all__ = ["Batch", "Events", "Follower", "Tracked", "expand"]
+
 CHUNK = 1 << 20
-#: file names a folder or glob contributes (a rotated ``app.jsonl.1`` is followed by inode)
-SUFFIXES = (".jsonl", ".ndjson", ".json", ".log", ".gz")
 #: seconds a file rotated away is still read (its writer may append until it reopens)
 ROTATE_GRACE_S = 5.0
 #: finished files remembered (for their heads: a later ``.gz`` roll of one is recognised)
 RETIRED_MAX = 1000
-
-
-def head_of(data: bytes) -> tuple[str, int]:
-    """The fingerprint of a file's first bytes: (sha256 hex, how many bytes it covers)."""
-    cut = data[:HEAD_BYTES]
-    return hashlib.sha256(cut).hexdigest(), len(cut)
-
-
-@dataclass
-class Tracked:
-    """One followed file (what is saved of it: ``to_json``)."""
-
-    path: str
-    dev: int
-    ino: int
-    offset: int = 0
-    line: int = 0
-    head: str = ""
-    head_len: int = 0
-    gz: bool = False
-    size: int = 0
-    fh: BinaryIO | None = field(default=None, repr=False)
-    gzs: Any = field(default=None, repr=False)
-    lines_iter: Any = field(default=None, repr=False)
-    skipping: bool = False
-    rotated_at: float | None = None
-    done: bool = False
-    #: when a read last reached the file's end (``lag_seconds``)
-    caught_up_at: float = field(default_factory=time.monotonic)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "dev": self.dev,
-            "ino": self.ino,
-            "offset": self.offset,
-            "line": self.line,
-            "head": self.head,
-            "head_len": self.head_len,
-            "gz": self.gz,
-            "done": self.done,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Tracked:
-        return cls(
-            str(d["path"]),
-            int(d["dev"]),
-            int(d["ino"]),
-            int(d["offset"]),
-            int(d.get("line", 0)),
-            str(d.get("head", "")),
-            int(d.get("head_len", 0)),
-            bool(d.get("gz", False)),
-            done=bool(d.get("done", False)),
-        )
-
-    def close(self) -> None:
-        for h in (self.gzs, self.fh):
-            if h is not None:
-                try:
-                    h.close()
-                except OSError:
-                    pass
-        self.fh = self.gzs = self.lines_iter = None
-
-
-@dataclass
-class Batch:
-    """New complete lines of one file: ``first_line`` is the number of the first."""
-
-    path: str
-    first_line: int
-    lines: list[bytes]
-
-
-@dataclass
-class Events:
-    """What the follower met, counted (exposed as ``..._total`` series)."""
-
-    rotations: int = 0
-    truncations: int = 0
-    unreadable: int = 0
-    lost_rotations: int = 0
-    messages: list[str] = field(default_factory=list)
-
-    def note(self, msg: str) -> None:
-        if len(self.messages) < 100:
-            self.messages.append(msg)
-
-
-def expand(target: str) -> list[str]:
-    """The files behind one argument now: a file, a folder (one level), or a glob."""
-    if os.path.isdir(target):
-        try:
-            names = sorted(os.listdir(target))
-        except OSError:
-            return []
-        return [
-            os.path.join(target, n)
-            for n in names
-            if not n.startswith((".", "_")) and n.lower().endswith(SUFFIXES)
-        ]
-    if any(c in target for c in GLOB_CHARS) and not os.path.exists(target):
-        return sorted(p for p in set(local_glob(target)) if not os.path.isdir(p))
-    return [target]
-
-
-def _identity(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)  # follows a symlink; a loop is ELOOP, an OSError: no file
-    except (OSError, ValueError):
-        return None
-    return st.st_dev, st.st_ino, st.st_size
-
-
-def _is_gz(path: str, fh: BinaryIO) -> bool:
-    try:
-        head = os.pread(fh.fileno(), 2, 0)
-    except OSError:
-        return False
-    return head == b"\x1f\x8b" or path.endswith(".gz")
-
-
-def _gz_head(path: str) -> tuple[str, int] | None:
-    try:
-        with open_regular(path) as raw, gzip.GzipFile(fileobj=raw) as gz:
-            return head_of(gz.read(HEAD_BYTES))
-    except (InputError, OSError, EOFError, zlib.error):
-        return None
-
-
-def _plain_head(fd: int, n: int = HEAD_BYTES) -> tuple[str, int]:
-    return head_of(os.pread(fd, n, 0))
 
 
 class Follower:
@@ -217,7 +90,7 @@ class Follower:
         seen: set[tuple[int, int]] = set()
         for target in self.targets:
             for path in expand(target):
-                ident = _identity(path)
+                ident = identity(path)
                 if ident is None:
                     continue
                 key = (ident[0], ident[1])
@@ -246,9 +119,9 @@ class Follower:
             self._retire(key, Tracked(path, key[0], key[1], done=True))
             return
         t = Tracked(path, key[0], key[1], fh=fh, size=size)
-        t.gz = _is_gz(path, fh)
+        t.gz = is_gz(path, fh)
         if t.gz:
-            head = _gz_head(path)
+            head = gz_head(path)
             if head is None:  # being written (looked at again next poll), or corrupt
                 fh.close()
                 if self._pending_gz.get(key) == size:  # no longer growing: corrupt
@@ -259,7 +132,7 @@ class Follower:
                 return
             self._pending_gz.pop(key, None)
         else:
-            head = _plain_head(fh.fileno())
+            head = plain_head(fh.fileno())
         t.head, t.head_len = head
         old = self._resume_point(key, t, path)
         if old is not None:
@@ -301,7 +174,7 @@ class Follower:
             except (InputError, OSError, EOFError, zlib.error):
                 return False
         assert t.fh is not None
-        return _plain_head(t.fh.fileno(), old.head_len)[0] == old.head
+        return plain_head(t.fh.fileno(), old.head_len)[0] == old.head
 
     # --- reading ----------------------------------------------------------------------
     def poll(self) -> list[Batch]:
@@ -344,7 +217,7 @@ class Follower:
             self.events.truncations += 1
             t.offset, t.line, t.skipping = 0, 0, False
         if t.head_len < HEAD_BYTES and size > t.head_len:
-            t.head, t.head_len = _plain_head(fd)
+            t.head, t.head_len = plain_head(fd)
         lines: list[bytes] = []
         budget = self.batch_bytes
         final = t.rotated_at is not None and now - t.rotated_at >= ROTATE_GRACE_S
@@ -386,7 +259,7 @@ class Follower:
 
     def _head_changed(self, t: Tracked, fd: int) -> bool:
         """``copytruncate`` then new lines past the old offset: the same inode, a new head."""
-        return _plain_head(fd, t.head_len)[0] != t.head
+        return plain_head(fd, t.head_len)[0] != t.head
 
     def _long_line(self, t: Tracked, fd: int, size: int, lines: list[bytes], final: bool) -> bool:
         """No newline in the next chunk: one line up to ``max_line`` bytes, or an overlong

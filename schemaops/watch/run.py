@@ -14,7 +14,6 @@ thread (``serve.py``) from a snapshot taken under a lock.
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import stat
 import sys
@@ -34,8 +33,8 @@ from schemaops.audit.tally import diagnose
 from schemaops.audit.tally.stats import Tally, compound, wilson
 from schemaops.audit.verdict.resolver import SchemaResolver, collector_restored
 from schemaops.errors import InputError
-from schemaops.jsonl import bounded_lines
-from schemaops.watch.follow import Batch, Follower
+from schemaops.watch.files import Batch, StdinLines
+from schemaops.watch.follow import Follower
 from schemaops.watch.poison import Detector, HookRunner, engine_error
 from schemaops.watch.sglang_log import SchemaNames, adapt
 from schemaops.watch.state import StateDir, totals_from_json, totals_to_json
@@ -44,8 +43,6 @@ from schemaops.watchdog import armed
 
 #: the schema of an engine error record whose name is not in the registry
 UNKNOWN = "(unknown)"
-#: lines taken from stdin per batch
-STDIN_BATCH = 50_000
 
 
 @dataclass
@@ -189,42 +186,6 @@ def summary_line(snap: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in snap.items() if k not in ("hooks", "started")}, "hooks": hooks}
 
 
-class _Stdin:
-    """Lines of stdin read by a thread into a bounded queue (the loop never blocks on it)."""
-
-    def __init__(self, max_line: int) -> None:
-        self.q: queue.Queue[bytes | None] = queue.Queue(STDIN_BATCH * 4)
-        self.line = 0
-        self.ended = False
-        self.thread = threading.Thread(target=self._read, args=(max_line,), daemon=True)
-        self.thread.start()
-
-    def _read(self, max_line: int) -> None:
-        try:
-            for line in bounded_lines(sys.stdin.buffer, max_line):
-                self.q.put(line)
-        except OSError:
-            pass
-        self.q.put(None)
-
-    def batch(self) -> Batch | None:
-        lines: list[bytes] = []
-        while len(lines) < STDIN_BATCH:
-            try:
-                item = self.q.get_nowait()
-            except queue.Empty:
-                break
-            if item is None:
-                self.ended = True
-                break
-            lines.append(item)
-        if not lines:
-            return None
-        first = self.line + 1
-        self.line += len(lines)
-        return Batch("-", first, lines)
-
-
 def run_watch(
     opts: WatchOptions,
     out: IO[str] | None = None,
@@ -270,7 +231,7 @@ def _loop(
     aopts = replace(opts.audit, episode_field=None, step_field=None)
     resolver = SchemaResolver.for_options(aopts)
     names = SchemaNames(aopts.registry, resolver.fixed.name if resolver.fixed else None)
-    stdin = _Stdin(opts.max_line) if opts.targets == ["-"] else None
+    stdin = StdinLines(opts.max_line) if opts.targets == ["-"] else None
     files = [t for t in opts.targets if t != "-"]
     follower = Follower(files, saved.get("files"), opts.from_end, opts.max_line, opts.batch_bytes)
     server = MetricsServer(live, opts.listen) if opts.listen else None
