@@ -124,3 +124,23 @@ def test_a_poisoned_name_with_controls_is_printed_escaped(tmp_path: Path) -> Non
     r = run_cli("watch", str(log), "--registry", str(reg), "--once", "--listen", "none")
     assert r.returncode == 0, r.stderr
     assert "poisoned schema: clear\\x1b[2Jme" in r.stderr and "\x1b" not in r.stderr
+
+
+def test_a_restart_keeps_the_flag_and_never_reruns_the_hook(tmp_path: Path) -> None:
+    reg = registry(tmp_path)
+    out, state = tmp_path / "hook.out", tmp_path / "state"
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(
+        b"".join(record(i) for i in range(40)) + b"".join(record(i, ok=False) for i in range(8))
+    )
+    first = watch_once([str(log)], reg, state, on_poisoned=_hook_cmd(out))
+    assert list(first["poisoned"]) == ["item"]
+    with open(log, "ab") as fh:
+        fh.write(b"".join(record(i, ok=False) for i in range(5)))
+    again = watch_once([str(log)], reg, state, on_poisoned=_hook_cmd(out))
+    assert list(again["poisoned"]) == ["item"] and again["poisoned_flags"] == {"item": 1}
+    assert out.read_text().splitlines() == [json.dumps(["item"])]  # once across the restart
+    with open(log, "ab") as fh:
+        fh.write(record(99))
+    healed = watch_once([str(log)], reg, state)
+    assert healed["poisoned"] == {} and healed["outputs"] == 54

@@ -122,6 +122,34 @@ class Detector:
                 self._flag(schema, f"{r.failures} failures in a row", now, new)
         return new
 
+    def to_json(self, now_mono: float, now_wall: float) -> dict[str, Any]:
+        """What a restart continues from (times as Unix time)."""
+        return {
+            "runs": {s: [r.failures, r.ok_before, r.total_before] for s, r in self.runs.items()},
+            "totals": self.totals,
+            "flagged": {
+                s: {"reason": f["reason"], "since": now_wall - (now_mono - f["since"])}
+                for s, f in self.flagged.items()
+            },
+            "flag_count": dict(self.flag_count),
+        }
+
+    def restore(self, doc: dict[str, Any], now_mono: float, now_wall: float) -> None:
+        """The saved state back (``to_json``); a malformed part is ignored."""
+        try:
+            for s, (n, ok_before, before) in (doc.get("runs") or {}).items():
+                self.runs[str(s)] = Run(int(n), now_mono, int(ok_before), int(before))
+            for s, (n, ok) in (doc.get("totals") or {}).items():
+                self.totals[str(s)] = [int(n), int(ok)]
+            for s, f in (doc.get("flagged") or {}).items():
+                since = now_mono - max(0.0, now_wall - float(f["since"]))
+                self.flagged[str(s)] = {"reason": str(f["reason"]), "since": since}
+            self.flag_count.update(
+                {str(s): int(n) for s, n in (doc.get("flag_count") or {}).items()}
+            )
+        except (TypeError, ValueError, KeyError, AttributeError):
+            pass
+
     def _poisoned(self, schema: str) -> bool:
         run = self.runs.get(schema)
         if run is None or run.failures < self.min_failures:
@@ -167,6 +195,18 @@ class HookRunner:
         self.queue: queue.Queue[str | None] = queue.Queue(HOOK_QUEUE)
         self.thread = threading.Thread(target=self._work, name="watch-hook", daemon=True)
         self.thread.start()
+
+    def last_runs(self, now_mono: float, now_wall: float) -> dict[str, float]:
+        """When each schema's hook last ran, as Unix time (saved: the cooldown outlives a
+        restart, so a restarted watch never reruns a restart hook at once)."""
+        with self.lock:
+            return {s: now_wall - (now_mono - t) for s, t in self.last.items()}
+
+    def restore(self, saved: dict[str, Any], now_mono: float, now_wall: float) -> None:
+        with self.lock:
+            for s, t in (saved or {}).items():
+                if isinstance(t, (int, float)) and now_wall - t < self.cooldown_s:
+                    self.last[str(s)] = now_mono - max(0.0, now_wall - t)
 
     def submit(self, schema: str, now: float) -> bool:
         """Queue a run unless one ran within the cooldown or is queued; True if queued."""

@@ -242,6 +242,11 @@ def _loop(
         if opts.on_poisoned
         else None
     )
+    poison = saved.get("poison") or {}
+    mono, wall = time.monotonic(), time.time()
+    live.detector.restore(poison, mono, wall)
+    if hooks is not None:
+        hooks.restore(poison.get("hook_last") or {}, mono, wall)
     restore = _on_signals(stop)
     next_summary = time.monotonic() + opts.summary_interval
     noted = 0
@@ -269,7 +274,7 @@ def _loop(
                     if hooks is not None:
                         live.hooks = Counter(hooks.results)
                 if batches and state_dir is not None:
-                    _save(state_dir, follower, live)
+                    _save(state_dir, follower, live, hooks)
                 if opts.json_lines and now >= next_summary:
                     _print(out, live)
                     next_summary = now + opts.summary_interval
@@ -287,7 +292,7 @@ def _loop(
     finally:
         restore()
         if state_dir is not None:
-            _save(state_dir, follower, live)
+            _save(state_dir, follower, live, hooks)
         follower.close()
         if hooks is not None:
             hooks.stop()
@@ -336,12 +341,17 @@ def _known(resolver: SchemaResolver, name: str | None) -> str:
     return UNKNOWN
 
 
-def _save(state_dir: StateDir, follower: Follower, live: Live) -> None:
+def _save(state_dir: StateDir, follower: Follower, live: Live, hooks: HookRunner | None) -> None:
+    mono, wall = time.monotonic(), time.time()
     with live.lock:
         totals = totals_to_json(live.total, live.engine_errors)
         totals["skipped_lines"] = live.skipped
+        poison = live.detector.to_json(mono, wall)
+    if hooks is not None:
+        poison["hook_last"] = hooks.last_runs(mono, wall)
+    doc = {"files": follower.saved(), "totals": totals, "poison": poison, "saved_at": wall}
     try:
-        state_dir.save({"files": follower.saved(), "totals": totals, "saved_at": time.time()})
+        state_dir.save(doc)
     except OSError as exc:
         raise InputError(f"--state-dir: cannot save ({exc.strerror or exc})") from None
 
