@@ -14,7 +14,17 @@ from typing import Any
 import typer
 
 from schemaops import __version__
-from schemaops.commands import audit, compare, devserver, drift, lower, probe, registry, warm
+from schemaops.commands import (
+    audit,
+    compare,
+    devserver,
+    drift,
+    lower,
+    probe,
+    registry,
+    warm,
+    watch,
+)
 from schemaops.commands._common import Process
 
 app = typer.Typer(
@@ -42,7 +52,7 @@ def _root(
     """Registry, grammar warm-up, output audit and backend comparison for constrained decoding."""
 
 
-for _area in (registry, audit, warm, probe, compare, devserver, lower):
+for _area in (registry, audit, warm, watch, probe, compare, devserver, lower):
     _area.register(app)
 drift.register(registry.registry_app)  # `registry drift`: the key-drift report of a request log
 

@@ -144,6 +144,18 @@ def _budget_audit(tmp_path: Path) -> dict:
     return doc
 
 
+def watch_series() -> set[str]:
+    """The names of every series ``schemaops watch`` serves on /metrics."""
+    from collections import Counter
+
+    from schemaops.audit.tally.stats import Tally
+    from schemaops.watch.run import Live, WatchOptions
+    from schemaops.watch.serve import families
+
+    live = Live(WatchOptions(["unused.jsonl"], listen=None), Tally(), Counter())
+    return {m.name if m.type != "counter" else m.name + "_total" for m in families(live.snapshot())}
+
+
 def test_grafana_dashboard_reads_only_series_schemaops_writes(tmp_path: Path) -> None:
     import re
 
@@ -178,6 +190,7 @@ def test_grafana_dashboard_reads_only_series_schemaops_writes(tmp_path: Path) ->
         )
         for m in reg.collect()
     }
+    written |= watch_series()
     assert used and used <= written, used - written
     # the token-budget series have a panel (they exist only when outputs were cut)
     assert BUDGET_SERIES <= used, BUDGET_SERIES - used
