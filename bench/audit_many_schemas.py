@@ -670,7 +670,8 @@ def main(argv: list[str] | None = None) -> int:
     fig["naive_lps"] = k / t_naive
     fig["naive_cpu_lps"] = k / (time.process_time() - c0)
     cache = audit_supports("--cache-dir")
-    base = ["audit", str(outputs), "--registry", str(registry), "--json"]
+    # "one process" is asked for: the default (--jobs 0) uses every core for a file this size
+    base = ["audit", str(outputs), "--registry", str(registry), "--json", "--jobs", "1"]
     cache_dir = workdir / "validator-cache"
     runs = {}
     jobs = ["--jobs", str(args.jobs)]
@@ -725,8 +726,13 @@ def main(argv: list[str] | None = None) -> int:
         (f"{args.first_line_registry:,}-schema registry", big),
     ):
         nocache = ["--no-cache"] if audit_supports("--no-cache") else []
-        r = run_cli(["audit", str(one), "--registry", str(reg), "--json", *nocache], workdir)
-        first[f"{label} ({len(list(reg.glob('*.json'))):,} files)"] = r["wall_s"]
+        walls = [  # best of 3: the first read of a folder also pays the page cache
+            run_cli(["audit", str(one), "--registry", str(reg), "--json", *nocache], workdir)[
+                "wall_s"
+            ]
+            for _ in range(3)
+        ]
+        first[f"{label} ({len(list(reg.glob('*.json'))):,} files)"] = min(walls)
     t_start = run_cli(["--version"], workdir)["wall_s"]
     print(
         f"parse-only: {fig['parse_only_lps']:,.0f} lines/s; naive loop: {fig['naive_lps']:,.0f}"
