@@ -9,7 +9,6 @@ for one process and by each ``parallel`` worker for its byte range.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable
 from typing import IO, Any
@@ -17,10 +16,11 @@ from typing import IO, Any
 import orjson
 
 from schemaops.audit.options import AuditOptions
-from schemaops.audit.read.extract import Output, RecordError, find_outputs, parse_record, record_id
+from schemaops.audit.read.extract import RecordError, find_outputs, parse_record, record_id
+from schemaops.audit.run.rows import count_failure, input_error, write_record
 from schemaops.audit.tally.budget import note as note_length
 from schemaops.audit.tally.budget import note_counted as note_lengths
-from schemaops.audit.tally.diagnose import close_runs, diagnose, note_run
+from schemaops.audit.tally.diagnose import close_runs, note_run
 from schemaops.audit.tally.stats import Tally
 from schemaops.audit.verdict.classify import (
     MAX_DEPTH,
@@ -28,7 +28,6 @@ from schemaops.audit.verdict.classify import (
     OUTCOME_OK,
     REFUSAL,
     TIMEOUT_PREFIX,
-    VIOLATION,
     Classification,
     duplicate_keys,
     may_have_long_int,
@@ -223,7 +222,7 @@ def audit_lines(
             outs = find_outputs(rec, field_, schema_field, tool_schema)
         except RecordError as exc:
             if in_range:
-                _input_error(tally, records_out, lineno, None, str(exc), shard, first_line)
+                input_error(tally, records_out, lineno, None, str(exc), shard, first_line)
             continue
         batch = type(rec) is list
         for ordinal, out in enumerate(outs):
@@ -248,7 +247,7 @@ def audit_lines(
                         if lean and fixed is None:
                             quicks[name] = checker.quick
                     except InputError as exc:
-                        _input_error(
+                        input_error(
                             tally, records_out, lineno, record_id(rec), str(exc), shard, first_line
                         )
                         continue
@@ -286,7 +285,7 @@ def audit_lines(
                         msg = (
                             f"cannot validate against schema {name!r}: {type(exc).__name__}: {exc}"
                         )
-                        _input_error(
+                        input_error(
                             tally, records_out, lineno, record_id(rec), msg[:300], shard, first_line
                         )
                         continue
@@ -312,7 +311,7 @@ def audit_lines(
                 n_fail += 1
                 # a plain record's diagnoses depend on the text and verdict only: memoised
                 entry = hit if plain else None
-                found = _failure(
+                found = count_failure(
                     tally, lineno, rec, name, outcome, out, checker, value, opts, entry
                 )
                 note_run(tally.fail_runs, name, lineno, ok_counts.get(name, 0))
@@ -338,7 +337,7 @@ def audit_lines(
                         if not ok:
                             st[1] += 1
             if records_out is not None:
-                _write_record(
+                write_record(
                     records_out,
                     lineno,
                     rec,
@@ -369,119 +368,3 @@ def audit_lines(
     if fixed is not None:
         tally.fast_path[fixed.name] = fixed.fast_path
     return tally
-
-
-def _input_error(
-    tally: Tally,
-    out: IO[bytes] | None,
-    line: int,
-    rid: Any,
-    message: str,
-    shard: str | None = None,
-    first_line: int = 1,
-) -> None:
-    tally.add_input_error(line, message)
-    if out is not None:
-        doc: dict[str, Any] = {"line": line}
-        if shard is not None:
-            doc["shard"], doc["shard_line"] = shard, line - first_line + 1
-        if rid is not None:
-            doc["id"] = rid
-        doc.update(category="input_error", subtype=None, path=None, message=message)
-        out.write(_dumps(doc))
-
-
-def _failure(
-    tally: Tally,
-    line: int,
-    rec: dict,
-    name: str,
-    outcome: Classification,
-    out: Output,
-    checker: Any,
-    value: Any,
-    opts: AuditOptions,
-    entry: list | None = None,
-) -> Any:
-    """Count one failed output: category, subtype, location, example, timeouts, all errors.
-    Returns its diagnoses (``diagnose.diagnose``), which its ``--records`` row carries.
-
-    ``entry``: the output's verdict-memo entry when its record has no finish reason and no
-    message (``diagnose`` then reads only the text and the verdict): its diagnoses are kept
-    there, found once."""
-    text = out.text
-    tally.source_failures[out.source] += 1
-    tally.add_failure(
-        line,
-        record_id(rec),
-        name,
-        outcome.category,
-        outcome.subtype,
-        outcome.path,
-        outcome.message,
-        text,
-    )
-    if entry is None:
-        found: Any = diagnose(rec, text, outcome)
-    else:
-        found = entry[2]
-        if found is None:
-            found = entry[2] = tuple(diagnose(rec, text, outcome))
-    if found:
-        tally.diagnoses.update(found)
-    if (outcome.message or "").startswith(TIMEOUT_PREFIX):
-        tally.add_timeout(line)
-    elif outcome.category.startswith(VIOLATION):
-        if opts.all_errors and checker is not None:
-            counts, complete = checker.all_errors(value)
-            tally.all_errors.update(counts)
-            if not complete:
-                tally.all_errors_cut += 1
-    return found
-
-
-def _write_record(
-    dest: IO[bytes],
-    line: int,
-    rec: dict,
-    out: Output,
-    schema: str,
-    outcome: Classification,
-    batch: bool = False,
-    dups: list[str] | None = None,
-    shard: str | None = None,
-    first_line: int = 1,
-    diagnoses: Any = (),
-) -> None:
-    """One ``--records`` row for an output. ``diagnoses``: what ``diagnose`` found in it
-    (always a list, empty for an ok output), so the rows name the outputs the report's
-    ``diagnoses`` counts are made of."""
-    doc: dict[str, Any] = {"line": line}  # first: multi.shift_records rewrites it
-    if shard is not None:
-        doc["shard"], doc["shard_line"] = shard, line - first_line + 1
-    rid = record_id(rec)
-    if rid is not None:
-        doc["id"] = rid
-    if out.index is not None:
-        doc["batch_index" if batch else "tool_call"] = out.index
-    doc.update(
-        source=out.source,
-        schema=schema,
-        category=outcome.category,
-        subtype=outcome.subtype,
-        path=outcome.path,
-        message=outcome.message,
-        diagnoses=list(diagnoses),
-    )
-    if dups:  # names repeated in one object: the last value was validated
-        doc["duplicate_keys"] = dups
-    dest.write(_dumps(doc))
-
-
-def _dumps(doc: dict) -> bytes:
-    """One JSON line; ASCII-escaped stdlib fallback for what orjson refuses (lone surrogates,
-    integers beyond 64 bits in a record id)."""
-    try:
-        return orjson.dumps(doc, default=str) + b"\n"
-    except (TypeError, orjson.JSONEncodeError):
-        return json.dumps(doc, default=str).encode("ascii") + b"\n"
