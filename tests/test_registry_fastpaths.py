@@ -105,3 +105,64 @@ def test_parse_skips_the_shape_walk_only_where_it_finds_nothing() -> None:
         checked += 1
     assert checked > 9_000
     assert jsontext.parse(deep)[1][0][1] == "too_deep" and jsontext.parse(edge)[1] == []
+
+
+def _markers_parsed(raw: bytes) -> tuple | None:
+    """The lazy index's markers read the slow way: always parsed."""
+    import orjson
+
+    from schemaops.registry.documents import is_library
+
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None, False, None
+    override = data.get("x-schemaops-name")
+    rid = None
+    if "$id" in data or "id" in data:
+        try:
+            rid = refs.SPECS[draft_label(data.get("$schema"))].create_resource(data).id()
+        except (UnknownDraft, AttributeError, TypeError):
+            rid = None
+    return (
+        override if isinstance(override, str) and override else None,
+        is_library(data),
+        rid if isinstance(rid, str) else None,
+    )
+
+
+HARD_MARKERS = [
+    {"$schema": "http://json-schema.org/draft-04/schema#", "id": "http://x.test/a"},
+    {"$schema": "http://json-schema.org/draft-03/schema#", "id": "http://x.test/b"},
+    {"$schema": "http://json-schema.org/draft-07/schema#", "id": "http://x.test/c"},
+    {"id": "http://x.test/d", "properties": {"id": {"type": "string"}}},
+    {"$id": "http://x.test/e"},
+    {"x-schemaops-name": "f", "properties": {"id": {}}},
+    {"\u0024id": "http://x.test/g"},
+]
+
+
+@pytest.mark.corpus("jsonschemabench")
+def test_index_markers_skip_only_files_without_any(tmp_path) -> None:
+    """The lazy index parses a file only when its bytes hold a marker (a name override, a
+    library flag, a ``$id``, an ``id`` with a draft 3 or 4 ``$schema``, a ``\\u`` escape):
+    every JSONSchemaBench schema and the hard cases read the same as always parsed."""
+    from schemaops.registry import lazy
+
+    texts = [*jsb_schema_texts(), *(json.dumps(d) for d in HARD_MARKERS)]
+    texts.append(
+        '{"\\u0069d": "http://x.test/h", "$schema": "http://json-schema.org/draft-04/schema#"}'
+    )
+    f = tmp_path / "s.json"
+    checked = 0
+    for text in texts:
+        raw = text.encode()
+        want = _markers_parsed(raw)
+        if want is None:
+            continue  # not JSON: read strictly (and reported) when a record names it
+        f.write_bytes(raw)
+        assert lazy._markers(f) == want, text[:200]
+        checked += 1
+    assert checked > 9_000
