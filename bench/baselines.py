@@ -7,7 +7,9 @@ the audit. ``distinct`` makes every text of a workload unique by inserting a whi
 signature (the line's index in base 4 over the four JSON whitespace bytes) after the first
 ``{`` or ``[`` (or at the end of a text without one): the value parsed, the verdict and the
 category stay what they were, the text is new. Parse failures keep their shape (the
-signature goes after the opening brace, inside what the failure is about).
+signature goes after the opening brace, inside what the failure is about). The values still
+repeat: this is honest only while the audit keeps no cache keyed by the parsed value (it keeps
+none); a change that adds one must make the values distinct too.
 """
 
 from __future__ import annotations
