@@ -68,8 +68,9 @@ def can_split(path: str) -> bool:
         return not is_gzip(fh.read(2), path)
 
 
-def slices(path: str, jobs: int) -> list[tuple[int, int, int]]:
-    """(start, end, first_line) per slice, cut just after a newline."""
+def cut_points(path: str, jobs: int) -> list[int]:
+    """Offsets from 0 to the file's size, each just after a newline: ``jobs * 4`` slices (or
+    more, so none is over ``MAX_SLICE``)."""
     size = os.path.getsize(path)
     n = max(jobs * 4, -(-size // MAX_SLICE), 1)
     step = max(1, size // n)
@@ -83,7 +84,16 @@ def slices(path: str, jobs: int) -> list[tuple[int, int, int]]:
             if cut > cuts[-1]:
                 cuts.append(cut)
             pos = max(cut, pos) + step
-        cuts.append(size)
+    cuts.append(size)
+    return cuts
+
+
+def slices(path: str, jobs: int) -> list[tuple[int, int, int]]:
+    """(start, end, first_line) per slice, cut just after a newline. Counting the newlines
+    reads the whole file once before any worker starts; ``run_parallel`` needs it only for
+    ``--records`` (each row carries its global line), ``routing`` always."""
+    cuts = cut_points(path, jobs)
+    with open(path, "rb") as fh:
         out = []
         line = 1
         for start, end in zip(cuts, cuts[1:], strict=False):
@@ -180,8 +190,19 @@ def _work(args: tuple) -> Tally:
 def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally:
     """Audit ``path`` with ``jobs`` processes, each a byte range; tallies merge in file order.
     (A registry large enough to route by schema goes to ``routing.run_routed`` instead: the
-    pipeline chooses.)"""
-    cuts = slices(path, jobs)
+    pipeline chooses.)
+
+    Line numbers: with ``--records`` each worker is told its slice's first global line (the
+    rows it writes carry it), which costs a pass over the file counting newlines before the
+    workers start. Without, each worker numbers its slice from 1 and the merge shifts its
+    tally by the lines of the slices before it (``Tally.merge``'s ``line_offset``): the same
+    report, without that serial pass."""
+    records = getattr(opts, "records", None)
+    if records:
+        cuts = slices(path, jobs)
+    else:
+        points = cut_points(path, jobs)
+        cuts = [(s, e, 1) for s, e in zip(points, points[1:], strict=False)]
     if resolver is not None:
         for name in resolver.precompile_names():
             try:
@@ -190,7 +211,6 @@ def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally
             except SchemaopsError:
                 pass  # reported per line, as in one process, if a record names it
         resolver.flush_cache()  # written once here, not once per forked worker
-    records = getattr(opts, "records", None)
     parts = [f"{records}.part{i}" if records else None for i in range(len(cuts))]
     args = [
         (path, s, e, first, opts, part) for (s, e, first), part in zip(cuts, parts, strict=False)
@@ -199,7 +219,7 @@ def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally
     try:
         with inherited(resolver), worker_pool(jobs) as pool:
             for tally in pool.map(_work, args):
-                total.merge(tally)
+                total.merge(tally, 0 if records else total.lines)
     except BaseException:
         remove_parts(parts)
         raise

@@ -216,8 +216,10 @@ def merge_runs(
     theirs: dict[str, list[int]],
     my_by_schema: dict[str, Counter],
     their_by_schema: dict[str, Counter],
+    line_offset: int = 0,
 ) -> None:
-    """Join a later chunk's closed runs into an earlier chunk's (before by_schema merges)."""
+    """Join a later chunk's closed runs into an earlier chunk's (before by_schema merges);
+    the later chunk's line numbers are shifted by ``line_offset``."""
     for schema in set(mine) | set(their_by_schema):
         their = their_by_schema.get(schema) or Counter()
         run = theirs.get(schema)
@@ -229,7 +231,7 @@ def merge_runs(
         if their.get("ok", 0) == 0 and schema in mine:
             mine[schema][1] += run[1]  # all the later chunk's outputs continue the run
         else:
-            mine[schema] = [run[0], run[1], run[2] + my_ok]
+            mine[schema] = [run[0] + line_offset, run[1], run[2] + my_ok]
 
 
 def poisoned(runs: dict[str, list[int]], by_schema: dict[str, Counter]) -> list[dict[str, Any]]:

@@ -170,7 +170,7 @@ class Tally:
                 self.input_error_lines.append({**e, "line": e["line"] + line_offset})
         self.categories.update(other.categories)
         self.parse_failures.update(other.parse_failures)
-        merge_runs(self.fail_runs, other.fail_runs, self.by_schema, other.by_schema)
+        merge_runs(self.fail_runs, other.fail_runs, self.by_schema, other.by_schema, line_offset)
         for name, c in other.by_schema.items():
             self.by_schema.setdefault(name, Counter()).update(c)
         self.paths.update(other.paths)
