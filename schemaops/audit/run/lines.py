@@ -127,6 +127,7 @@ def audit_lines(
     pending_lengths: dict[tuple, int] = {}  # (schema, finish reason, tokens) -> outputs
     dumps = orjson.dumps
     remember = resolver.remember
+    fixed_name = fixed.name if fixed is not None else None
     if lean and fixed is not None:
         fixed.fast  # noqa: B018 (compiles jsonschema-rs's check: sets quick)
         quicks[fixed.name] = fixed.quick
@@ -144,14 +145,17 @@ def audit_lines(
                 rec = parse_record(raw)
             if lean and rec.__class__ is dict:
                 text = rec.get("text")
-                name = rec.get(schema_field) if fixed is None else fixed.name
+                name = rec.get(schema_field) if fixed is None else fixed_name
                 quick = quicks.get(name) if text.__class__ is str else None
                 if quick is not None:
-                    key = (checkers[name] if fixed is None else fixed, text)
                     asked += 1
                     if asked == memo_next:  # the memo's hit rate decides whether to ask it
                         memo_next, memo_on, memo_hits = _memo_plan(asked, memo_on, memo_hits)
-                    hit = memo.get(key) if memo_on else None
+                    if memo_on:
+                        key = (checkers[name] if fixed is None else fixed, text)
+                        hit = memo.get(key)
+                    else:
+                        hit = None
                     if hit is None:
                         try:
                             value = loads(text)
@@ -161,8 +165,8 @@ def audit_lines(
                             if value.__class__ is dict or value.__class__ is list:
                                 back = dumps(value)
                                 if (
-                                    "\\u" in text
-                                    or text.count(":") != back.count(b":")
+                                    text.count(":") != back.count(b":")
+                                    or "\\u" in text
                                     or b"e+" in back
                                     and may_have_long_int(text)
                                     or len(text) > _DEEP_TEXT
@@ -199,18 +203,19 @@ def audit_lines(
                     if ep_field is not None:
                         ep = rec.get(ep_field)
                         if ep is not None:
-                            if isinstance(ep, (list, dict)):
+                            if ep.__class__ is list or ep.__class__ is dict:
                                 ep = str(ep)
                             e = episodes.get(ep)
                             if e is None:
                                 e = episodes[ep] = [0, 0]
                             e[0] += 1
                             step = rec.get(step_field) if step_field else None
-                            if step is not None and not isinstance(step, (list, dict)):
-                                st = by_step.get(step)
-                                if st is None:
-                                    st = by_step[step] = [0, 0]
-                                st[0] += 1
+                            if step is not None and step.__class__ is not list:
+                                if step.__class__ is not dict:
+                                    st = by_step.get(step)
+                                    if st is None:
+                                        st = by_step[step] = [0, 0]
+                                    st[0] += 1
                     continue
             mine = False  # known to be this worker's line (its one output, then)
             if owns is not None and type(rec) is dict:
