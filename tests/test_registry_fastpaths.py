@@ -11,6 +11,7 @@ JSONSchemaBench schema (issue 15: a platform registry's cold audit checks each s
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 from corpus_paths import jsb_schema_texts
@@ -105,6 +106,39 @@ def test_parse_skips_the_shape_walk_only_where_it_finds_nothing() -> None:
         checked += 1
     assert checked > 9_000
     assert jsontext.parse(deep)[1][0][1] == "too_deep" and jsontext.parse(edge)[1] == []
+
+
+def _mutations(text: str, rng: random.Random) -> list[str]:
+    """Texts near ``text`` that each problem ``parse`` names could hide in: a repeated key, a
+    lone surrogate, an escaped colon, a long integer, a float orjson cannot hold, NaN."""
+    out = []
+    if text.startswith("{") and len(text) > 2:
+        first = text[1 : text.find(",") if "," in text else -1]
+        if ":" in first:
+            out.append("{" + first + ", " + text[1:])  # the first member repeated
+        out.append('{"x\\u003a": 1, ' + text[1:])
+        out.append('{"n": ' + str(rng.choice([2**64, -(2**63) - 1, 2**63])) + ", " + text[1:])
+        out.append('{"f": 1e400, ' + text[1:])
+        out.append('{"f": NaN, ' + text[1:])
+        out.append('{"s": "\\ud800", ' + text[1:])
+    return out
+
+
+@pytest.mark.corpus("jsonschemabench")
+def test_parse_orjson_path_equals_the_stdlib_reading() -> None:
+    """``parse`` (orjson where proven) against ``strict_parse`` (the stdlib with its hook):
+    the same value, types included, and the same problems, on the corpus and on mutations
+    that carry each problem ``parse`` reports."""
+    rng = random.Random(24)
+    compared = plain = 0
+    for i, text in enumerate(jsb_schema_texts()):
+        for t in [text, *(_mutations(text, rng) if i % 10 == 0 else [])]:
+            got, want = jsontext.parse(t), jsontext.strict_parse(t)
+            assert repr(got[0]) == repr(want[0]), t[:200]
+            assert got[1] == want[1], t[:200]
+            compared += 1
+            plain += not want[1]
+    assert compared > 10_000 and plain > 9_000
 
 
 def _markers_parsed(raw: bytes) -> tuple | None:

@@ -47,6 +47,7 @@ from typing import Any, NamedTuple
 
 import jsonschema
 import jsonschema_rs
+import orjson
 
 from schemaops.formats import format_checker
 
@@ -142,7 +143,21 @@ def native_formats(rs_cls: type) -> frozenset[str]:
 
 def _scan(schema: Any) -> tuple[bool, bool, bool]:
     """(every pattern portable and no ``$schema`` below the root, a non-integer ``multipleOf``
-    somewhere, a ``"format": "regex"``), in one walk."""
+    somewhere, a ``"format": "regex"``), in one walk, skipped when the schema's JSON text
+    names none of those keywords (most schemas: the text is written in C, the walk is
+    Python; a property that merely has such a name only costs the walk)."""
+    try:
+        text = orjson.dumps(schema)
+    except TypeError:  # not JSON-shaped (a non-string key): walk it
+        text = None
+    if text is not None:
+        nested_schema = text.count(b'"$schema"') > (
+            1 if isinstance(schema, dict) and "$schema" in schema else 0
+        )
+        if not (
+            nested_schema or b'"pattern' in text or b'"multipleOf"' in text or b'"regex"' in text
+        ):
+            return True, False, False
     portable, float_multiple, regex_format = True, False, False
     stack: list[tuple[Any, bool]] = [(schema, True)]
     while stack:
