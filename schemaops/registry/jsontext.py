@@ -156,19 +156,24 @@ def _plain(text: str, max_depth: int) -> Any:
     """The value of a text with none of the problems ``parse`` reports, read by orjson (in C,
     without the Python hook per object that finds duplicates), or ``_NOT_PLAIN`` when that is
     not proven, and ``parse`` reads it as before. Proven when: no ``\\u`` escape (no lone
-    surrogate, no escaped colon); no run of 19 digits (orjson reads an integer from 2**64, or
-    below -2**63, as a float; the stdlib keeps it exact); as many colons in the text as in
+    surrogate, no escaped colon); no run of 19 digits where orjson read a large float (it
+    reads an integer from 2**64, or below -2**63, as one; the stdlib keeps it exact); as many colons in the text as in
     orjson's own writing of the value (a repeated key loses its pair, and its colon, there);
     the nesting within ``max_depth`` (by counting openers, else walked). orjson refuses what
     the stdlib refuses here (``NaN``, control characters in strings), and then the stdlib
     reads it and names the problem."""
-    if "\\u" in text or _LONG_DIGITS.search(text) is not None:
+    if "\\u" in text:
         return _NOT_PLAIN
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
         return _NOT_PLAIN
-    if text.count(":") != orjson.dumps(data).count(b":"):
+    back = orjson.dumps(data)
+    if text.count(":") != back.count(b":"):
+        return _NOT_PLAIN
+    # such a float is written back with an exponent of at least 18 ("1.8446744073709552e+19"):
+    # without "e+" in orjson's writing there is no digit run to look for
+    if b"e+" in back and _LONG_DIGITS.search(text) is not None:
         return _NOT_PLAIN
     if text.count("[") + text.count("{") > max_depth and not _within_depth(data, max_depth):
         return _NOT_PLAIN
