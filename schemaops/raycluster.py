@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -145,6 +144,8 @@ def _host_port(address: str) -> tuple[str, int]:
 
 def probe(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
     """Fail fast (``InputError``) when nothing accepts TCP at the head's address."""
+    import socket  # imported here: only a --ray run probes
+
     host, port = _host_port(address)
     try:
         with socket.create_connection((host, port), timeout=timeout_s):

@@ -167,7 +167,6 @@ def _run(
 ) -> None:
     """Audit, report and exit with the run's code (``typer.Exit``) or return (exit 0)."""
     from schemaops.audit import run_audit
-    from schemaops.audit.report.terminal import render_terminal
     from schemaops.audit.report.text import visible
 
     result = call(run_audit, files[0] if len(files) == 1 else files, opts)
@@ -189,7 +188,7 @@ def _run(
     report(
         doc,
         json_out=json_out,
-        render=render_terminal,
+        render=_render_terminal,
         prometheus=prometheus,
         metrics="audit_metrics",
     )
@@ -209,6 +208,13 @@ def _run(
         raise typer.Exit(EXIT_USAGE)
     if failed:
         raise typer.Exit(EXIT_GATE)
+
+
+def _render_terminal(doc: dict[str, Any]) -> None:
+    """The terminal report; rich is imported only by a run that prints it (not ``--json``)."""
+    from schemaops.audit.report.terminal import render_terminal
+
+    render_terminal(doc)
 
 
 def register(app: typer.Typer) -> None:

@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from schemaops.commands._common import call, emit_json, fail
-from schemaops.registry.loader import DEFAULT_REGISTRY
+from schemaops.registry.defaults import DEFAULT_REGISTRY
 
 
 def drift_cmd(
@@ -31,6 +30,8 @@ def drift_cmd(
 ) -> None:
     """Schemas sent as several byte strings (key order, whitespace, escaping): one cache entry
     and one compile each. Exit 1 when any schema drifts, 2 on unreadable input."""
+    from rich.console import Console
+
     from schemaops.registry.drift import exit_code, render, run_drift, unusable_message
 
     reg = registry if registry is not None and registry.is_dir() else None

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from schemaops.commands._common import (
     ApiChoice,
@@ -21,16 +20,17 @@ from schemaops.commands._common import (
     markup_safe,
     terminal_lines,
 )
-from schemaops.registry import Schema, format_problem, load_registry
-from schemaops.registry.diffpaths import diff_paths
-from schemaops.registry.drafts import draft_label
-from schemaops.registry.loader import (
-    DEFAULT_REGISTRY,
-    EXAMPLE_TIMEOUT,
-    exit_code_for,
-    inspect_registry,
-)
+from schemaops.registry.defaults import DEFAULT_REGISTRY, EXAMPLE_TIMEOUT
 from schemaops.strings import sha256_hex
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from schemaops.registry import Schema
+
+# rich and the registry library (jsonschema, referencing) are imported in the commands that
+# use them: every ``schemaops`` process imports this module to build the app (issue 24).
 
 registry_app = typer.Typer(
     name="registry",
@@ -50,11 +50,15 @@ TIMEOUT_OPT = typer.Option(
 
 def _out() -> Console:
     """Stdout console; wide when piped so tables are not truncated to 80 columns."""
+    from rich.console import Console
+
     return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 
 
 def schema_summary(s: Schema) -> dict:
     """The JSON row for one schema (list/validate/hash share it)."""
+    from schemaops.registry.drafts import draft_label
+
     return {
         "name": s.name,
         "version": s.version,
@@ -72,6 +76,8 @@ def schema_summary(s: Schema) -> dict:
 
 
 def _schema_table(schemas: list[Schema], title: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title)
     for col in ("name", "version", "draft", "hash", "examples", "wire bytes", "title"):
         table.add_column(col)
@@ -95,6 +101,8 @@ def list_cmd(
     registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT, timeout: float = TIMEOUT_OPT
 ) -> None:
     """List the registry's schemas with version, draft, hash and example counts."""
+    from schemaops.registry.loader import load_registry
+
     reg = call(load_registry, registry, timeout)
     if json_out:
         emit_json({"registry": str(registry), "schemas": [schema_summary(s) for s in reg]})
@@ -110,6 +118,8 @@ def show_cmd(
     timeout: float = TIMEOUT_OPT,
 ) -> None:
     """Show one schema: metadata, its wire strings' hashes and the schema itself."""
+    from schemaops.registry.loader import load_registry
+
     s = call(call(load_registry, registry, timeout).get, name)
     doc = {
         **schema_summary(s),
@@ -144,6 +154,8 @@ def validate_cmd(
     Exit 0 when clean, 1 for invalid content, 2 when input could not be read. Warnings
     (e.g. two names for one wire string) are shown but never change the exit code.
     """
+    from schemaops.registry.loader import exit_code_for, format_problem, inspect_registry
+
     root = folder if folder is not None else registry
     reg, problems = inspect_registry(root, timeout)
     code = exit_code_for(problems)
@@ -193,6 +205,7 @@ def export_cmd(
 
     No trailing newline is added: the bytes on stdout (or in --output) are the cache key.
     """
+    from schemaops.registry.loader import load_registry
     from schemaops.warm.plan import key_paths
 
     s = call(call(load_registry, registry, timeout).get, name)
@@ -236,6 +249,10 @@ def diff_cmd(
     Breaking for consumers: the model may now produce what it could not. Breaking for
     clients: something valid before is now rejected.
     """
+    from rich.table import Table
+
+    from schemaops.registry.diffpaths import diff_paths
+
     report = call(diff_paths, old, new)
     if json_out:
         emit_json(report.to_json())
@@ -263,6 +280,10 @@ def hash_cmd(
     registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT, timeout: float = TIMEOUT_OPT
 ) -> None:
     """Content hash and the sha256 of each wire string (what the server's cache keys on)."""
+    from rich.table import Table
+
+    from schemaops.registry.loader import load_registry
+
     reg = call(load_registry, registry, timeout)
     rows = [
         {

@@ -20,7 +20,7 @@ from schemaops.commands._common import (
     call,
     report,
 )
-from schemaops.registry.loader import DEFAULT_REGISTRY
+from schemaops.registry.defaults import DEFAULT_REGISTRY
 
 WARM_HELP = "\n\n".join(
     [

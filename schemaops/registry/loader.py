@@ -21,6 +21,7 @@ from typing import Any
 from schemaops.errors import InputError, SchemaopsError
 from schemaops.registry import jsontext, refs
 from schemaops.registry.bundle import bundle
+from schemaops.registry.defaults import DEFAULT_REGISTRY, EXAMPLE_TIMEOUT
 from schemaops.registry.documents import (
     SIDECAR_SUFFIX,
     STOP_KINDS,
@@ -40,10 +41,6 @@ from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri
 from schemaops.registry.examples import check_examples, read_sidecar, sidecar_path
 from schemaops.registry.model import Schema
 from schemaops.registry.refs import file_uri, inline_uri
-
-DEFAULT_REGISTRY = Path("schemas")
-#: seconds one schema's sidecar example check may take (a pattern can backtrack forever)
-EXAMPLE_TIMEOUT = 1.0
 
 
 class RegistryError(SchemaopsError):

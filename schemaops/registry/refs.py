@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin, urlsplit
-from urllib.request import url2pathname
 
 import referencing
 import referencing.exceptions
@@ -240,6 +239,9 @@ def document_base(registry: referencing.Registry, url: str) -> str:
 
 
 def _file_path(uri: str) -> Path:
+    # imported here: urllib.request imports http.client and email (25 ms of every start-up)
+    from urllib.request import url2pathname
+
     return Path(url2pathname(urlsplit(uri).path))
 
 

@@ -9,15 +9,12 @@ so memory stays flat however large the file is.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import shutil
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schemaops.audit.read.extract import MAX_LINE_BYTES
 from schemaops.audit.run.lines import audit_lines
@@ -26,6 +23,9 @@ from schemaops.audit.verdict.resolver import SchemaResolver
 from schemaops.errors import SchemaopsError
 from schemaops.jsonl import OverlongLine, bounded_lines, is_gzip
 from schemaops.watchdog import armed
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 MAX_SLICE = 16 << 20
 READ_BLOCK = 8 << 20
@@ -36,6 +36,11 @@ def worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
     """``jobs`` worker processes (forked where the platform can). A worker that dies (killed,
     out of memory) is a bounded, explained failure, exit 2: not a traceback, and never exit
     1, which says a gate failed."""
+    # imported here: a one-process audit (most runs, and every small input) needs neither
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method)) as pool:
