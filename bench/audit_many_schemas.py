@@ -60,7 +60,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # also when loaded by a test
 from audit_throughput import bench_parse_only  # noqa: E402
-from baselines import audit_cmd, distinct, parse_only_cmd, rs_loop_cmd, timed  # noqa: E402
+from baselines import (  # noqa: E402
+    audit_cmd,
+    byte_compile,
+    distinct,
+    parse_only_cmd,
+    rs_loop_cmd,
+    timed,
+)
 
 from schemaops.corpora import jsb_dir
 from schemaops.strings import follow_local_refs
@@ -632,6 +639,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.build_only:
         print(json.dumps(meta, indent=1))
         return 0
+    byte_compile()
     print(
         f"workload ({workdir}): {meta['schemas']:,} schemas that load"
         f" (of {meta['corpus_schemas']:,}; {meta['schemas_with_valid_instances']:,} with"

@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "audits"))
 sys.path.insert(0, str(REPO / "bench"))
-from baselines import audit_cmd, distinct, parse_only_cmd, rs_loop_cmd, timed  # noqa: E402
+from baselines import audit_cmd, byte_compile, distinct, parse_only_cmd, rs_loop_cmd, timed  # noqa: E402
 
 
 def make_file(path: Path, n: int, base: list[dict], unique: bool = True) -> None:
@@ -159,6 +159,7 @@ def main() -> int:
     from schemaops.registry import load_registry
 
     base = generate(5000)
+    byte_compile()
     registry = REPO / "schemas"
     with tempfile.TemporaryDirectory() as tmp:
         path, repeated = Path(tmp) / "outputs.jsonl", Path(tmp) / "repeated.jsonl"
