@@ -11,12 +11,14 @@ JSONSchemaBench schema (issue 15: a platform registry's cold audit checks each s
 from __future__ import annotations
 
 import json
+import os
 import random
+from pathlib import Path
 
 import pytest
 from corpus_paths import jsb_schema_texts
 
-from schemaops.registry import jsontext, refs
+from schemaops.registry import jsontext, listing, refs
 from schemaops.registry.drafts import UnknownDraft, draft_label
 
 #: pointer refs with problems (the corpus has none among its eligible schemas) and odd ones
@@ -200,3 +202,44 @@ def test_index_markers_skip_only_files_without_any(tmp_path) -> None:
         assert lazy._markers(f) == want, text[:200]
         checked += 1
     assert checked > 9_000
+
+
+def _rglob_listing(root: Path) -> list[Path]:
+    """What the registry listed before ``listing.json_files``: the reference."""
+    return sorted(
+        f
+        for f in root.rglob("*.json")
+        if not any(part.startswith(".") for part in f.relative_to(root).parts)
+    )
+
+
+def test_json_files_lists_what_rglob_lists(tmp_path: Path) -> None:
+    """Nested and hidden folders, hidden files, a folder named like a schema, a symlinked
+    folder (not entered) and a symlink loop, a symlinked file, sidecars, names that sort
+    differently by parts than as strings."""
+    root = tmp_path / "reg"
+    for rel in [
+        "a.json",
+        "B.json",
+        "a-b.json",
+        "a/b.json",
+        "a/.hidden.json",
+        ".git/x.json",
+        "deep/er/still/c.json",
+        "x.examples.json",
+        "notes.txt",
+        "a.b/c.json",
+    ]:
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("{}")
+    (root / "folder.json").mkdir()
+    (root / "linked").symlink_to(root / "deep")
+    (root / "deep" / "loop").symlink_to(root)
+    (root / "alias.json").symlink_to(root / "a.json")
+    (root / "dangling.json").symlink_to(root / "nowhere.json")
+    got = listing.json_files(root)
+    assert got == _rglob_listing(root)
+    assert root / "folder.json" in got and root / "alias.json" in got
+    rel = Path(os.path.relpath(root))  # a relative root gives the same relative paths
+    assert listing.json_files(rel) == _rglob_listing(rel)

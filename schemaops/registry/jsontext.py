@@ -155,13 +155,15 @@ _LONG_DIGITS = re.compile(r"[0-9]{19}")
 def _plain(text: str, max_depth: int) -> Any:
     """The value of a text with none of the problems ``parse`` reports, read by orjson (in C,
     without the Python hook per object that finds duplicates), or ``_NOT_PLAIN`` when that is
-    not proven, and ``parse`` reads it as before. Proven when: no ``\\u`` escape (no lone
-    surrogate, no escaped colon); no run of 19 digits where orjson read a large float (it
-    reads an integer from 2**64, or below -2**63, as one; the stdlib keeps it exact); as many colons in the text as in
-    orjson's own writing of the value (a repeated key loses its pair, and its colon, there);
-    the nesting within ``max_depth`` (by counting openers, else walked). orjson refuses what
-    the stdlib refuses here (``NaN``, control characters in strings), and then the stdlib
-    reads it and names the problem."""
+    not proven, and ``parse`` reads it as before. Proven when there is:
+    - no ``\\u`` escape (no lone surrogate, no escaped colon);
+    - no run of 19 digits where orjson read a large float (it reads an integer from 2**64, or
+      below -2**63, as one; the stdlib keeps it exact);
+    - as many colons in the text as in orjson's own writing of the value (a repeated key
+      loses its pair, and its colon, there);
+    - nesting within ``max_depth`` (by counting openers, else walked).
+    orjson refuses what the stdlib refuses here (``NaN``, control characters in strings), and
+    then the stdlib reads it and names the problem."""
     if "\\u" in text:
         return _NOT_PLAIN
     try:

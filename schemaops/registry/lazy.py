@@ -44,6 +44,7 @@ from schemaops.registry.documents import (
 )
 from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri
 from schemaops.registry.facts import FactsStore
+from schemaops.registry.listing import json_files
 from schemaops.registry.loader import EXAMPLE_TIMEOUT, check_documents, unknown_schema_message
 from schemaops.registry.model import Schema
 
@@ -113,16 +114,12 @@ class LazyRegistry:
         if self._by_name is not None:
             return self._by_name
         root = self.root
-        depth = len(root.parts)
         files = []
-        for f in root.rglob("*.json"):
-            if any(part.startswith(".") for part in f.parts[depth:]):
-                continue
+        for f in json_files(root):  # sorted by parts, hidden ones left out
             if f.name.endswith(SIDECAR_SUFFIX):
                 self._sidecars.add(str(f))
             else:
                 files.append(f)
-        files.sort(key=lambda f: f.parts)  # Path order (parts, case-sensitive), no Path.__lt__
         by_name: dict[str, _File] = {}
         real_root = root.resolve()
         root_uri = real_root.as_uri() if real_root.parent != real_root else ""  # not "/"

@@ -39,6 +39,7 @@ from schemaops.registry.documents import (
 )
 from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri
 from schemaops.registry.examples import check_examples, read_sidecar, sidecar_path
+from schemaops.registry.listing import json_files
 from schemaops.registry.model import Schema
 from schemaops.registry.refs import file_uri, inline_uri
 
@@ -279,11 +280,7 @@ def inspect_registry(
                 f"not a folder: {root} (a registry is a folder of NAME.json files)",
             )
         ]
-    files = sorted(
-        f
-        for f in root.rglob("*.json")
-        if not any(part.startswith(".") for part in f.relative_to(root).parts)
-    )
+    files = json_files(root)
     schema_files = [f for f in files if not f.name.endswith(SIDECAR_SUFFIX)]
     problems: list[dict] = []
     if not schema_files:
