@@ -394,3 +394,22 @@ def test_every_line_is_accounted_for(lines: list[bytes]) -> None:
     assert tally.outputs == sum(tally.categories.values()) + tally.ok
     assert tally.outputs + tally.input_errors >= len(lines)  # fan-out adds outputs, never loses
     assert all(1 <= e["line"] <= len(lines) for e in tally.input_error_lines)
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH, MAX_DEPTH + 1, 200, 256, 300, 1000, 5000])
+def test_deep_valid_outputs_through_the_audit_loop(tmp_path, depth: int) -> None:
+    """A deeply nested but well-formed output on the audit loop's lean path (a plain record
+    whose text parses): beyond MAX_DEPTH it is ``limit_exceeded``, never a traceback (orjson
+    parses 1,024 levels but writes only 255, and the lean path writes the value back)."""
+    from schemaops.audit import AuditOptions, run_audit
+
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"type": ["array", "object"]}))
+    data = tmp_path / "out.jsonl"
+    texts = ["[" * depth + "]" * depth, '{"a": ' * depth + "1" + "}" * depth]
+    data.write_text("".join(json.dumps({"schema": "s", "text": t}) + "\n" for t in texts))
+    doc = run_audit(str(data), AuditOptions(schema=str(schema), jobs=1)).to_json()
+    if depth <= MAX_DEPTH:
+        assert doc["ok"] == 2
+    else:
+        assert doc["parse_failures"] == {"limit_exceeded": 2}

@@ -170,14 +170,17 @@ def _plain(text: str, max_depth: int) -> Any:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
         return _NOT_PLAIN
-    back = orjson.dumps(data)
+    if text.count("[") + text.count("{") > max_depth and not _within_depth(data, max_depth):
+        return _NOT_PLAIN  # (and orjson writes no more than 255 levels)
+    try:
+        back = orjson.dumps(data)
+    except TypeError:
+        return _NOT_PLAIN
     if text.count(":") != back.count(b":"):
         return _NOT_PLAIN
     # such a float is written back with an exponent of at least 18 ("1.8446744073709552e+19"):
     # without "e+" in orjson's writing there is no digit run to look for
     if b"e+" in back and _LONG_DIGITS.search(text) is not None:
-        return _NOT_PLAIN
-    if text.count("[") + text.count("{") > max_depth and not _within_depth(data, max_depth):
         return _NOT_PLAIN
     return data
 

@@ -163,16 +163,20 @@ def audit_lines(
                             quick = None
                         else:
                             if value.__class__ is dict or value.__class__ is list:
-                                back = dumps(value)
                                 if (
-                                    text.count(":") != back.count(b":")
-                                    or "\\u" in text
-                                    or b"e+" in back
-                                    and may_have_long_int(text)
-                                    or len(text) > _DEEP_TEXT
+                                    len(text) > _DEEP_TEXT
                                     and text.count("[") + text.count("{") > MAX_DEPTH
                                 ):
-                                    quick = None
+                                    quick = None  # maybe too deep (orjson writes 255 levels)
+                                else:
+                                    back = dumps(value)
+                                    if (
+                                        text.count(":") != back.count(b":")
+                                        or "\\u" in text
+                                        or b"e+" in back
+                                        and may_have_long_int(text)
+                                    ):
+                                        quick = None
                             elif may_have_long_int(text):
                                 quick = None
                             if quick is not None and quick(value) is True:
