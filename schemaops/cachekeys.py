@@ -61,6 +61,7 @@ AUDIT_SOURCES = (
 #: (https://python-jsonschema.readthedocs.io/en/stable/validate/#validating-formats)
 AUDIT_DISTS = (
     "jsonschema",
+    "jsonschema-rs",  # the registry's metaschema fast path (registry/metars.py)
     "referencing",
     "jsonschema-specifications",
     "orjson",

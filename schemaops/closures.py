@@ -1,12 +1,8 @@
-"""Closure combinators shared by the two compilers of JSON Schema into Python closures:
-``registry/metacheck.py`` (a schema against its draft's metaschema) and
+"""Closure combinators of the compiler of JSON Schema into Python closures,
 ``audit/verdict/treecheck.py`` (an output against its schema).
 
-Only what is the same to the letter lives here. The keyword checks stay in each compiler:
-their contracts differ (metacheck answers for any Python value a loader hands it and follows
-the metaschemas' drafts; treecheck answers for parsed JSON only, tests exact types for speed,
-and gives up on what ``audit/verdict/subset.py`` gives up on), and each is held to ``jsonschema``
-by its own differential tests.
+A second compiler, of the drafts' metaschemas (``registry/metacheck.py``), shared them until
+the registry's metaschema check moved to jsonschema-rs (``registry/metars.py``, issue 24).
 """
 
 from __future__ import annotations

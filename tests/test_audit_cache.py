@@ -188,7 +188,7 @@ def test_an_edited_deriving_module_invalidates_the_cache(tmp_path: Path) -> None
     assert run()[:2] == (2, 2)
     for module in (
         "formats.py",
-        "registry/metacheck.py",
+        "registry/metars.py",
         "audit/verdict/schemakeys.py",
         "registry/lazy.py",
     ):

@@ -53,9 +53,8 @@ def _pending(x: Any) -> bool:  # a node still compiling (a recursive $ref); neve
     raise AssertionError("tree check called while compiling")
 
 
-# Kept apart from registry/metacheck.py's ``_types`` (isinstance tests, as jsonschema's): this
-# one checks ``json.loads`` output only, where ``type(x) is`` answers the same and is faster on
-# the audit's hot path.
+# ``type(x) is`` tests, not jsonschema's isinstance ones: this checks ``json.loads`` output
+# only, where they answer the same and are faster on the audit's hot path.
 _TYPES: dict[str, Check] = {
     "null": lambda x: x is None,
     "boolean": lambda x: type(x) is bool,

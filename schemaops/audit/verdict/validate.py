@@ -68,7 +68,7 @@ class SchemaChecker:
         self.schema = schema
         cls = validator_for(schema, default=validator_for({}))
         try:
-            # the registry ran the metaschema check already; else the compiled metaschema
+            # the registry ran the metaschema check already; else the jsonschema-rs metaschema
             # check answers (jsonschema only explains a schema it refuses)
             if not checked and not meta_valid(schema, cls):
                 cls.check_schema(schema, format_checker=format_checker())
