@@ -14,7 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from schemaops.audit.verdict.resolver import FREEZE_AFTER, SchemaResolver
+from schemaops.audit.verdict.resolver import (
+    FREEZE_AFTER,
+    YOUNG_THRESHOLD,
+    SchemaResolver,
+    collector_restored,
+)
 
 
 @pytest.fixture
@@ -65,8 +70,10 @@ def test_run_audit_gives_the_collector_back(tmp_path: Path, _unfrozen: None) -> 
     its checkers while it ran (a registry over ``FREEZE_AFTER``), and unfroze them at the end."""
     gc.unfreeze()
     n = FREEZE_AFTER + 8
+    before = gc.get_threshold()
     _audit_all(tmp_path, _registry(tmp_path, n), n)
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == before  # the loop's raised threshold is set back
 
 
 def test_run_audit_leaves_a_callers_own_freeze_alone(tmp_path: Path, _unfrozen: None) -> None:
@@ -80,3 +87,19 @@ def test_run_audit_leaves_a_callers_own_freeze_alone(tmp_path: Path, _unfrozen: 
     _audit_all(tmp_path, _registry(tmp_path, n), n)
     assert gc.get_freeze_count() == before
     assert keep
+
+
+def test_the_audit_loop_runs_with_a_raised_young_threshold(tmp_path: Path) -> None:
+    """Inside ``collector_restored`` the young generation is collected every
+    ``YOUNG_THRESHOLD`` allocations, not CPython's 700 (a caller's higher one is kept); an
+    error inside hands the threshold back too."""
+    before = gc.get_threshold()
+    with collector_restored():
+        assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD)
+    assert gc.get_threshold() == before
+    try:
+        with collector_restored():
+            raise KeyError("x")
+    except KeyError:
+        pass
+    assert gc.get_threshold() == before
