@@ -128,7 +128,8 @@ def schema_version(data: Any) -> str:
 
 def parse_document(doc: Doc, text: str | None, problems: list[dict]) -> None:
     """Parse text (unless data is already there), check it is a schema of a known draft."""
-    if text is not None:
+    parsed = text is not None  # exact JSON types, within jsontext's depth bound once ok
+    if parsed:
         doc.data, found = jsontext.parse(text)
     else:
         found = jsontext.shape_problems(doc.data)
@@ -154,7 +155,7 @@ def parse_document(doc: Doc, text: str | None, problems: list[dict]) -> None:
         problems.append(problem(doc.label, "/$schema", "unknown_draft", str(exc)))
         doc.ok = doc.clean = False
         return
-    meta = metaschema_problems(doc.data, doc.draft)
+    meta = metaschema_problems(doc.data, doc.draft, parsed)
     for ptr, reason in meta:
         problems.append(problem(doc.label, ptr, "metaschema", f"{reason} (draft {doc.draft})"))
     if meta:

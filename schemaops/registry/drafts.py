@@ -88,15 +88,17 @@ def _meta_validator(label: str) -> Validator:
     return cls(cls.META_SCHEMA, format_checker=format_checker())
 
 
-def _fast_valid(schema: Any, label: str) -> bool:
+def _fast_valid(schema: Any, label: str, parsed: bool = False) -> bool:
     """True when jsonschema-rs finds ``schema`` valid against its draft's metaschema, in a way
     held never more lenient than ``jsonschema`` (``metars.py``): no ``jsonschema`` error could
-    be reported, so ``iter_errors`` (milliseconds) is skipped. False: ask ``jsonschema``."""
+    be reported, so ``iter_errors`` (milliseconds) is skipped. False: ask ``jsonschema``.
+    ``parsed``: ``schema`` is what ``jsontext.parse`` read without a stopping problem (exact
+    JSON types, nested within its bound), so ``metars`` need not walk it to know that."""
     from schemaops.registry.metars import rs_valid
 
     with warnings.catch_warnings():  # re.compile's FutureWarnings (format regex): noise
         warnings.simplefilter("ignore", FutureWarning)
-        return rs_valid(schema, label)
+        return rs_valid(schema, label, parsed)
 
 
 def meta_valid(schema: Any, cls: type) -> bool:
@@ -137,15 +139,16 @@ def describe(error: ValidationError) -> str:
     return short(msg)
 
 
-def metaschema_problems(schema: Any, label: str) -> list[tuple[str, str]]:
+def metaschema_problems(schema: Any, label: str, parsed: bool = False) -> list[tuple[str, str]]:
     """Every metaschema violation as ``(json pointer in the schema, reason)``, all at once.
+    (``parsed``: as for ``_fast_valid``.)
 
     Format assertions are on (as ``check_schema`` does): a ``pattern`` that is not a valid
     regular expression is reported here instead of failing later inside a grammar compiler.
     """
     out: list[tuple[str, str]] = []
     seen: set[tuple[str, str]] = set()
-    if _fast_valid(schema, label):
+    if _fast_valid(schema, label, parsed):
         return out
     with warnings.catch_warnings():  # re.compile's FutureWarnings about odd patterns: noise
         warnings.simplefilter("ignore", FutureWarning)

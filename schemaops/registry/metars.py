@@ -124,11 +124,13 @@ def plain_json(value: Any, max_depth: int = MAX_DEPTH) -> bool:
     return True
 
 
-def rs_valid(schema: Any, label: str) -> bool:
+def rs_valid(schema: Any, label: str, plain: bool = False) -> bool:
     """True only when ``jsonschema`` would find ``schema`` valid against draft ``label``'s
-    metaschema (see the module docstring); False: ask ``jsonschema``."""
+    metaschema (see the module docstring); False: ask ``jsonschema``. ``plain``: the caller
+    knows ``schema`` passes ``plain_json`` (``jsontext.parse`` read it: exact JSON types,
+    nested no deeper than ``MAX_DEPTH``), so it is not walked again."""
     is_valid = meta_is_valid(label)
-    if is_valid is None or not plain_json(schema):
+    if is_valid is None or not (plain or plain_json(schema)):
         return False
     try:
         return bool(is_valid(schema))
