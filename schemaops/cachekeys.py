@@ -47,6 +47,7 @@ AUDIT_SOURCES = (
     "audit/verdict/treecheck.py",
     "closures.py",
     "errors.py",
+    "exactjson.py",
     "formats.py",
     "strings.py",
     "watchdog.py",

@@ -130,3 +130,20 @@ def format_checker() -> FormatChecker:
 def conforms(value: Any, fmt: str) -> bool:
     """True when ``value`` conforms to ``fmt`` (unknown formats always conform)."""
     return format_checker().conforms(value, fmt)
+
+
+def rs_formats(skip: frozenset[str] = frozenset()) -> dict[str, Callable[[str], bool]]:
+    """The project's formats in jsonschema-rs's custom-format shape (a string in, a bool out),
+    but those in ``skip``: passed to jsonschema-rs (custom formats take precedence over its
+    built-in ones) so that Rust validators judge formats as ``format_checker`` does. Used by
+    the audit's verdict (``audit/verdict/rscheck.py``) and the registry's metaschema check
+    (``registry/metars.py``)."""
+    checker = format_checker()
+
+    def wrap(name: str) -> Callable[[str], bool]:
+        def check(value: str) -> bool:
+            return checker.conforms(value, name)
+
+        return check
+
+    return {name: wrap(name) for name in checker.checkers if name not in skip}

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from schemaops.exactjson import may_have_long_int
 from schemaops.strings import pointer
 
 #: Largest registry file read (a schema or sidecar past this is refused, not read whole)
@@ -149,7 +149,6 @@ def _surrogate_reason(text: str, what: str = "string") -> str:
 
 
 _NOT_PLAIN = object()
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
 
 
 def _plain(text: str, max_depth: int) -> Any:
@@ -180,7 +179,7 @@ def _plain(text: str, max_depth: int) -> Any:
         return _NOT_PLAIN
     # such a float is written back with an exponent of at least 18 ("1.8446744073709552e+19"):
     # without "e+" in orjson's writing there is no digit run to look for
-    if b"e+" in back and _LONG_DIGITS.search(text) is not None:
+    if b"e+" in back and may_have_long_int(text):
         return _NOT_PLAIN
     return data
 

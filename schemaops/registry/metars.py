@@ -46,7 +46,7 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 
-from schemaops.formats import format_checker
+from schemaops.formats import rs_formats
 from schemaops.registry.jsontext import MAX_DEPTH as REGISTRY_DEPTH
 
 #: a schema nested deeper than this (containers, root = 1) is left to ``jsonschema``
@@ -64,19 +64,6 @@ RS_METASCHEMAS: dict[str, tuple[type, type]] = {
 _JSON_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
-def _custom_formats() -> dict[str, Callable[[str], bool]]:
-    """Every format of ``schemaops.formats`` in jsonschema-rs's shape (a string in, a bool out)."""
-    checker = format_checker()
-
-    def wrap(name: str) -> Callable[[str], bool]:
-        def conforms(value: str) -> bool:
-            return checker.conforms(value, name)
-
-        return conforms
-
-    return {name: wrap(name) for name in checker.checkers}
-
-
 @cache
 def meta_is_valid(label: str) -> Callable[[Any], bool] | None:
     """jsonschema-rs's ``is_valid`` for draft ``label``'s metaschema (built once per process),
@@ -86,7 +73,7 @@ def meta_is_valid(label: str) -> Callable[[Any], bool] | None:
         return None
     py_cls, rs_cls = pair
     validator = rs_cls(
-        py_cls.META_SCHEMA, validate_formats=True, offline=True, formats=_custom_formats()
+        py_cls.META_SCHEMA, validate_formats=True, offline=True, formats=rs_formats()
     )
     return validator.is_valid
 

@@ -30,11 +30,11 @@ from schemaops.audit.verdict.classify import (
     TIMEOUT_PREFIX,
     Classification,
     duplicate_keys,
-    may_have_long_int,
     parse_output,
 )
 from schemaops.audit.verdict.resolver import SchemaResolver
 from schemaops.errors import InputError
+from schemaops.exactjson import may_have_long_int
 from schemaops.strings import truncate
 
 NO_SCHEMA = "(none)"
@@ -214,12 +214,13 @@ def audit_lines(
                                 e = episodes[ep] = [0, 0]
                             e[0] += 1
                             step = rec.get(step_field) if step_field else None
-                            if step is not None and step.__class__ is not list:
-                                if step.__class__ is not dict:
-                                    st = by_step.get(step)
-                                    if st is None:
-                                        st = by_step[step] = [0, 0]
-                                    st[0] += 1
+                            if step is not None and not (
+                                step.__class__ is list or step.__class__ is dict
+                            ):
+                                st = by_step.get(step)
+                                if st is None:
+                                    st = by_step[step] = [0, 0]
+                                st[0] += 1
                     continue
             mine = False  # known to be this worker's line (its one output, then)
             if owns is not None and type(rec) is dict:

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from schemaops.exactjson import may_have_long_int
 from schemaops.watchdog import WatchdogTimeout, watched
 from schemaops.watchdog import timeout as watchdog_timeout
 
@@ -48,20 +49,6 @@ SUBTYPES = (
 MAX_DEPTH = 128
 
 _orjson_loads = orjson.loads
-# orjson reads integers below -2^63 or from 2^64 as floats; the stdlib keeps them exact. The
-# shortest such integer has 19 digits (-9223372036854775809), so a run of 19 ASCII digits
-# sends the text to the stdlib, found with C-speed bytes ops (a regex scan costs several
-# microseconds per output, more than the parse).
-_DIGIT_MAP = bytes(49 if 48 <= i <= 57 else 48 for i in range(256))
-_LONG_RUN = b"1" * 19
-
-
-def may_have_long_int(text: str) -> bool:
-    """A run of 19 digits somewhere in ``text``: an integer orjson may read as a float."""
-    return len(text) >= 19 and _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(
-        _DIGIT_MAP
-    )
-
 
 _FENCE = re.compile(r"```[^\n`]*\n?")
 _NONSTD = re.compile(r"(?:[-+]?(?:NaN|nan|Infinity|infinity|inf|Inf)|None|True|False|undefined)\b")

@@ -49,7 +49,7 @@ import jsonschema
 import jsonschema_rs
 import orjson
 
-from schemaops.formats import format_checker
+from schemaops.formats import rs_formats
 
 #: fancy-regex's backtracking budget per match (its own default is 1,000,000)
 BACKTRACK_LIMIT = 100_000
@@ -116,18 +116,9 @@ class _MultipleOf:
 
 @lru_cache(maxsize=8)
 def _formats(rs_cls: type) -> dict[str, Callable[[str], bool]]:
-    """``schemaops.formats``' checkers in jsonschema-rs's shape (a string in, a bool out), for
-    the formats this draft of jsonschema-rs does not assert natively the same way."""
-    checker = format_checker()
-
-    def wrap(name: str) -> Callable[[str], bool]:
-        def conforms(value: str) -> bool:
-            return checker.conforms(value, name)
-
-        return conforms
-
-    native = native_formats(rs_cls)
-    return {name: wrap(name) for name in checker.checkers if name not in native}
+    """``schemaops.formats``' checkers for the formats this draft of jsonschema-rs does not
+    assert natively the same way."""
+    return rs_formats(native_formats(rs_cls))
 
 
 @lru_cache(maxsize=8)
