@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus_paths import JSB
 from jsonschema.exceptions import best_match
 
 from schemaops.audit.verdict.validate import SchemaChecker
@@ -138,6 +139,7 @@ def test_draft4_string_id_and_item_tuples_stay_on_jsonschema() -> None:
     assert SchemaChecker("s", named_id).tree is not None
 
 
+@pytest.mark.corpus("jsonschemabench")
 def test_explain_equals_best_match_on_the_platform_workload() -> None:
     """The bench's platform workload generator (``bench/audit_many_schemas.py``: generated
     valid instances, mutated invalid ones) over a seeded sample of JSONSchemaBench: every
@@ -158,7 +160,7 @@ def test_explain_equals_best_match_on_the_platform_workload() -> None:
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)  # type: ignore[union-attr]
     rows = []
-    for f in sorted(bench.CORPUS.glob("*.jsonl")):
+    for f in sorted(JSB.glob("*.jsonl")):
         rows += [json.loads(line)["json_schema"] for line in f.open(encoding="utf-8")]
     rng = random.Random(15)
     old = signal.signal(signal.SIGALRM, bench._on_alarm)
