@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -30,11 +31,57 @@ STOP_GRACE_S = 15.0
 S = TypeVar("S", bound="DevServer")
 
 
+class PortTaken(DevServerError):
+    """The server could not bind its HTTP port: another socket took it after it was drawn."""
+
+
+# Where a dev server's port is drawn from: below the kernel's ephemeral range, so that no
+# outgoing connection can take it as its source port in the ~60 s before the server binds it
+# (a CI run lost 44077 that way to a DP=2 server's own start-up). SGLang draws the ports its
+# children bind later the same way, from 22000-29999 (`get_free_port_below_ephemeral` in
+# sglang/srt/utils/network.py, 0.5.23); Ray's workers default to 10002-19999
+# (`--min-worker-port`/`--max-worker-port`). This range is neither's.
+PORT_RANGE = (20000, 21999)
+PORT_DRAWS = 64
+# asyncio's create_server error when the port is held (CPython Lib/asyncio/base_events.py),
+# which uvicorn logs; SGLang's HTTP process then hangs in shutdown instead of exiting.
+BIND_ERROR = "error while attempting to bind on address ('127.0.0.1', {port})"
+PORT_MOVES = 3  # fresh ports tried when a server's drawn port was taken before it bound
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    """A TCP port that nothing holds now and that no outgoing connection can be handed.
+
+    Drawn at random from ``PORT_RANGE`` when it lies below the kernel's ephemeral range
+    (``/proc/sys/net/ipv4/ip_local_port_range``); otherwise, or when every draw is held, a port
+    the kernel hands out (which may then be taken before the server binds it: ``PortTaken``).
+    """
+    low, high = PORT_RANGE
+    high = min(high, _ephemeral_low() - 1)
+    if high - low + 1 >= PORT_DRAWS:
+        for port in random.sample(range(low, high + 1), PORT_DRAWS):
+            if _bindable(port):
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
+def _bindable(port: int) -> bool:
+    """Whether ``port`` can be bound on every IPv4 address (so also on 127.0.0.1) right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            return False
+    return True
 
 
 def cpu_bind_groups(ranks: int) -> str:
@@ -160,6 +207,8 @@ class DevServer:
     pid: int | None = None
     log_path: Path | None = None
     started_in_s: float | None = None
+    #: whether the port was drawn by ``free_port`` (then a taken port moves, see ``start``)
+    auto_port: bool = field(default=False, repr=False)
     _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _t0: float = field(default=0.0, repr=False)
 
@@ -169,8 +218,13 @@ class DevServer:
                 f"unknown grammar backend {self.grammar_backend!r}: "
                 f"expected one of {', '.join(GRAMMAR_BACKENDS)}"
             )
+        self.choose_port()
+
+    def choose_port(self) -> None:
+        """Draw a free port when none was given (``port=0``)."""
         if self.port == 0:
             self.port = free_port()
+            self.auto_port = True
 
     @property
     def url(self) -> str:
@@ -269,6 +323,9 @@ class DevServer:
                 rc = self._proc.returncode
                 self.stop()
                 raise DevServerError(self._failure(f"exited with code {rc} during start"))
+            if self._lost_port():
+                self.stop()
+                raise PortTaken(self._failure("could not bind its port: another socket holds it"))
             if _get(self.url + "/health", timeout=5) == 200:
                 self.started_in_s = round(time.monotonic() - self._t0, 1)
                 return
@@ -281,9 +338,35 @@ class DevServer:
         tail = log_tail(self.log_path or Path("/nonexistent"))
         return f"{self.ENGINE} dev server on port {self.port} {what}; log {self.log_path}:\n" + tail
 
+    def _lost_port(self) -> bool:
+        """Whether the log says the HTTP port was held by another socket when the server bound
+        it (the server itself may hang instead of exiting, so waiting would run to timeout)."""
+        if self.log_path is None:
+            return False
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - 65536))
+                tail = f.read()
+        except OSError:
+            return False
+        return BIND_ERROR.format(port=self.port).encode() in tail
+
+    def wait_ready_or_move(self, timeout: float | None = None) -> None:
+        """``wait_ready``; if the drawn port was taken before the server bound it, draw another
+        and launch again (up to ``PORT_MOVES`` times). A port the caller chose never moves."""
+        for move in range(PORT_MOVES + 1):
+            try:
+                self.wait_ready(timeout)
+                return
+            except PortTaken:
+                if not self.auto_port or move == PORT_MOVES:
+                    raise
+            self.port = free_port()
+            self.launch()
+
     def start(self, timeout: float | None = None) -> DevServer:
         self.launch()
-        self.wait_ready(timeout)
+        self.wait_ready_or_move(timeout)
         return self
 
     def stop(self, grace: float = STOP_GRACE_S) -> None:
@@ -305,7 +388,9 @@ class DevServer:
     def restart(self, timeout: float | None = None) -> DevServer:
         """Stop (if running) and start again on the same port: same URL, empty grammar cache."""
         self.stop()
-        return self.start(timeout)
+        self.launch()
+        self.wait_ready(timeout)  # never moves: clients keep this URL
+        return self
 
     def __enter__(self) -> DevServer:
         if not self.is_running():
@@ -365,9 +450,10 @@ def start_many(make: Callable[[int], S], n: int, port: int | None) -> list[S]:
                 p = free_port()
             taken.add(p)
             servers.append(make(p))
+            servers[-1].auto_port = port is None
             servers[-1].launch()
         for s in servers:
-            s.wait_ready()
+            s.wait_ready_or_move()
     except BaseException:
         for s in servers:
             s.stop()

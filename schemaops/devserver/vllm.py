@@ -32,7 +32,6 @@ from schemaops.devserver.launcher import (
     DEFAULT_START_TIMEOUT_S,
     DevServer,
     cpu_bind_groups,
-    free_port,
     running_recorded,
     start_many,
     stop_recorded,
@@ -111,8 +110,7 @@ class VllmServer(DevServer):
         self.so_config = structured_outputs_config(
             self.grammar_backend, self.disable_any_whitespace, self.structured_outputs
         )
-        if self.port == 0:
-            self.port = free_port()
+        self.choose_port()
 
     def command(self) -> list[str]:
         """The exact launch command (verified CPU flags, then the caller's extra args)."""
