@@ -552,10 +552,10 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
             nodes = only(entry)
             if nodes is None:
                 reg, _ = refs.build([entry])
-                report = refs.check_refs(entry, reg)
-            else:
-                reg, _ = refs.build([entry], crawl=False)
-                report = refs.check_refs(entry, reg, nodes)
+                report = refs.check_refs(entry, refs.registry_lookup(reg))
+            else:  # no ref registry: every ref points into the document (as the loader does)
+                reg = None
+                report = refs.check_refs(entry, refs.own_pointer_lookup(entry), nodes)
         t3 = clock()
         body = bundle(data, entry.base, label, reg) if report.external else data
         t4 = clock()

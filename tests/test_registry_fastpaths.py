@@ -1,9 +1,9 @@
 """The registry's first-use fast paths against the slow paths they skip, on every
 JSONSchemaBench schema (issue 15: a platform registry's cold audit checks each schema once):
 
-- ``refs.build(..., crawl=False)`` for a document whose refs all point into itself
-  (``refs.pointer_refs_only``): the same ref problems and bundling flag as the crawled
-  registry;
+- ``refs.own_pointer_lookup`` (no ref registry) for a document whose refs all point into
+  itself (``refs.pointer_refs_only``): the same ref problems and bundling flag as a lookup in
+  the crawled registry;
 - ``jsontext.parse`` skipping the shape walk for text without ``\\u`` escapes within the
   depth bound: the same problems as ``shape_problems`` always run.
 """
@@ -40,11 +40,28 @@ HARD = [
         "$ref": "#/definitions/a",
         "properties": {"b": {"$ref": "#/definitions/nope"}},
     },
+    # referencing's own errors on the way: a non-string $id entered, a list or a string
+    # target, a percent-escaped and a bare "/" pointer, an index with a sign or spaces
+    {"$defs": {"a": {"$id": 5}}, "$ref": "#/$defs/a"},
+    {"$defs": {"a": {"$id": ["x"]}}, "$ref": "#/$defs/a/$id/0"},
+    {"$defs": {"a": [1, 2]}, "allOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a/+1"}]},
+    {"$defs": {"a": "text"}, "anyOf": [{"$ref": "#/$defs/a/1"}, {"$ref": "#/$defs/a/9"}]},
+    {"$defs": {"a": {}}, "anyOf": [{"$ref": "#/%24defs/a"}, {"$ref": "#/"}, {"$ref": "#/ 0"}]},
+    {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "definitions": {"a": {"id": 1}},
+        "$ref": "#/definitions/a",
+    },
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": {"a": True},
+        "not": {"$ref": "#/definitions/a"},
+    },
 ]
 
 
 @pytest.mark.corpus("jsonschemabench")
-def test_an_uncrawled_registry_checks_pointer_refs_as_the_crawled_one() -> None:
+def test_own_pointer_lookup_checks_pointer_refs_as_the_crawled_registry() -> None:
     eligible = with_refs = with_problems = 0
     texts = [*(json.dumps(h) for h in HARD), *jsb_schema_texts()]
     for i, text in enumerate(texts):
@@ -61,8 +78,8 @@ def test_an_uncrawled_registry_checks_pointer_refs_as_the_crawled_one() -> None:
             continue
         eligible += 1
         with_refs += '"$ref"' in text
-        slow = refs.check_refs(entry, refs.build([entry])[0])
-        fast = refs.check_refs(entry, refs.build([entry], crawl=False)[0], nodes)
+        slow = refs.check_refs(entry, refs.registry_lookup(refs.build([entry])[0]))
+        fast = refs.check_refs(entry, refs.own_pointer_lookup(entry), nodes)
         assert (fast.problems, fast.external) == (slow.problems, slow.external), text[:300]
         with_problems += bool(slow.problems)
     # enough of each to mean something: refs resolved, and problems (cycles, dangling) found

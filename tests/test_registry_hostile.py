@@ -225,6 +225,32 @@ def test_lone_surrogate_is_a_per_file_problem(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "bad_unicode" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("draft", ["draft-04", "draft-06", "draft-07"])
+def test_a_non_string_id_is_a_per_file_problem(tmp_path: Path, draft: str) -> None:
+    """Drafts 4-7 read an id with ``.startswith``: a number there was a traceback of every
+    command that loaded the file (found by the ref fast path's differential test)."""
+    key = "id" if draft == "draft-04" else "$id"
+    bad = {
+        "$schema": f"http://json-schema.org/{draft}/schema#",
+        "definitions": {"a": {key: 1}},
+        "$ref": "#/definitions/a",
+    }
+    write(tmp_path, "ok.json", {"type": "integer"})
+    write(tmp_path, "bad.json", bad)
+    proc = cli("registry", "validate", str(tmp_path), "--json")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    doc = json.loads(proc.stdout)
+    assert {(Path(p["file"]).name, p["kind"]) for p in doc["problems"]} >= {
+        ("bad.json", "metaschema")
+    }
+    records = tmp_path.parent / f"records-{draft}.jsonl"
+    records.write_text('{"schema": "bad", "output": "{}"}\n{"schema": "ok", "output": "1"}\n')
+    proc = cli("audit", str(records), "--registry", str(tmp_path), "--json")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["input_errors"] == 1 and doc["outputs"] == 1 and doc["ok"] == 1
+
+
 def test_file_name_not_utf8_is_a_problem_and_json_stays_utf8(tmp_path: Path) -> None:
     write(tmp_path, "ok.json", {"type": "integer"})
     (Path(os.fsdecode(bytes(tmp_path))) / os.fsdecode(b"\xff.json")).write_text("{}")

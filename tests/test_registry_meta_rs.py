@@ -425,7 +425,7 @@ def test_ref_free_schemas_need_no_ref_registry() -> None:
             continue
         entry = refs.Entry("file:///reg/x.json", value, label)
         registry, clashes = refs.build([entry])
-        report = refs.check_refs(entry, registry)
+        report = refs.check_refs(entry, refs.registry_lookup(registry))
         assert (report.problems, report.external, clashes) == ([], False, []), name
         n += 1
     assert n > 3000

@@ -117,16 +117,23 @@ def check_documents(
     good = [d for d in docs if d.ok]
     entries = [refs.Entry(d.base, d.data, d.draft) for d in good]
     nodes = None
+    registry: Any = None
+    lookup: refs.Lookup | None = None
+    clashes: list = []
     if not extra and all(ref_free(d.data) for d in good):
         # nothing to resolve and no $id to clash: check_refs would find nothing (issue 15:
         # building the ref registry was the largest part of a schema's first use)
-        registry, clashes = None, []
+        pass
     else:
         # one document whose refs all point into itself (the lazy registry's usual case): no
-        # crawl needed (``refs.pointer_refs_only``), and its subschemas are walked once
+        # ref registry needed (``refs.own_pointer_lookup``), its subschemas walked once
         if not extra and len(entries) == 1:
             nodes = refs.pointer_refs_only(entries[0])
-        registry, clashes = refs.build(_unaliased(entries, good) + list(extra), crawl=nodes is None)
+        if nodes is not None:
+            lookup = refs.own_pointer_lookup(entries[0])
+        else:
+            registry, clashes = refs.build(_unaliased(entries, good) + list(extra))
+            lookup = refs.registry_lookup(registry)
     by_entry = {id(e): d for e, d in zip(entries, good, strict=True)}
     for entry, uri in clashes:
         d = by_entry.get(id(entry))
@@ -141,7 +148,7 @@ def check_documents(
     for entry in entries:
         d = by_entry[id(entry)]
         try:
-            s = _one(d, entry, registry, problems, timeout if examples else None, nodes)
+            s = _one(d, entry, lookup, registry, problems, timeout if examples else None, nodes)
         except RecursionError:  # a shape the depth limit did not foresee: this file only
             problems.append(problem(d.label, "", "too_deep", "schema nested too deeply to check"))
             continue
@@ -189,6 +196,7 @@ def _unaliased(entries: list, docs: list[Doc]) -> list:
 def _one(
     d: Doc,
     entry: Any,
+    lookup: refs.Lookup | None,
     registry: Any,
     problems: list[dict],
     timeout: float | None = EXAMPLE_TIMEOUT,
@@ -196,14 +204,16 @@ def _one(
 ) -> Schema:
     """Check one document's refs, build its Schema (bundled when needed), attach examples.
 
-    ``timeout`` None: sidecar examples are not read at all (``registry diff``). ``nodes``:
-    the document's subschemas, when the caller walked them already.
+    ``lookup`` None: nothing to resolve. ``registry``: the ref registry, for bundling (None
+    when every ref points into the document itself: then nothing is bundled). ``timeout``
+    None: sidecar examples are not read at all (``registry diff``). ``nodes``: the
+    document's subschemas, when the caller walked them already.
     """
     try:
-        if registry is None:
+        if lookup is None:
             report = refs.RefReport([], False)
         else:
-            report = refs.check_refs(entry, registry, nodes)
+            report = refs.check_refs(entry, lookup, nodes)
     except Exception as exc:  # a malformed $id/$ref: explained by metaschema problems
         found = [] if not d.clean else [("", "ref_unresolvable", f"cannot check $refs: {exc}")]
         report = refs.RefReport(found, False)

@@ -123,10 +123,9 @@ def pointer_refs_only(entry: Entry) -> list[tuple[dict, list, str]] | None:
     """Every ref of ``entry`` is a ``$ref`` to a JSON pointer in itself (``#`` or ``#/...``),
     made where the base is the document's own (no ``$id`` changes it on the way).
 
-    Such refs resolve against the document's own resource, found in the registry without a
-    crawl: ``build(..., crawl=False)`` then answers every lookup as the crawled registry does
-    (referencing crawls on its own when a lookup needs it), and the crawl was most of a
-    platform schema's first-use ref check (issue 15).
+    Such refs resolve against the document's own resource: ``own_pointer_lookup`` answers
+    every lookup as a crawled ref registry does, without building one (the crawl, then the
+    registry itself, were most of a platform schema's first-use ref check: issues 15, 24).
 
     Returns the document's subschemas (``iter_subschemas``, which ``check_refs`` takes
     instead of walking again) when so, else None."""
@@ -143,13 +142,9 @@ def pointer_refs_only(entry: Entry) -> list[tuple[dict, list, str]] | None:
     return nodes
 
 
-def build(
-    entries: list[Entry], crawl: bool = True
-) -> tuple[referencing.Registry, list[tuple[Entry, str]]]:
-    """An offline ref registry holding ``entries``; also returns (entry, clashing $id) pairs.
-
-    ``crawl=False``: the resources are added but not crawled for embedded ``$id``s and
-    anchors (only for documents whose refs are ``pointer_refs_only``)."""
+def build(entries: list[Entry]) -> tuple[referencing.Registry, list[tuple[Entry, str]]]:
+    """An offline ref registry holding ``entries``, crawled for embedded ``$id``s and
+    anchors; also returns (entry, clashing $id) pairs."""
     pairs: list[tuple[str, referencing.Resource, Entry]] = []
     owner: dict[str, Entry] = {}
     clashes: list[tuple[Entry, str]] = []
@@ -169,8 +164,6 @@ def build(
             owner[uri] = e
             pairs.append((uri, resource, e))
     empty = referencing.Registry(retrieve=_alias_retriever(owner))
-    if not crawl:
-        return empty.with_resources((u, r) for u, r, _ in pairs).combine(METASCHEMAS), clashes
     try:
         reg = empty.with_resources((u, r) for u, r, _ in pairs).combine(METASCHEMAS)
         return reg.crawl(), clashes
@@ -190,6 +183,41 @@ def build(
                 extra.append((base, SPECS[e.label].create_resource(node)))
         reg = reg.with_resources(extra)
     return reg, clashes
+
+
+#: (base URI, ``$ref``) -> the contents the ref points to; raises what ``referencing`` raises
+Lookup = Callable[[str, str], Any]
+
+
+def registry_lookup(registry: referencing.Registry) -> Lookup:
+    """Refs resolved by a ref registry (``build``)."""
+    return lambda base, ref: registry.resolver(base).lookup(ref).contents
+
+
+def own_pointer_lookup(entry: Entry) -> Lookup:
+    """Refs of a document whose refs are ``pointer_refs_only``, resolved without a registry.
+
+    Why: building the ref registry (``build``, even uncrawled: the resource, the registry and
+    the metaschemas combined into it) and a resolver per lookup were most of such a file's
+    ref check (the many-schema bench's largest first-use stage, issue 24). Each such ref is
+    ``#`` or ``#/pointer`` from the document's own base (``pointer_refs_only``), so
+    ``Resolver.lookup`` (referencing 0.37, ``_core.py``) would fetch the document itself from
+    its registry and run ``Resource.pointer`` on it; this runs that same ``Resource.pointer``
+    (its errors included) on the document directly, with a resolver whose registry is never
+    read there (``pointer`` only moves the resolver's base on entering an ``$id``). Held to
+    ``registry_lookup`` on a crawled registry in ``tests/test_registry_fastpaths.py``."""
+    resource = SPECS[entry.label].create_resource(entry.contents)
+    resolver = referencing.Registry().resolver(base_uri=entry.base)
+
+    def lookup(base: str, ref: str) -> Any:
+        if not ref.startswith("#") or base != entry.base:
+            raise ValueError(f"not a pointer into {entry.base}: {ref!r} from {base}")
+        fragment = ref[1:]
+        if not fragment:
+            return entry.contents
+        return resource.pointer(pointer=fragment, resolver=resolver).contents
+
+    return lookup
 
 
 def _alias_retriever(owner: dict[str, Entry]) -> Callable[[str], referencing.Resource]:
@@ -293,7 +321,12 @@ def iter_subschemas(root: Any, base: str, label: str) -> Iterator[tuple[dict, li
             continue
         # every draft's id_of reads "$id" or "id" (referencing.jsonschema): without either
         # key there is nothing to ask it (most nodes; a call per node was a third of the walk)
-        sid = spec.id_of(node) if "$id" in node or "id" in node else None
+        sid = None
+        if "$id" in node or "id" in node:
+            try:
+                sid = spec.id_of(node)
+            except (AttributeError, TypeError):  # a non-string id (drafts 4-7 call .startswith)
+                sid = None  # no base change: the metaschema check reports the id itself
         if isinstance(sid, str) and sid:
             node_base = urljoin(node_base, sid.rstrip("#"))  # as Resource.id() + crawl()
         yield node, parts, node_base
@@ -336,10 +369,12 @@ def _classify(exc: Exception, ref: str, target: str) -> tuple[str, str]:
 
 
 def check_refs(
-    entry: Entry, registry: referencing.Registry, nodes: list[tuple[dict, list, str]] | None = None
+    entry: Entry, lookup: Lookup, nodes: list[tuple[dict, list, str]] | None = None
 ) -> RefReport:
     """Resolve every ``$ref`` of one document and find ref cycles that cannot terminate.
-    ``nodes``: the document's ``iter_subschemas``, when the caller has them already."""
+    ``lookup``: ``registry_lookup(build(...))``, or ``own_pointer_lookup`` for a document
+    whose refs are ``pointer_refs_only``. ``nodes``: the document's ``iter_subschemas``, when
+    the caller has them already."""
     problems: list[tuple[str, str, str]] = []
     external = False
     # (base, $ref) -> (target contents, target URI): the cycle search below follows the same
@@ -355,11 +390,13 @@ def check_refs(
             ref = node.get(kw)
             if not isinstance(ref, str):
                 continue
+            if kw == "$ref" and (base, ref) in resolved:  # the same ref again: same target
+                continue  # (its url was weighed for ``external`` the first time)
             url = split_target(base, ref)[0]
             try:
-                found = registry.resolver(base).lookup(ref)
+                found = lookup(base, ref)
                 if kw == "$ref":
-                    resolved[(base, ref)] = (found.contents, url)
+                    resolved[(base, ref)] = (found, url)
             except referencing.exceptions.Unresolvable as exc:
                 kind, reason = _classify(exc, ref, url)
                 problems.append((pointer([*parts, kw]), kind, reason))
@@ -370,14 +407,14 @@ def check_refs(
                 continue
             if kw == "$ref" and url not in own:
                 external = True
-    problems.extend(_cycles(nodes, registry, entry.label, resolved))
+    problems.extend(_cycles(nodes, lookup, entry.label, resolved))
     return RefReport(problems, external)
 
 
 def _inplace(
     node: dict,
     base: str,
-    registry: referencing.Registry,
+    lookup: Lookup,
     label: str,
     resolved: dict[tuple[str, str], tuple[Any, str]],
 ):
@@ -388,8 +425,8 @@ def _inplace(
         hit = resolved.get((base, ref))
         if hit is None:
             try:
-                found = registry.resolver(base).lookup(ref)
-                hit = resolved[(base, ref)] = (found.contents, split_target(base, ref)[0])
+                found = lookup(base, ref)
+                hit = resolved[(base, ref)] = (found, split_target(base, ref)[0])
             except Exception:  # unresolvable refs are reported by check_refs
                 pass
         if hit is not None:
@@ -405,7 +442,7 @@ def _inplace(
     return out
 
 
-def _cycles(nodes, registry, label, resolved=None) -> list[tuple[str, str, str]]:
+def _cycles(nodes, lookup, label, resolved=None) -> list[tuple[str, str, str]]:
     """Cycles of in-place applicators through ``$ref``: validation would never terminate.
 
     ``{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}`` (or one routed
@@ -421,8 +458,9 @@ def _cycles(nodes, registry, label, resolved=None) -> list[tuple[str, str, str]]
             continue
         # iterative DFS; path holds (node id, label) of the current chain
         on_path: dict[int, int] = {}
-        path: list[str] = []
-        stack: list[tuple[Any, str, str, bool]] = [(start, base, pointer(parts) or "#", False)]
+        path: list[str | None] = []
+        # the start's label (None) is written out only if a cycle is reported through it
+        stack: list[tuple[Any, str, str | None, bool]] = [(start, base, None, False)]
         while stack:
             node, nbase, how, leaving = stack.pop()
             if leaving:
@@ -433,7 +471,8 @@ def _cycles(nodes, registry, label, resolved=None) -> list[tuple[str, str, str]]
             if not isinstance(node, dict) or id(node) in done:
                 continue
             if id(node) in on_path:
-                cyc = path[on_path[id(node)] :] + [how]
+                cyc = [pointer(parts) or "#" if step is None else step for step in path]
+                cyc = cyc[on_path[id(node)] :] + [how]
                 if any(step.startswith("$ref") for step in cyc[1:]):
                     reason = "$ref cycle that never consumes input: " + " -> ".join(cyc)
                     out.append((pointer(parts), "ref_cycle", reason))
@@ -443,6 +482,6 @@ def _cycles(nodes, registry, label, resolved=None) -> list[tuple[str, str, str]]
             on_path[id(node)] = len(path)
             path.append(how)
             stack.append((node, nbase, how, True))
-            for child, cbase, chow in _inplace(node, nbase, registry, label, resolved):
+            for child, cbase, chow in _inplace(node, nbase, lookup, label, resolved):
                 stack.append((child, cbase, chow, False))
     return out
