@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-JSTS_DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "json-schema-test-suite"
-
 
 @dataclass
 class SuiteCase:
@@ -26,10 +24,20 @@ class SuiteCase:
 
 
 def suite_cases(
-    root: Path | str = JSTS_DEFAULT, draft: str = "draft2020-12", optional: bool = False
+    root: Path | str | None = None, draft: str = "draft2020-12", optional: bool = False
 ) -> Iterator[SuiteCase]:
     """The suite's groups for ``draft`` (``tests/<draft>/*.json``), skipping ``optional/``
-    unless asked, and groups needing remote refs (``http://localhost:1234``: never fetched)."""
+    unless asked, and groups needing remote refs (``http://localhost:1234``: never fetched).
+
+    ``root``: the suite's folder; default: where ``schemaops.corpora`` finds it (``../shared``
+    or the user cache that ``schemaops corpora fetch`` fills), else ``FileNotFoundError``."""
+    if root is None:
+        from schemaops.corpora import JSTS, locate
+
+        found = locate().jsts
+        if found is None:
+            raise FileNotFoundError(f"{JSTS} not at hand: run `python scripts/get_corpora.py`")
+        root = found
     folder = Path(root) / "tests" / draft
     files = sorted(folder.glob("*.json"))
     if optional:
