@@ -431,3 +431,27 @@ def test_removed_prefix_items_takes_items_with_it() -> None:
     assert tl.lowered.served["properties"]["t"] == {"type": "array"}
     assert {r.keyword for r in tl.lowered.residual} == {"prefixItems", "items"}
     assert prove_target(tl, 5, valid=[{"t": ["a", 1]}], invalid=[{"t": [1, 1]}]).ok
+
+
+def test_a_property_is_read_in_its_root_draft() -> None:
+    """Draft-07's ``$ref`` hides its siblings: this optional property accepts null there (a
+    narrowing for OpenAI), where a 2020-12 reading of it alone would refuse null."""
+    schema = obj(
+        {"p": {"$ref": "#/definitions/any", "type": "string"}},
+        [],
+        **{"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"any": {}}},
+    )
+    tl = lower_for_target(schema, "openai")
+    assert rules_of(tl)["/properties/p"] == "narrows"
+
+
+def test_a_non_string_id_in_a_subschema_is_a_clean_answer() -> None:
+    """A ``$id`` that is a number (draft-04 does not read ``$id``, so its metaschema lets it
+    through) was a traceback from the subschema validator."""
+    schema = obj(
+        {"a": {"type": "string", "$id": 2**70}},
+        [],
+        **{"$schema": "http://json-schema.org/draft-04/schema#"},
+    )
+    for target in ("openai", "anthropic", "gemini"):
+        lower_for_target(schema, target)  # no exception

@@ -431,3 +431,26 @@ def test_a_ref_to_an_alias_resolves_as_its_target(tmp_path: Path) -> None:
     write(reg_dir, "user3.json", {"$ref": "../outside_link.json"})
     _, problems = inspect_registry(reg_dir)
     assert [(Path(p["file"]).name, p["kind"]) for p in problems] == [("user3.json", "ref_outside")]
+
+
+def test_a_draft_04_ref_that_is_not_a_string_is_a_problem(tmp_path: Path) -> None:
+    """Draft-04's metaschema does not type ``$ref``; jsonschema then failed with a traceback
+    in the audit's explanation of the first violating output."""
+    bad = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"a": {"$ref": -1}},
+    }
+    write(tmp_path / "reg", "bad.json", bad)
+    proc = cli("registry", "validate", str(tmp_path / "reg"), "--json")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    (found,) = json.loads(proc.stdout)["problems"]
+    assert (found["kind"], found["pointer"]) == ("ref_unresolvable", "/properties/a/$ref")
+    records = tmp_path / "records.jsonl"
+    records.write_text('{"schema": "bad", "output": "{\\"a\\": 1}"}\n')
+    proc = cli("audit", str(records), "--registry", str(tmp_path / "reg"), "--json")
+    assert (
+        proc.returncode == 2
+        and "Traceback" not in proc.stderr
+        and "must be a string" in (proc.stderr)
+    )

@@ -126,7 +126,9 @@ class TargetLowering:
 
 
 def _defs_of(root: Any) -> dict[str, Any]:
-    return {k: root[k] for k in DEFS if isinstance(root, dict) and k in root}
+    """What a subschema validator needs of ``root``: its definitions, and its ``$schema`` (the
+    draft the subschema is written in)."""
+    return {k: root[k] for k in (*DEFS, "$schema") if isinstance(root, dict) and k in root}
 
 
 class _Subvalidators:
@@ -138,13 +140,14 @@ class _Subvalidators:
 
     def valid(self, sub: Any, x: Any) -> bool:
         v = self.cache.get(id(sub))
-        if v is None:
-            schema = {**_defs_of(self.root), **sub} if isinstance(sub, dict) else sub
-            v = self.cache[id(sub)] = validator(schema)
         try:
+            if v is None:
+                # read in the root's draft (a subschema has no ``$schema`` of its own)
+                schema = {**_defs_of(self.root), **sub} if isinstance(sub, dict) else sub
+                v = self.cache[id(sub)] = validator(schema)
             return bool(v.is_valid(x))
-        except Exception:  # an unresolvable ref in a hostile schema: not this branch
-            return False
+        except Exception:  # an unresolvable ref, a non-string $id in a hostile schema: not this
+            return False  # branch
 
 
 def _map(root: Any, x: Any, nullable: dict[int, set[str]], *, fill: bool) -> Any:

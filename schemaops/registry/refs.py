@@ -37,6 +37,10 @@ SPECS: dict[str, referencing.Specification] = {
     "2020-12": referencing.jsonschema.DRAFT202012,
 }
 _OLD = {"draft-03", "draft-04", "draft-06", "draft-07"}  # drafts where $ref hides siblings
+# Drafts whose metaschema does not type ``$ref`` (draft-06 on declare it a ``uri-reference``
+# string): a JSON Reference's value is a string (draft-pbryan-zyp-json-ref-03, section 3),
+# and jsonschema fails with a traceback on another one, so the ref check says so for them.
+_UNTYPED_REF = {"draft-03", "draft-04"}
 
 # Every subschema-bearing keyword, for finding every $ref. Look-alike lists elsewhere are
 # kept apart on purpose, each with its own contract: engines/sglang.py copies SGLang 0.5.23's
@@ -389,6 +393,9 @@ def check_refs(
         for kw in REF_KEYWORDS:
             ref = node.get(kw)
             if not isinstance(ref, str):
+                if ref is not None and kw == "$ref" and entry.label in _UNTYPED_REF:
+                    reason = f"$ref must be a string (a URI reference), not {type(ref).__name__}"
+                    problems.append((pointer([*parts, kw]), "ref_unresolvable", reason))
                 continue
             if kw == "$ref" and (base, ref) in resolved:  # the same ref again: same target
                 continue  # (its url was weighed for ``external`` the first time)
