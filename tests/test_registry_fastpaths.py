@@ -260,3 +260,58 @@ def test_json_files_lists_what_rglob_lists(tmp_path: Path) -> None:
     assert root / "folder.json" in got and root / "alias.json" in got
     rel = Path(os.path.relpath(root))  # a relative root gives the same relative paths
     assert listing.json_files(rel) == _rglob_listing(rel)
+
+
+@pytest.mark.corpus("jsonschemabench")
+def test_a_ref_target_skipped_as_checked_is_valid_for_its_metaschema() -> None:
+    """``check_refs(targets=True)`` skips a target at a place the document's metaschema check
+    covers (``refs.checked_position``); over the corpus, every such target of a document the
+    metaschema finds clean is itself a valid schema, so skipping it loses nothing."""
+    from schemaops.registry.drafts import metaschema_problems
+
+    skipped = 0
+    for i, text in enumerate(jsb_schema_texts()):
+        if '"$ref"' not in text:
+            continue
+        try:
+            data = json.loads(text)
+            label = draft_label(data.get("$schema") if isinstance(data, dict) else None)
+        except (ValueError, UnknownDraft, AttributeError, RecursionError):
+            continue
+        if not isinstance(data, dict) or metaschema_problems(data, label):
+            continue
+        entry = refs.Entry(f"file:///reg/s{i}.json", data, label)
+        lookup = refs.own_pointer_lookup(entry)
+        for node, _, _ in refs.iter_subschemas(data, entry.base, label):
+            ref = node.get("$ref")
+            if not isinstance(ref, str) or not refs.checked_position(entry, ref):
+                continue
+            target = lookup(entry.base, ref)
+            assert metaschema_problems(target, label) == [], (ref, text[:300])
+            skipped += 1
+    assert skipped > 5_000
+
+
+def testchecked_position_reads_pointers_as_referencing_does() -> None:
+    doc = {
+        "definitions": {"a/b": {}, "": {"x": {}}, "c": {"items": [{}, {"type": "string"}]}},
+        "properties": {"p": {"not": {}}},
+        "allOf": [{}],
+        "x-defs": {"a": {}},
+    }
+    entry = refs.Entry("file:///r/s.json", doc, "draft-07")
+    yes = ["#", "#/definitions/a~1b", "#/definitions/c/items/1", "#/properties/p/not", "#/allOf/0"]
+    no = [
+        "#/definitions//x",  # definitions[""]["x"]: "x" is not a keyword
+        "#/x-defs/a",
+        "#/definitions",  # the map itself, not a schema in it
+        "#/allOf/+0",
+        "#/allOf/9",
+        "#/$defs/a",  # $defs is not a draft-07 keyword
+        "#a",
+    ]
+    assert [r for r in yes if not refs.checked_position(entry, r)] == []
+    assert [r for r in no if refs.checked_position(entry, r)] == []
+    assert refs.checked_position(
+        refs.Entry("file:///r/s.json", {"$defs": {"a": {}}}, "2020-12"), "#/$defs/a"
+    )

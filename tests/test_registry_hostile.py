@@ -454,3 +454,25 @@ def test_a_draft_04_ref_that_is_not_a_string_is_a_problem(tmp_path: Path) -> Non
         and "Traceback" not in proc.stderr
         and "must be a string" in (proc.stderr)
     )
+
+
+def test_a_ref_to_an_invalid_schema_outside_the_keywords_is_a_problem(tmp_path: Path) -> None:
+    """The metaschema check reaches keyword positions only; a ``$ref`` may point elsewhere
+    (JSONSchemaBench's ``Github_medium.o28532`` does), where jsonschema failed with a
+    traceback on ``"minItems": ["a"]``."""
+    bad = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/x-parts/a"}},
+        "x-parts": {"a": {"minItems": ["a"]}},
+    }
+    write(tmp_path / "reg", "bad.json", bad)
+    write(tmp_path / "reg", "good.json", {**bad, "x-parts": {"a": {"minItems": 1}}})
+    proc = cli("registry", "validate", str(tmp_path / "reg"), "--json")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    (found,) = json.loads(proc.stdout)["problems"]
+    assert (Path(found["file"]).name, found["kind"], found["pointer"]) == (
+        "bad.json",
+        "ref_target_invalid",
+        "/properties/a/$ref",
+    )
+    assert "/minItems" in found["reason"]

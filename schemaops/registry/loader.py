@@ -213,7 +213,7 @@ def _one(
         if lookup is None:
             report = refs.RefReport([], False)
         else:
-            report = refs.check_refs(entry, lookup, nodes)
+            report = refs.check_refs(entry, lookup, nodes, targets=d.clean)
     except Exception as exc:  # a malformed $id/$ref: explained by metaschema problems
         found = [] if not d.clean else [("", "ref_unresolvable", f"cannot check $refs: {exc}")]
         report = refs.RefReport(found, False)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 import referencing
 import referencing.exceptions
@@ -373,14 +373,25 @@ def _classify(exc: Exception, ref: str, target: str) -> tuple[str, str]:
 
 
 def check_refs(
-    entry: Entry, lookup: Lookup, nodes: list[tuple[dict, list, str]] | None = None
+    entry: Entry,
+    lookup: Lookup,
+    nodes: list[tuple[dict, list, str]] | None = None,
+    targets: bool = False,
 ) -> RefReport:
     """Resolve every ``$ref`` of one document and find ref cycles that cannot terminate.
     ``lookup``: ``registry_lookup(build(...))``, or ``own_pointer_lookup`` for a document
     whose refs are ``pointer_refs_only``. ``nodes``: the document's ``iter_subschemas``, when
-    the caller has them already."""
+    the caller has them already.
+
+    ``targets``: also check each ``$ref`` target inside the document against the draft's
+    metaschema (``ref_target_invalid``). The metaschema check of the document reaches only
+    keyword positions; a ref may point anywhere (``#/x-defs/a``, a draft-07 ``$defs``), and
+    jsonschema fails with a traceback on some invalid schemas there (``"minItems": ["a"]``).
+    The caller asks it of a document the metaschema found clean (else it is refused already
+    and a target inside a checked position would be reported twice)."""
     problems: list[tuple[str, str, str]] = []
     external = False
+    seen_targets: set[int] = {id(entry.contents)}  # the root is the document itself
     # (base, $ref) -> (target contents, target URI): the cycle search below follows the same
     # refs again, often many times (one walk per starting $ref); each is looked up once
     resolved: dict[tuple[str, str], tuple[Any, str]] = {}
@@ -414,8 +425,74 @@ def check_refs(
                 continue
             if kw == "$ref" and url not in own:
                 external = True
+            elif targets and id(found) not in seen_targets:
+                seen_targets.add(id(found))
+                checked = base == entry.base and checked_position(entry, ref)
+                bad = "" if checked else _target_problem(found, entry.label)
+                if bad:
+                    reason = f"$ref {ref!r} points to a value that is not a valid schema: {bad}"
+                    problems.append((pointer([*parts, kw]), "ref_target_invalid", reason))
     problems.extend(_cycles(nodes, lookup, entry.label, resolved))
     return RefReport(problems, external)
+
+
+#: schema-valued keywords whose values every draft's metaschema (draft-04 to 2020-12) checks
+#: as schemas: a map of schemas, a list of schemas, one schema (``items``: one, or a list in
+#: drafts before 2020-12, whose metaschema refuses the list). ``$defs`` from 2019-09 on.
+_CHECKED_MAPS = frozenset(("properties", "patternProperties", "definitions"))
+_CHECKED_LISTS = frozenset(("allOf", "anyOf", "oneOf"))
+_CHECKED_ONE = frozenset(("additionalProperties", "not", "items"))
+_DEFS_DRAFTS = frozenset(("2019-09", "2020-12"))
+
+
+def checked_position(entry: Entry, ref: str) -> bool:
+    """Whether ``#/...`` ``ref`` names a place the document's metaschema check validated as a
+    schema: every step from the root is one of the keywords above (then a name or an index).
+    False when unsure: the target is checked on its own then (``_target_problem``). The
+    pointer is read as ``referencing`` reads it (``Resource.pointer``: percent-decoded, ``~1``
+    and ``~0`` unescaped, no step dropped)."""
+    if ref == "#" or not ref.startswith("#/") or entry.label == "draft-03":
+        return ref == "#"  # draft-03 has none of allOf..not, nor definitions
+    node: Any = entry.contents
+    maps = _CHECKED_MAPS | ({"$defs"} if entry.label in _DEFS_DRAFTS else set())
+    want = "keyword"  # what the next step must be: a keyword, a name or an index
+    for token in unquote(ref[2:]).split("/"):
+        token = token.replace("~1", "/").replace("~0", "~")
+        if want == "keyword":
+            if not isinstance(node, dict) or token not in node:
+                return False
+            if token in maps:
+                want = "name"
+            elif token in _CHECKED_LISTS or (token == "items" and isinstance(node[token], list)):
+                want = "index"
+            elif token not in _CHECKED_ONE:
+                return False
+            node = node[token]
+        elif want == "name":
+            if not isinstance(node, dict) or token not in node:
+                return False
+            node, want = node[token], "keyword"
+        else:
+            if not isinstance(node, list) or not token.isdigit() or not token.isascii():
+                return False
+            if int(token) >= len(node):
+                return False
+            node, want = node[int(token)], "keyword"
+    return want == "keyword"
+
+
+def _target_problem(target: Any, label: str) -> str:
+    """The first metaschema problem of a ``$ref`` target ("" when it is a valid schema)."""
+    from schemaops.registry.drafts import metaschema_problems
+
+    try:
+        found = metaschema_problems(target, label)
+    except RecursionError:
+        return "nested too deeply to check"
+    if not found:
+        return ""
+    where, reason = found[0]
+    return f"{where or '/'}: {reason}" + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
 
 
 def _inplace(
