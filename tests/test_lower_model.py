@@ -185,3 +185,32 @@ def test_a_ref_into_a_rewritten_subschema_never_dangles() -> None:
     for x in ("abc", "abcd", {"k": 1}, 3):  # evaluable (no PointerToNowhere), and the same
         assert served.is_valid(x) == original.is_valid(x), x
     assert any("a rewrite removed what #/definitions/a/full points to" in n for n in lw.notes)
+
+
+@pytest.mark.parametrize(
+    ("schema", "said"),
+    [
+        ({"properties": {"p": {"$ref": "#/definitions/a", "type": "string"}}}, "beside $ref"),
+        ({"properties": {"t": {"items": [{"type": "string"}]}}}, "items array"),
+        ({"properties": {"n": {"minimum": 0, "exclusiveMinimum": True}}}, "exclusiveMinimum"),
+        ({"dependencies": {"a": ["b"]}}, "dependencies"),
+    ],
+)
+@pytest.mark.parametrize("draft", ["draft-04", "draft-07"])
+def test_a_construct_an_older_draft_reads_otherwise_is_served_as_it_is(
+    schema: dict, said: str, draft: str
+) -> None:
+    """The passes read 2020-12: draft-07's ``{"$ref": R, "type": "string"}`` is ``R`` alone
+    (siblings ignored) and was inlined as the conjunction with the rewrite called exact."""
+    if "exclusiveMinimum" in said and draft != "draft-04":
+        pytest.skip("a boolean exclusiveMinimum is draft-04's")
+    full = {
+        "$schema": f"http://json-schema.org/{draft}/schema#",
+        "definitions": {"a": {}},
+        **schema,
+    }
+    lw = lower_schema(full, XGRAMMAR, "xgrammar")
+    assert lw.served == full and lw.rewrites == []
+    assert len(lw.notes) == 1 and said in lw.notes[0] and draft in lw.notes[0]
+    plain = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    assert not any(said in n for n in lower_schema(plain, XGRAMMAR, "xgrammar").notes)

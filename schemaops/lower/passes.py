@@ -83,7 +83,13 @@ from schemaops.lower.passes_composition import CompositionPasses
 from schemaops.lower.passes_values import ValuePasses
 from schemaops.lower.probes import ENFORCED
 from schemaops.lower.residual import ResidualRule, pointer
-from schemaops.lower.shape import UNEVALUATED, mentions, misspelled, unlowerable
+from schemaops.lower.shape import (
+    UNEVALUATED,
+    mentions,
+    misspelled,
+    old_draft_reading,
+    unlowerable,
+)
 from schemaops.strings import MISSING, ref_parts, resolve_pointer
 
 #: schema nodes an inlined $ref may add in total before inlining stops (no blow-up)
@@ -295,7 +301,7 @@ def lower_schema(
     around them, which any rewrite changes: once a schema that has them is rewritten at all,
     they move to the residual (a widening the application checks)."""
     notes = misspelled(original)
-    why = unlowerable(original)
+    why = unlowerable(original) or old_draft_reading(original)
     if why:
         notes.append(f"served as it is: {why}")
         return Lowered(backend, original, copy.deepcopy(original), notes=notes)

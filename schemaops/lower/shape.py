@@ -4,6 +4,8 @@
   that is not a plain local JSON pointer: moving a node would change what a reference
   resolves to, and a residual rule's location could not be traced (the JSON-Schema-Test-Suite
   cases ``ref``/``dynamicRef`` showed both), so such a schema is served as it is;
+- ``old_draft_reading``: a construct of a draft-03 to draft-07 schema that 2020-12 (what the
+  passes read) means otherwise, so such a schema is not rewritten either;
 - ``mentions``: whether any schema object holds one of some keywords (``unevaluated*``);
 - ``misspelled``: keys that differ from a keyword only in case (``AllOf``), said rather than
   passed through silently.
@@ -17,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from schemaops.lower.merge import VOCABULARY
+from schemaops.registry.drafts import UnknownDraft, draft_label
 
 UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
 #: keywords that name or find a location other than by a local JSON pointer
@@ -88,4 +91,44 @@ def unlowerable(schema: Any) -> str | None:
         ref = node.get("$ref")
         if ref is not None and not _plain_local(ref):
             return f"$ref {str(ref)[:60]!r} is not a local JSON pointer"
+    return None
+
+
+#: drafts whose ``$ref`` hides its siblings and whose arrays use ``items``/``additionalItems``
+_BEFORE_2019 = frozenset({"draft-03", "draft-04", "draft-06", "draft-07"})
+#: keys beside a ``$ref`` that validate nothing in any draft (places for ref targets)
+_NOT_BESIDE = frozenset({"$ref", "$defs", "definitions"})
+
+
+def old_draft_reading(schema: Any) -> str | None:
+    """Where ``schema``, written in draft-03 to draft-07 (its root ``$schema``), means
+    something else read as 2020-12, which is how ``lower``'s passes read every schema (None:
+    nothing such, or a later draft). Each was a wrong ``exact`` before: draft-07's
+    ``{"$ref": R, "type": "string"}`` is ``R`` alone, since "all other properties in a
+    "$ref" object MUST be ignored" (draft-handrews-json-schema-01, section 8.3), and was
+    served as the conjunction. Also ``items`` as an array with ``additionalItems`` (2020-12:
+    ``prefixItems`` and ``items``), draft-04's boolean ``exclusiveMinimum``/``Maximum`` (a
+    flag on ``minimum``/``maximum``, draft-fge-json-schema-validation-00,
+    sections 5.1.2 and 5.1.3) and
+    ``dependencies`` (split into ``dependentRequired``/``dependentSchemas`` in 2019-09)."""
+    if not isinstance(schema, dict):
+        return None
+    try:
+        label = draft_label(schema.get("$schema"))
+    except UnknownDraft:
+        return None  # the registry refuses it before lower sees it
+    if label not in _BEFORE_2019:
+        return None
+    for node, _ in _schema_nodes(schema):
+        if "$ref" in node:
+            beside = sorted(k for k in node if k in VOCABULARY and k not in _NOT_BESIDE)
+            if beside:
+                return f"{label} ignores {beside} beside $ref, which 2020-12 applies"
+        if isinstance(node.get("items"), list) or "additionalItems" in node:
+            return f"{label}'s items array and additionalItems read otherwise in 2020-12"
+        for kw in ("exclusiveMinimum", "exclusiveMaximum"):
+            if isinstance(node.get(kw), bool):
+                return f"{label}'s boolean {kw} is a flag on minimum/maximum, a number in 2020-12"
+        if "dependencies" in node:
+            return f"{label}'s dependencies is dependentRequired/dependentSchemas in 2020-12"
     return None

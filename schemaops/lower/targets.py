@@ -42,6 +42,7 @@ from typing import Any
 from schemaops.compare.instances import validator
 from schemaops.lower.model import EXACT, NARROWS, WIDENS, Lowered, Rewrite, UncoveredWidening
 from schemaops.lower.residual import ResidualRule
+from schemaops.lower.shape import old_draft_reading
 from schemaops.providers import TABLES, TargetVerdict, judge_schema
 from schemaops.providers.base import (
     DEFS,
@@ -431,6 +432,9 @@ def lower_for_target(original: Any, target: str, name: str = "") -> TargetLoweri
     b = _Builder(original, target)
     served = b.node(original, ())
     problems: list[str] = []
+    older = old_draft_reading(original)
+    if older:  # the transforms read 2020-12, as the providers do
+        problems.append(f"{older}: not lowerable (rewrite the schema in 2020-12 first)")
     served, wrapped = b.wrap_root(served)
     if wrapped and _refs_outside_defs(served):
         problems.append(
