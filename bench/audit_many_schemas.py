@@ -511,7 +511,7 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
     from schemaops.audit.verdict.subset import ID_KEYWORDS, inline_refs, mentions
     from schemaops.audit.verdict.treecheck import compile_tree
     from schemaops.formats import format_checker
-    from schemaops.registry import jsontext, refs
+    from schemaops.registry import jsontext, refcheck, refs
     from schemaops.registry.bundle import bundle
     from schemaops.registry.documents import ref_free
     from schemaops.registry.drafts import draft_label, meta_valid, metaschema_problems
@@ -545,17 +545,17 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
         t2 = clock()
         entry = refs.Entry(refs.file_uri(f), data, label)
         reg = None
-        report = refs.RefReport([], False)
+        report = refcheck.RefReport([], False)
         if not ref_free(data):  # as the loader: no ref registry for a ref-free document
             # and no crawl for refs that all point into the document (when the code has it)
             only = getattr(refs, "pointer_refs_only", lambda e: None)
             nodes = only(entry)
             if nodes is None:
                 reg, _ = refs.build([entry])
-                report = refs.check_refs(entry, refs.registry_lookup(reg))
+                report = refcheck.check_refs(entry, refs.registry_lookup(reg))
             else:  # no ref registry: every ref points into the document (as the loader does)
                 reg = None
-                report = refs.check_refs(entry, refs.own_pointer_lookup(entry), nodes)
+                report = refcheck.check_refs(entry, refs.own_pointer_lookup(entry), nodes)
         t3 = clock()
         body = bundle(data, entry.base, label, reg) if report.external else data
         t4 = clock()

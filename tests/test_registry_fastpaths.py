@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from corpus_paths import jsb_schema_texts
 
-from schemaops.registry import jsontext, listing, refs
+from schemaops.registry import jsontext, listing, refcheck, refs
 from schemaops.registry.drafts import UnknownDraft, draft_label
 
 #: pointer refs with problems (the corpus has none among its eligible schemas) and odd ones
@@ -78,8 +78,8 @@ def test_own_pointer_lookup_checks_pointer_refs_as_the_crawled_registry() -> Non
             continue
         eligible += 1
         with_refs += '"$ref"' in text
-        slow = refs.check_refs(entry, refs.registry_lookup(refs.build([entry])[0]))
-        fast = refs.check_refs(entry, refs.own_pointer_lookup(entry), nodes)
+        slow = refcheck.check_refs(entry, refs.registry_lookup(refs.build([entry])[0]))
+        fast = refcheck.check_refs(entry, refs.own_pointer_lookup(entry), nodes)
         assert (fast.problems, fast.external) == (slow.problems, slow.external), text[:300]
         with_problems += bool(slow.problems)
     # enough of each to mean something: refs resolved, and problems (cycles, dangling) found
@@ -265,7 +265,7 @@ def test_json_files_lists_what_rglob_lists(tmp_path: Path) -> None:
 @pytest.mark.corpus("jsonschemabench")
 def test_a_ref_target_skipped_as_checked_is_valid_for_its_metaschema() -> None:
     """``check_refs(targets=True)`` skips a target at a place the document's metaschema check
-    covers (``refs.checked_position``); over the corpus, every such target of a document the
+    covers (``refcheck.checked_position``); over the corpus, every such target of a document the
     metaschema finds clean is itself a valid schema, so skipping it loses nothing."""
     from schemaops.registry.drafts import metaschema_problems
 
@@ -284,7 +284,7 @@ def test_a_ref_target_skipped_as_checked_is_valid_for_its_metaschema() -> None:
         lookup = refs.own_pointer_lookup(entry)
         for node, _, _ in refs.iter_subschemas(data, entry.base, label):
             ref = node.get("$ref")
-            if not isinstance(ref, str) or not refs.checked_position(entry, ref):
+            if not isinstance(ref, str) or not refcheck.checked_position(entry, ref):
                 continue
             target = lookup(entry.base, ref)
             assert metaschema_problems(target, label) == [], (ref, text[:300])
@@ -310,8 +310,8 @@ def testchecked_position_reads_pointers_as_referencing_does() -> None:
         "#/$defs/a",  # $defs is not a draft-07 keyword
         "#a",
     ]
-    assert [r for r in yes if not refs.checked_position(entry, r)] == []
-    assert [r for r in no if refs.checked_position(entry, r)] == []
-    assert refs.checked_position(
+    assert [r for r in yes if not refcheck.checked_position(entry, r)] == []
+    assert [r for r in no if refcheck.checked_position(entry, r)] == []
+    assert refcheck.checked_position(
         refs.Entry("file:///r/s.json", {"$defs": {"a": {}}}, "2020-12"), "#/$defs/a"
     )

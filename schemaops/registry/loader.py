@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import InputError, SchemaopsError
-from schemaops.registry import jsontext, refs
+from schemaops.registry import jsontext, refcheck, refs
 from schemaops.registry.bundle import bundle
 from schemaops.registry.defaults import DEFAULT_REGISTRY, EXAMPLE_TIMEOUT
 from schemaops.registry.documents import (
@@ -211,12 +211,12 @@ def _one(
     """
     try:
         if lookup is None:
-            report = refs.RefReport([], False)
+            report = refcheck.RefReport([], False)
         else:
-            report = refs.check_refs(entry, lookup, nodes, targets=d.clean)
+            report = refcheck.check_refs(entry, lookup, nodes, targets=d.clean)
     except Exception as exc:  # a malformed $id/$ref: explained by metaschema problems
         found = [] if not d.clean else [("", "ref_unresolvable", f"cannot check $refs: {exc}")]
-        report = refs.RefReport(found, False)
+        report = refcheck.RefReport(found, False)
     for ptr, kind, reason in report.problems:
         problems.append(problem(d.label, ptr, kind, reason))
         d.clean = False
