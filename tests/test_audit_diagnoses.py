@@ -120,6 +120,42 @@ def test_control_char_scan() -> None:
     assert control_char_in_string('{"a": "\\"\t"}')  # a tab after an escaped quote
 
 
+def _walk_control_char(text: str) -> bool:
+    """The reference: a walk over the characters, as the scan was first written."""
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            elif ch < " ":
+                return True
+        elif ch == '"':
+            in_string = True
+    return False
+
+
+def test_control_char_scan_equals_the_walk() -> None:
+    """Every text of up to 6 characters over the characters that matter (quote, backslash,
+    control characters, others), then longer seeded ones: the regex scan answers as the
+    walk does."""
+    import itertools
+    import random
+
+    alphabet = ['"', "\\", "\n", "\t", "\x00", "a", " ", "{", ":", "\u00e9"]
+    for n in range(7):
+        for chars in itertools.product(alphabet[:7] if n > 5 else alphabet, repeat=n):
+            text = "".join(chars)
+            assert control_char_in_string(text) is _walk_control_char(text), repr(text)
+    rng = random.Random(24)
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(8, 60)))
+        assert control_char_in_string(text) is _walk_control_char(text), repr(text)
+
+
 def _poison_log() -> list[dict]:
     """Two schemas interleaved: ``a`` fine throughout (1 failure in 10), ``b`` fine until
     record 150, then every output fails (a grammar cached as invalid returns no JSON). With
