@@ -96,3 +96,23 @@ def test_huge_unparseable_output_is_bounded_by_timeout(tmp_path: Path) -> None:
     assert doc["categories"] == {"ok": 1, "json_parse_failure": 1}
     assert doc["parse_failures"] == {"unclassified": 1}
     assert doc["validation_timeouts"] == {"count": 1, "lines": [1]}
+
+
+def test_cut_points_land_just_after_newlines(tmp_path: Path) -> None:
+    """``parallel.cut_points`` reads small blocks first and doubles them: a cut inside a line
+    many blocks long (and one inside the last line, with no newline after it) still lands
+    just after the next newline, as a byte-by-byte search would put it."""
+    from schemaops.audit.run.parallel import FIRST_BLOCK, cut_points
+
+    lines = [b"a" * n for n in (10, 7 * FIRST_BLOCK, 3, FIRST_BLOCK - 1, 2 * FIRST_BLOCK, 5)]
+    path = tmp_path / "lines.jsonl"
+    data = b"\n".join(lines)  # the last line has no newline
+    path.write_bytes(data)
+    starts = [0] + [i + 1 for i, b in enumerate(data) if b == 10]
+    for jobs in (1, 2, 3, 5, 8):
+        cuts = cut_points(str(path), jobs)
+        assert cuts[0] == 0 and cuts[-1] == len(data)
+        assert cuts == sorted(set(cuts))
+        for cut in cuts[1:-1]:
+            assert data[cut - 1 : cut] == b"\n"
+        assert set(cuts[:-1]) <= set(starts)
