@@ -106,3 +106,27 @@ def test_a_port_the_caller_chose_is_never_moved(tmp_path: Path, held_port: int) 
         server.start()
     assert server.port == held_port
     assert not server.is_running()  # stopped, not left hanging
+
+
+def test_free_port_never_draws_a_port_to_avoid() -> None:
+    """Ports drawn for servers started together are kept apart, however the draw falls: with
+    all but a few ports of the range to avoid, no draw lands on one of them."""
+    low, high = PORT_RANGE
+    avoid = set(range(low, high + 1)) - set(range(low, high + 1, 97))
+    for _ in range(50):
+        assert free_port(avoid) not in avoid
+
+
+def test_a_moved_port_avoids_its_siblings(tmp_path: Path, held_port: int) -> None:
+    """A drawn port that moves never lands on a port a sibling server holds or was drawn."""
+    low, high = PORT_RANGE
+    siblings = set(range(low, high + 1)) - set(range(low, high + 1, 97))
+    server = AsyncioServer(DevEnv(tmp_path), port=held_port, start_timeout=60)
+    server.auto_port = True
+    server.launch()
+    try:
+        server.wait_ready_or_move(avoid=siblings)
+        assert server.port != held_port and server.port not in siblings
+        assert httpx.get(server.url + "/health", timeout=10).status_code == 200
+    finally:
+        server.stop()

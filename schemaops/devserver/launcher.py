@@ -17,7 +17,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -49,22 +49,26 @@ BIND_ERROR = "error while attempting to bind on address ('127.0.0.1', {port})"
 PORT_MOVES = 3  # fresh ports tried when a server's drawn port was taken before it bound
 
 
-def free_port() -> int:
+def free_port(avoid: Collection[int] = ()) -> int:
     """A TCP port that nothing holds now and that no outgoing connection can be handed.
 
     Drawn at random from ``PORT_RANGE`` when it lies below the kernel's ephemeral range
     (``/proc/sys/net/ipv4/ip_local_port_range``); otherwise, or when every draw is held, a port
     the kernel hands out (which may then be taken before the server binds it: ``PortTaken``).
+    Never one of ``avoid``: ports drawn for servers that have not bound them yet.
     """
     low, high = PORT_RANGE
     high = min(high, _ephemeral_low() - 1)
     if high - low + 1 >= PORT_DRAWS:
         for port in random.sample(range(low, high + 1), PORT_DRAWS):
-            if _bindable(port):
+            if port not in avoid and _bindable(port):
                 return port
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in avoid:
+            return port
 
 
 def _ephemeral_low() -> int:
@@ -351,9 +355,11 @@ class DevServer:
             return False
         return BIND_ERROR.format(port=self.port).encode() in tail
 
-    def wait_ready_or_move(self, timeout: float | None = None) -> None:
+    def wait_ready_or_move(self, timeout: float | None = None, avoid: Collection[int] = ()) -> None:
         """``wait_ready``; if the drawn port was taken before the server bound it, draw another
-        and launch again (up to ``PORT_MOVES`` times). A port the caller chose never moves."""
+        and launch again (up to ``PORT_MOVES`` times). A port the caller chose never moves.
+        ``avoid``: the ports of servers started beside this one (a move never lands on one of
+        them, bound or not yet)."""
         for move in range(PORT_MOVES + 1):
             try:
                 self.wait_ready(timeout)
@@ -361,7 +367,7 @@ class DevServer:
             except PortTaken:
                 if not self.auto_port or move == PORT_MOVES:
                     raise
-            self.port = free_port()
+            self.port = free_port({*avoid, self.port})
             self.launch()
 
     def start(self, timeout: float | None = None) -> DevServer:
@@ -445,15 +451,13 @@ def start_many(make: Callable[[int], S], n: int, port: int | None) -> list[S]:
     try:
         taken: set[int] = set()
         for i in range(n):
-            p = 0 if port is None else port + i
-            while p == 0 or (port is None and p in taken):
-                p = free_port()
+            p = free_port(taken) if port is None else port + i
             taken.add(p)
             servers.append(make(p))
             servers[-1].auto_port = port is None
             servers[-1].launch()
-        for s in servers:
-            s.wait_ready_or_move()
+        for s in servers:  # a moved port is seen by the servers waited for after it
+            s.wait_ready_or_move(avoid={o.port for o in servers if o is not s})
     except BaseException:
         for s in servers:
             s.stop()
