@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from corpus_paths import jsb_schema_texts
+from json_walk import walk
 from test_lower_passes import XGRAMMAR
 
 from schemaops.audit import AuditOptions, run_audit
@@ -47,20 +48,9 @@ OUTPUTS = ["{}", "[]", '"x"', "1", "null", '{"a": 1}', '[1, "a"]', '{"id": 5}', 
 TARGETS = ("openai", "anthropic", "gemini")
 
 
-def _nodes(value: Any, out: list[dict]) -> list[dict]:
-    if isinstance(value, dict):
-        out.append(value)
-        for v in value.values():
-            _nodes(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _nodes(v, out)
-    return out
-
-
 def _mutant(schema: dict, rng: random.Random) -> dict:
     out = copy.deepcopy(schema)
-    nodes = _nodes(out, [])
+    nodes = [node for node in walk(out) if isinstance(node, dict)]
     for _ in range(rng.randint(1, 3)):
         rng.choice(nodes)[rng.choice(KEYS)] = copy.deepcopy(rng.choice(VALUES))
     return out
