@@ -9,7 +9,7 @@ from pathlib import Path
 
 from watch_support import ITEM, registry, watch_once
 
-from schemaops.watch.sglang_log import CUT, SchemaNames, adapt
+from schemaops.audit.read.sglang_log import CUT, SchemaNames, adapt
 
 STAMP = b"[2026-12-01 19:33:59] "
 
@@ -81,3 +81,60 @@ def test_a_schema_cut_by_the_log_is_named_by_its_two_ends(tmp_path: Path) -> Non
     logged = text[: CUT // 2] + "..." + text[-(CUT // 2) :]
     assert SchemaNames(str(reg)).name(logged) == "big"
     assert SchemaNames(str(reg), fixed="item").name(logged) == "item"  # --schema names all
+
+
+def _log_file(tmp_path: Path, n: int) -> tuple[Path, Path]:
+    """A request log of ``n`` requests (received + finished events), every fifth output
+    violating the schema, one unconstrained request, and the registry it names."""
+    reg = registry(tmp_path)
+    schema = json.dumps(ITEM)
+    lines = []
+    for i in range(n):
+        rid = f"r{i}"
+        text = json.dumps({"n": "x"}) if i % 5 == 0 else json.dumps({"n": i})
+        lines += [
+            _event("request.received", schema, rid=rid),
+            _event("request.finished", schema, _out(text), rid),
+        ]
+    lines.append(_event("request.finished", None, _out("hello"), "plain"))
+    log = tmp_path / "host_0.log"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    return log, reg
+
+
+def test_audit_reads_the_request_log_as_watch_does(tmp_path: Path) -> None:
+    """``audit`` reads the same log: each finished event is an output named by the registry,
+    the other events are counted as skipped (never outputs, never input errors), and one
+    process and two workers over byte ranges agree."""
+    from schemaops.audit import AuditOptions, run_audit
+    from schemaops.audit.report.result import to_json
+
+    log, reg = _log_file(tmp_path, 400)
+    docs = []
+    for jobs in (1, 2):
+        result = run_audit(str(log), AuditOptions(registry=str(reg), jobs=jobs))
+        docs.append(to_json(result))
+    for doc in docs:
+        assert doc["lines"] == 801
+        assert doc["outputs"] == 400 and doc["ok"] == 320 and doc["input_errors"] == 0
+        assert doc["categories"] == {"ok": 320, "schema_violation:type": 80}
+        assert doc["log_events_skipped"] == 401  # 400 received events, 1 unconstrained
+        assert doc["examples"]["schema_violation:type"][0]["line"] == 2  # the log's own line
+    assert docs[0]["by_schema"] == docs[1]["by_schema"]
+    from schemaops.audit.report.markdown import render_markdown
+
+    assert "401 event(s) with no structured output" in render_markdown(docs[0])
+
+
+def test_audit_names_a_broken_registry_once(tmp_path: Path) -> None:
+    """A registry file that cannot be read: the schemas that load are still named, and why
+    the others cannot be is said once, not once per line."""
+    from schemaops.audit import AuditOptions, run_audit
+    from schemaops.audit.report.result import to_json
+
+    log, reg = _log_file(tmp_path, 3)
+    (reg / "broken.json").write_text("{not json")
+    doc = to_json(run_audit(str(log), AuditOptions(registry=str(reg))))
+    assert doc["outputs"] == 3 and doc["categories"] == {"ok": 2, "schema_violation:type": 1}
+    messages = [e["message"] for e in doc["input_error_lines"]]
+    assert len(messages) == 1 and "broken.json" in messages[0], messages

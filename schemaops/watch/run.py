@@ -27,6 +27,7 @@ import orjson
 
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.read.extract import MAX_LINE_BYTES
+from schemaops.audit.read.sglang_log import SchemaNames, adapt
 from schemaops.audit.report.text import visible
 from schemaops.audit.run.lines import audit_lines
 from schemaops.audit.tally import diagnose
@@ -36,7 +37,6 @@ from schemaops.errors import InputError
 from schemaops.watch.files import Batch, StdinLines
 from schemaops.watch.follow import Follower
 from schemaops.watch.poison import Detector, HookRunner, engine_error
-from schemaops.watch.sglang_log import SchemaNames, adapt
 from schemaops.watch.state import StateDir, totals_from_json, totals_to_json
 from schemaops.watch.window import Windows
 from schemaops.watchdog import armed

@@ -219,8 +219,8 @@ def test_watch_follows_the_servers_own_json_request_log(
     """SGLang writes the log itself (--log-requests-format json): watch follows its folder,
     names each request's json_schema by the registry, flags the schema whose compile timed
     out (the abort recorded in the log) and runs the hook once; its counts equal the audit of
-    the same lines as records."""
-    from schemaops.watch.sglang_log import SchemaNames, adapt
+    the same lines as records, and the audit of the log file as it is."""
+    from schemaops.audit.read.sglang_log import SchemaNames, adapt
 
     url, logs = poisonable
     reg = _registry(tmp_path)  # heavy_07 (the other test's) left out: not this test's alarm
@@ -254,5 +254,14 @@ def test_watch_follows_the_servers_own_json_request_log(
             key2 = (("category", cat), ("schema", schema))
             assert s[("schemaops_watch_outputs_total", key2)] == n, (schema, cat)
     assert s[("schemaops_watch_skipped_lines_total", ())] == dropped
+    # audit reads the server's log as it is, to the same counts
+    raw_log = tmp_path / "server.log"
+    raw_log.write_bytes(b"".join(line + b"\n" for line in log_lines))
+    direct = run_audit(str(raw_log), AuditOptions(registry=str(reg), cache=False)).to_json()
+    assert {k: v["categories"] for k, v in direct["by_schema"].items()} == {
+        k: v["categories"] for k, v in doc["by_schema"].items()
+    }
+    assert direct["input_errors"] == doc["input_errors"]
+    assert direct["log_events_skipped"] == dropped
     assert s[("schemaops_watch_engine_errors_total", (("schema", "heavy_08"),))] == 2
     assert hook_out.read_text().splitlines() == ["heavy_08"]

@@ -131,6 +131,12 @@ def render_markdown(doc: dict) -> str:
     """The Markdown text of one ``--json`` document."""
     n = doc["outputs"] or 1
     lines = [f"# schemaops audit: {_code(doc['input'])}", "", headline(doc), ""]
+    if doc.get("log_events_skipped"):
+        lines += [
+            f"SGLang request log: {doc['log_events_skipped']:,} event(s) with no structured"
+            " output, read and skipped.",
+            "",
+        ]
     if doc["input_errors"]:
         shown = ", ".join(
             f"{e['line']} ({_text(e['message'])})" for e in doc["input_error_lines"][:10]

@@ -89,6 +89,8 @@ def to_json(result: Any) -> dict:
         "jobs": result.jobs,
         "elapsed_s": round(result.elapsed_s, 3),
     }
+    if t.log_events:  # SGLang request-log events with no structured output (sglang_log.py)
+        doc["log_events_skipped"] = t.log_events
     if result.shards is not None:  # several input files: how many, which were unreadable
         doc["shards"] = result.shards
     if result.ray is not None:  # --ray: the cluster it ran on

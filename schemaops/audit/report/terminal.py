@@ -42,6 +42,11 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
         con.print(visible(f"Shards: {shards['audited']:,} of {shards['count']:,} audited"))
         for u in shards["unreadable"][:10]:
             con.print(f"[red]unreadable shard[/red] {esc(u['message'])}")
+    if doc.get("log_events_skipped"):
+        con.print(
+            f"SGLang request log: {doc['log_events_skipped']:,} event(s) with no structured"
+            " output (received events, requests without a json_schema) read and skipped"
+        )
     if doc["input_errors"]:
         shown = ", ".join(_at(e) for e in doc["input_error_lines"][:10])
         more = " ..." if doc["input_errors"] > 10 else ""

@@ -17,6 +17,7 @@ import orjson
 
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.read.extract import RecordError, find_outputs, parse_record, record_id
+from schemaops.audit.read.sglang_log import LogLines
 from schemaops.audit.run.rows import count_failure, input_error, write_record
 from schemaops.audit.tally.budget import note as note_length
 from schemaops.audit.tally.budget import note_counted as note_lengths
@@ -128,6 +129,7 @@ def audit_lines(
     dumps = orjson.dumps
     remember = resolver.remember
     fixed_name = fixed.name if fixed is not None else None
+    log_lines = LogLines(str(resolver.registry_path), fixed_name)
     if lean and fixed is not None:
         fixed.fast  # noqa: B018 (compiles jsonschema-rs's check: sets quick)
         quicks[fixed.name] = fixed.quick
@@ -142,6 +144,15 @@ def audit_lines(
             try:
                 rec = loads(raw)
             except orjson.JSONDecodeError:
+                logged = log_lines.record(raw)  # SGLang's own request log, read as records
+                if logged is None:  # an event with no structured output: read, not counted
+                    tally.log_events += in_range
+                    continue
+                if logged:
+                    raw = logged
+                    error = log_lines.registry_error()
+                    if error is not None and in_range:
+                        input_error(tally, records_out, lineno, None, error, shard, first_line)
                 rec = parse_record(raw)
             if lean and rec.__class__ is dict:
                 text = rec.get("text")

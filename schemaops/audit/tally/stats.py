@@ -79,6 +79,8 @@ class Tally:
     all_errors_cut: int = 0
     timeouts: list[int] = field(default_factory=list)
     timeout_count: int = 0
+    #: SGLang request-log events with no structured output to check (``sglang_log``)
+    log_events: int = 0
     duplicate_keys: int = 0  # outputs with a name repeated in one object
     duplicate_key_lines: list[int] = field(default_factory=list)
     episodes: dict[Any, list[int]] = field(default_factory=dict)
@@ -192,6 +194,7 @@ class Tally:
             if len(self.timeouts) < TIMEOUT_LINES:
                 self.timeouts.append(t + line_offset)
         self.duplicate_keys += other.duplicate_keys
+        self.log_events += other.log_events
         for d in other.duplicate_key_lines:
             if len(self.duplicate_key_lines) < TIMEOUT_LINES:
                 self.duplicate_key_lines.append(d + line_offset)

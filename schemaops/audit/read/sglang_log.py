@@ -62,15 +62,19 @@ class SchemaNames:
         self.error: str | None = None
 
     def _load(self) -> dict[str, str]:
-        from schemaops.registry import load_registry
+        from schemaops.registry import inspect_registry
         from schemaops.registry.model import canonical_text
 
         by_text: dict[str, str] = {}
-        try:
-            reg = load_registry(self.registry)
-        except Exception as exc:  # a registry with problems: every request is unregistered
-            self.error = f"registry {self.registry}: {type(exc).__name__}: {exc}"[:300]
-            return by_text
+        # what loads is named; a file with problems names nothing (said once in ``error``)
+        reg, problems = inspect_registry(self.registry, examples=False)
+        if problems:
+            first = problems[0]
+            self.error = (
+                f"registry {self.registry}: {len(problems)} problem(s), so a request with a"
+                f" schema of a file that has one is named unregistered; first:"
+                f" {first.get('file')}: {first.get('reason')}"
+            )[:300]
         for s in reg:
             texts = {canonical_text(s.schema), _sorted(s.schema)}
             try:
@@ -117,6 +121,37 @@ def is_cut(text: str) -> bool:
 
 def _sorted(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+#: what ``LogLines.record`` answers for a line that is no request-log line
+NOT_LOGGED = b""
+
+
+class LogLines:
+    """Request-log lines met one at a time in an audit's input (``audit_lines``): the
+    registry is read for names only when the first such line comes, so an audit of plain
+    records pays nothing."""
+
+    def __init__(self, registry: str, fixed: str | None = None) -> None:
+        self.registry, self.fixed = registry, fixed
+        self.names: SchemaNames | None = None
+
+    def record(self, raw: bytes) -> bytes | None:
+        """``raw`` as a record line; None for an event that is no structured output (to be
+        counted and dropped); ``NOT_LOGGED`` when ``raw`` is no request-log line."""
+        m = PREFIX.match(raw) if raw[:1] == b"[" else None
+        if m is None:
+            return NOT_LOGGED
+        if self.names is None:
+            self.names = SchemaNames(self.registry, self.fixed)
+        return _record(raw[m.end() :], self.names)
+
+    def registry_error(self) -> str | None:
+        """Why the registry could not name request-log schemas, once (then None)."""
+        if self.names is None or self.names.error is None:
+            return None
+        error, self.names.error = self.names.error, None
+        return error
 
 
 def adapt(lines: list[bytes], names: SchemaNames) -> tuple[list[bytes], int]:
