@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from schemaops.cli import app
-from schemaops.lower.residual import ResidualRule
+from schemaops.lower.residual import ResidualRule, check_residual
 from schemaops.lower.target_run import (
     compared,
     lower_registry_target,
@@ -455,3 +455,35 @@ def test_a_non_string_id_in_a_subschema_is_a_clean_answer() -> None:
     )
     for target in ("openai", "anthropic", "gemini"):
         lower_for_target(schema, target)  # no exception
+
+
+@pytest.mark.parametrize("target", ["openai", "anthropic", "gemini"])
+def test_a_draft04_integer_refuses_a_fraction_the_provider_accepts(target: str) -> None:
+    """Draft-04's ``integer`` refuses ``1.0``; 2020-12 (what the providers read once
+    ``$schema`` is dropped) accepts it. That was served as an ``exact`` rewrite; now it widens,
+    and the residual refuses the fraction the original refuses."""
+    schema = obj({"a": {"type": "integer"}}, ["a"])
+    schema["$schema"] = "http://json-schema.org/draft-04/schema#"
+    tl = lower_for_target(schema, target)
+    assert not tl.problems, tl.problems
+    assert ("/properties/a/type", "draft04-integer", "widens") in {
+        (r.pointer, r.rule, r.effect) for r in tl.lowered.rewrites
+    }
+    assert tl.lowered.exactness != "exact"
+    assert not check_residual(schema, tl.lowered.residual, {"a": 1.0}).ok
+    assert check_residual(schema, tl.lowered.residual, {"a": 1}).ok
+    assert prove_target(tl, 5, valid=[{"a": 3}], invalid=[{"a": 1.0}, {"a": 1.5}]).ok
+    later = {**schema, "$schema": "http://json-schema.org/draft-07/schema#"}
+    assert lower_for_target(later, target).lowered.exactness == "exact"  # 1.0 is an integer
+
+
+def test_a_draft03_schema_is_not_lowerable_for_a_target() -> None:
+    """Draft-03 reads ``required``, ``type`` and more otherwise than 2020-12: its flag
+    ``"required": true`` was served inside the property as it was."""
+    schema = {
+        "$schema": "http://json-schema.org/draft-03/schema#",
+        "type": "object",
+        "properties": {"a": {"type": "string", "required": True}},
+    }
+    tl = lower_for_target(schema, "openai")
+    assert any("draft-03" in p and "not lowerable" in p for p in tl.problems), tl.problems

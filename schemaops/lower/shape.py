@@ -119,6 +119,11 @@ def old_draft_reading(schema: Any) -> str | None:
         return None  # the registry refuses it before lower sees it
     if label not in _BEFORE_2019:
         return None
+    if label == "draft-03":  # jsonschema's Draft3Validator: type_draft3, properties_draft3, ...
+        return (
+            "draft-03's type (schemas as types), required (a flag on the property), divisibleBy,"
+            " disallow and extends read otherwise in 2020-12"
+        )
     for node, _ in _schema_nodes(schema):
         if "$ref" in node:
             beside = sorted(k for k in node if k in VOCABULARY and k not in _NOT_BESIDE)

@@ -43,6 +43,7 @@ from schemaops.compare.instances import validator
 from schemaops.lower.model import EXACT, NARROWS, WIDENS, Lowered, Rewrite, UncoveredWidening
 from schemaops.lower.residual import ResidualRule
 from schemaops.lower.shape import old_draft_reading
+from schemaops.registry.drafts import UnknownDraft, draft_label
 from schemaops.providers import TABLES, TargetVerdict, judge_schema
 from schemaops.providers.base import (
     DEFS,
@@ -124,6 +125,14 @@ class TargetLowering:
         if self.wrapped:
             return y.get(WRAP_KEY) if isinstance(y, dict) else y
         return y
+
+
+def _draft_of(root: Any) -> str | None:
+    """The draft label of ``root``'s ``$schema`` (None: none, or one the registry refuses)."""
+    try:
+        return draft_label(root.get("$schema")) if isinstance(root, dict) else None
+    except UnknownDraft:
+        return None
 
 
 def _defs_of(root: Any) -> dict[str, Any]:
@@ -210,6 +219,12 @@ class _Builder:
         self.findings: dict[str, list[Finding]] = {}
         for f in self.table.judge(original):
             self.findings.setdefault(f.pointer, []).append(f)
+        #: the original is draft-04, whose ``integer`` refuses ``1.0`` (jsonschema's
+        #: ``draft4_type_checker``; draft 6 redefined it, ``draft6_type_checker`` in
+        #: jsonschema/_types.py), while 2020-12, which the providers read, accepts it
+        #: (JSON-Schema-Test-Suite tests/draft2020-12/type.json: "a float with zero fractional
+        #: part is an integer")
+        self.fraction_free = _draft_of(original) == "draft-04"
 
     def has(self, rule: str) -> bool:
         return f"{self.target}.{rule}" in self.table.rules
@@ -273,6 +288,13 @@ class _Builder:
             del out["items"]
             why = f"items follows prefixItems, which {self.target} is not served"
             self.widen(parts, "items", v, "drop-keyword", why)
+        t = s.get("type")
+        if self.fraction_free and (t == "integer" or isinstance(t, list) and "integer" in t):
+            why = (
+                "draft-04's integer refuses 1.0, which 2020-12 and the provider accept:"
+                " the application refuses a fraction"
+            )
+            self.widen(parts, "type", t, "draft04-integer", why)
         out = self.ref_siblings(out, parts)
         self.inline_allof_refs(out, parts)
         self.close_object(s, out, parts, removed)
