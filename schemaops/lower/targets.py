@@ -43,7 +43,6 @@ from schemaops.compare.instances import validator
 from schemaops.lower.model import EXACT, NARROWS, WIDENS, Lowered, Rewrite, UncoveredWidening
 from schemaops.lower.residual import ResidualRule
 from schemaops.lower.shape import old_draft_reading
-from schemaops.registry.drafts import UnknownDraft, draft_label
 from schemaops.providers import TABLES, TargetVerdict, judge_schema
 from schemaops.providers.base import (
     DEFS,
@@ -54,6 +53,7 @@ from schemaops.providers.base import (
     constrains,
     is_object_schema,
 )
+from schemaops.registry.drafts import UnknownDraft, draft_label
 from schemaops.strings import pointer, ref_parts, resolve_pointer
 
 #: the property the root is wrapped in where the provider needs an object root
