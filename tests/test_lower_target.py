@@ -487,3 +487,19 @@ def test_a_draft03_schema_is_not_lowerable_for_a_target() -> None:
     }
     tl = lower_for_target(schema, "openai")
     assert any("draft-03" in p and "not lowerable" in p for p in tl.problems), tl.problems
+
+
+def test_a_2019_09_items_array_is_not_lowerable_for_a_target() -> None:
+    """2019-09 still has ``items`` as an array with ``additionalItems`` (2020-12:
+    ``prefixItems``): the array was served as ``items`` for the provider to misread."""
+    schema = obj(
+        {"t": {"type": "array", "items": [{"type": "string"}], "additionalItems": False}},
+        **{"$schema": "https://json-schema.org/draft/2019-09/schema"},
+    )
+    tl = lower_for_target(schema, "openai")
+    assert any("2019-09's items array" in p for p in tl.problems), tl.problems
+    applied = obj(
+        {"t": {"$ref": "#/$defs/a", "type": "string"}},
+        **{"$schema": "https://json-schema.org/draft/2019-09/schema", "$defs": {"a": {}}},
+    )
+    assert not lower_for_target(applied, "openai").problems  # 2019-09 applies $ref siblings

@@ -101,13 +101,13 @@ _NOT_BESIDE = frozenset({"$ref", "$defs", "definitions"})
 
 
 def old_draft_reading(schema: Any) -> str | None:
-    """Where ``schema``, written in draft-03 to draft-07 (its root ``$schema``), means
+    """Where ``schema``, written in draft-03 to 2019-09 (its root ``$schema``), means
     something else read as 2020-12, which is how ``lower``'s passes read every schema (None:
     nothing such, or a later draft). Each was a wrong ``exact`` before: draft-07's
     ``{"$ref": R, "type": "string"}`` is ``R`` alone, since "all other properties in a
     "$ref" object MUST be ignored" (draft-handrews-json-schema-01, section 8.3), and was
     served as the conjunction. Also ``items`` as an array with ``additionalItems`` (2020-12:
-    ``prefixItems`` and ``items``), draft-04's boolean ``exclusiveMinimum``/``Maximum`` (a
+    ``prefixItems`` and ``items``; the one such construct of 2019-09), draft-04's boolean ``exclusiveMinimum``/``Maximum`` (a
     flag on ``minimum``/``maximum``, draft-fge-json-schema-validation-00,
     sections 5.1.2 and 5.1.3) and
     ``dependencies`` (split into ``dependentRequired``/``dependentSchemas`` in 2019-09)."""
@@ -117,7 +117,7 @@ def old_draft_reading(schema: Any) -> str | None:
         label = draft_label(schema.get("$schema"))
     except UnknownDraft:
         return None  # the registry refuses it before lower sees it
-    if label not in _BEFORE_2019:
+    if label not in _BEFORE_2019 and label != "2019-09":
         return None
     if label == "draft-03":  # jsonschema's Draft3Validator: type_draft3, properties_draft3, ...
         return (
@@ -125,12 +125,14 @@ def old_draft_reading(schema: Any) -> str | None:
             " disallow and extends read otherwise in 2020-12"
         )
     for node, _ in _schema_nodes(schema):
+        if isinstance(node.get("items"), list) or "additionalItems" in node:
+            return f"{label}'s items array and additionalItems read otherwise in 2020-12"
+        if label == "2019-09":  # applies $ref's siblings; has dependentRequired/Schemas
+            continue
         if "$ref" in node:
             beside = sorted(k for k in node if k in VOCABULARY and k not in _NOT_BESIDE)
             if beside:
                 return f"{label} ignores {beside} beside $ref, which 2020-12 applies"
-        if isinstance(node.get("items"), list) or "additionalItems" in node:
-            return f"{label}'s items array and additionalItems read otherwise in 2020-12"
         for kw in ("exclusiveMinimum", "exclusiveMaximum"):
             if isinstance(node.get(kw), bool):
                 return f"{label}'s boolean {kw} is a flag on minimum/maximum, a number in 2020-12"
