@@ -107,10 +107,11 @@ def old_draft_reading(schema: Any) -> str | None:
     ``{"$ref": R, "type": "string"}`` is ``R`` alone, since "all other properties in a
     "$ref" object MUST be ignored" (draft-handrews-json-schema-01, section 8.3), and was
     served as the conjunction. Also ``items`` as an array with ``additionalItems`` (2020-12:
-    ``prefixItems`` and ``items``; the one such construct of 2019-09), draft-04's boolean ``exclusiveMinimum``/``Maximum`` (a
-    flag on ``minimum``/``maximum``, draft-fge-json-schema-validation-00,
-    sections 5.1.2 and 5.1.3) and
-    ``dependencies`` (split into ``dependentRequired``/``dependentSchemas`` in 2019-09)."""
+    ``prefixItems`` and ``items``; the one such construct of 2019-09), draft-04's boolean
+    ``exclusiveMinimum``/``Maximum`` (a flag on ``minimum``/``maximum``,
+    draft-fge-json-schema-validation-00, sections 5.1.2 and 5.1.3) and ``dependencies``
+    (split into ``dependentRequired``/``dependentSchemas`` in 2019-09); and every draft-03
+    schema."""
     if not isinstance(schema, dict):
         return None
     try:
