@@ -328,3 +328,31 @@ def test_pattern_properties_direction():
     assert (added.kind, added.breaking_for) == ("pattern_property_added", (CLI,))
     (removed,) = diff_schemas(open_pp, open_)
     assert (removed.kind, removed.breaking_for) == ("pattern_property_removed", (CONS,))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kinds"),
+    [
+        # Python's == says True == 1: each of these diffed to nothing, or to a wire change
+        ({"enum": [1, 2]}, {"enum": [True, 2]}, {"enum_value_removed", "enum_value_added"}),
+        ({"const": 1}, {"const": True}, {"const_changed"}),
+        ({"enum": [[1]]}, {"enum": [[True]]}, {"enum_value_removed", "enum_value_added"}),
+        ({"const": {"a": 0}}, {"const": {"a": False}}, {"const_changed"}),
+    ],
+)
+def test_true_is_not_1(old, new, kinds):
+    """JSON Schema keeps booleans apart from numbers (JSON-Schema-Test-Suite, draft2020-12
+    enum.json: "enum with 1 does not match true"), at every depth."""
+    found = {c.kind for c in diff_schemas(old, new)}
+    assert kinds <= found, found
+
+
+def test_a_number_spelled_otherwise_is_the_same_value(tmp_path):
+    """``1`` and ``1.0`` are one JSON Schema value: no classified change, a new wire text."""
+    assert diff_schemas({"enum": [1], "maximum": 3}, {"enum": [1.0], "maximum": 3.0}) == []
+    (tmp_path / "a.json").write_text('{"type": "integer", "enum": [1]}')
+    (tmp_path / "b.json").write_text('{"type": "integer", "enum": [1.0]}')
+    report = diff_paths(tmp_path / "a.json", tmp_path / "b.json")
+    assert [(c.kind, c.detail) for c in report.changes] == [
+        ("wire_changed", "same schema, different wire text (key order or number spelling)")
+    ]

@@ -37,6 +37,8 @@ import json
 import math
 from typing import Any
 
+from schemaops.jsonequal import json_equal, json_in
+
 
 class NotExact(Exception):
     """No exact merge: the message names the keyword."""
@@ -118,19 +120,6 @@ def _type_meet(a: Any, b: Any) -> Any:
     if not out:
         raise NotExact("type: the branches allow no common type")
     return out[0] if len(out) == 1 else out
-
-
-def _json_in(v: Any, values: list[Any]) -> bool:
-    return any(json_equal(v, w) for w in values)
-
-
-def json_equal(x: Any, y: Any) -> bool:
-    """JSON equality (1 == 1.0, but true != 1)."""
-    if isinstance(x, bool) or isinstance(y, bool):
-        return isinstance(x, bool) and isinstance(y, bool) and x == y
-    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
-        return x == y
-    return _same(x, y)
 
 
 def _object_part(a: dict, b: dict, out: dict) -> None:
@@ -222,7 +211,7 @@ def merge(a: Any, b: Any) -> Any:
         elif key == "type":
             out[key] = _type_meet(va, vb)
         elif key == "enum":
-            out[key] = [v for v in va if isinstance(vb, list) and _json_in(v, vb)]
+            out[key] = [v for v in va if isinstance(vb, list) and json_in(v, vb)]
         elif key == "const":
             if not json_equal(va, vb):
                 raise NotExact("const: the branches require different values")
@@ -252,7 +241,7 @@ def merge(a: Any, b: Any) -> Any:
     if "enum" in out and not out["enum"]:
         raise NotExact("enum: the branches allow no common value")
     if "const" in out and "enum" in out:
-        if not _json_in(out["const"], out["enum"]):
+        if not json_in(out["const"], out["enum"]):
             raise NotExact("const/enum: the branches allow no common value")
         del out["enum"]
     return out

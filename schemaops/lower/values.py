@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from schemaops.lower.merge import json_equal
+from schemaops.jsonequal import json_equal
 
 #: ``$`` keywords that neither name a location nor change a base URI (safe to drop)
 PLAIN_DOLLAR = frozenset({"$comment", "$schema"})

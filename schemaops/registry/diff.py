@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from schemaops.jsonequal import json_equal, json_in
 from schemaops.strings import pointer
 
 CONSUMERS = "consumers"
@@ -130,7 +131,7 @@ class _Differ:
         self.out.append(Change(pointer(parts), kind, detail, breaking_for, self.name))
 
     def diff(self, old: Any, new: Any, parts: list) -> None:
-        if old == new or (_is_true(old) and _is_true(new)):  # true and {} accept the same
+        if json_equal(old, new) or (_is_true(old) and _is_true(new)):  # true, {}: the same
             return
         if not isinstance(old, dict) or not isinstance(new, dict):
             self._boolean(old, new, parts)
@@ -146,7 +147,7 @@ class _Differ:
         for kw in ("anyOf", "oneOf", "allOf"):
             self._branches(old.get(kw), new.get(kw), [*parts, kw])
         for kw in sorted((set(old) | set(new)) - _HANDLED):
-            if old.get(kw) == new.get(kw):
+            if json_equal(old.get(kw), new.get(kw)):
                 continue
             if kw in _ANNOTATIONS or kw.startswith("x-"):
                 self.add([*parts, kw], "annotation_changed", f"{kw} changed", NONE)
@@ -177,7 +178,7 @@ class _Differ:
 
     def _enum(self, old: dict, new: dict, parts: list) -> None:
         oe, ne = old.get("enum"), new.get("enum")
-        if oe == ne:
+        if json_equal(oe, ne):
             return
         at = [*parts, "enum"]
         if not isinstance(oe, list):
@@ -185,8 +186,8 @@ class _Differ:
         elif not isinstance(ne, list):
             self.add(at, "enum_removed", f"no longer limited to {_show(oe)}", WIDENS)
         else:
-            gone = [v for v in oe if v not in ne]
-            new_values = [v for v in ne if v not in oe]
+            gone = [v for v in oe if not json_in(v, ne)]
+            new_values = [v for v in ne if not json_in(v, oe)]
             if gone:
                 self.add(at, "enum_value_removed", f"removed {_show(gone)}", NARROWS)
             if new_values:
@@ -196,7 +197,7 @@ class _Differ:
         for kws, tighter in ((_LOWER, lambda o, n: n > o), (_UPPER, lambda o, n: n < o)):
             for kw in kws:
                 o, n = old.get(kw), new.get(kw)
-                if o == n:
+                if json_equal(o, n):
                     continue
                 at, detail = [*parts, kw], f"{kw} {_show(o)} -> {_show(n)}"
                 if isinstance(o, bool) or isinstance(n, bool):  # draft-04 exclusive flags
@@ -218,7 +219,7 @@ class _Differ:
     def _addable(self, old: dict, new: dict, parts: list) -> None:
         for kw in _ADDABLE:
             o, n = old.get(kw), new.get(kw)
-            if o == n:
+            if json_equal(o, n):
                 continue
             at, detail = [*parts, kw], f"{kw} {_show(o)} -> {_show(n)}"
             if kw not in old:
@@ -263,7 +264,7 @@ class _Differ:
                 )
         self._pattern_properties(old, new, parts, old_closed, new_closed)
         oa, na = old.get("additionalProperties", True), new.get("additionalProperties", True)
-        if oa != na and not (_is_true(oa) and _is_true(na)):
+        if not json_equal(oa, na) and not (_is_true(oa) and _is_true(na)):
             at = [*parts, "additionalProperties"]
             if na is False:
                 self.add(
@@ -313,7 +314,7 @@ class _Differ:
     def _arrays(self, old: dict, new: dict, parts: list) -> None:
         for kw in ("items", "prefixItems"):
             o, n = old.get(kw), new.get(kw)
-            if o == n:
+            if json_equal(o, n):
                 continue
             if isinstance(o, list) and isinstance(n, list):
                 self._branches(o, n, [*parts, kw])
@@ -332,7 +333,7 @@ class _Differ:
             self.add([*parts, key], "definition_added", f"{key!r} added", NONE)
 
     def _branches(self, old: Any, new: Any, parts: list) -> None:
-        if old == new:
+        if json_equal(old, new):
             return
         if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
             for i, (o, n) in enumerate(zip(old, new, strict=True)):

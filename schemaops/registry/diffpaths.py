@@ -148,10 +148,11 @@ def diff_paths(old: str | Path, new: str | Path) -> DiffReport:
                 except RecursionError:
                     raise InputError(f"cannot diff {name!r}: nested too deeply") from None
                 changes.extend(_through_library(found, old_s, new_s))
-                if changed and not found:  # only key order or spacing
-                    detail = "same schema, different wire text (key order)"
+                if changed and not found:  # key order, or a number spelled otherwise (1.0)
+                    how = "key order or number spelling"
+                    detail = f"same schema, different wire text ({how})"
                     if row["via_library"]:
-                        detail = "same schema, different wire text through a library (key order)"
+                        detail = f"same schema, different wire text through a library ({how})"
                     changes.append(Change("", "wire_changed", detail, NONE, name))
         schemas.append(row)
     return DiffReport(str(o), str(n), changes, schemas)
