@@ -8,7 +8,7 @@ Public API (other areas rely on it):
 - ``inspect_registry(path) -> (Registry, problems)``: the same without raising.
 - ``LazyRegistry(path)``: the same checks one schema at a time, on first use (``audit``):
   ``schema(name)`` raises InputError for an unknown name or a schema with problems.
-- ``Registry``: ``.schemas`` (name -> Schema, in name order), ``.libraries`` (shared-defs
+- ``Registry``: ``.schemas`` (name -> Schema, in file path order), ``.libraries`` (shared-defs
   files), ``get(name)`` (InputError if unknown), iteration, ``len``, ``in``.
 - ``Schema``: ``name``, ``version``, ``draft``, ``hash`` (sha256 of ``wire("native")``),
   ``schema`` (the parsed file), ``bundled()`` (self-contained form), ``valid``/``invalid``

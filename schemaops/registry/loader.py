@@ -71,7 +71,8 @@ def unknown_schema_message(name: str, root: Path, names: Any) -> str:
 
 @dataclass
 class Registry:
-    """Loaded schemas by name (name order). ``get`` raises InputError for an unknown name."""
+    """Loaded schemas by name (in file path order, as loaded). ``get`` raises InputError for an
+    unknown name."""
 
     root: Path
     schemas: dict[str, Schema] = field(default_factory=dict)
