@@ -20,7 +20,10 @@ schema's and wire string's), or ``unregistered:<sha256 prefix>`` (an input error
 the registry); an aborted request becomes ``{"schema", "error": {"message"}}`` (no output:
 an input error, and the engine error ``poison.py`` looks for), as in a log of the answers.
 Events that are no structured output (received events, requests without ``json_schema``,
-such as health checks) are dropped and counted. Any other line is left as it is.
+such as health checks) are dropped and counted. Any other line is left as it is. ``watch``
+adapts each batch of lines with ``adapt``; ``audit`` meets the lines one at a time in its loop
+(``audit/run/lines.py``) and asks ``LogLines.record`` only of a line that is not JSON, so an
+audit of plain records pays nothing for it.
 
 ``--log-requests-level`` (``arg_groups/fields/observability.py``): 3 logs every output whole;
 the default 2 cuts strings over 2,048 characters to their two ends around "...": such an
