@@ -289,3 +289,25 @@ def test_symlinks_and_subfolders_are_indexed_as_the_eager_load_does(tmp_path: Pa
     assert lazy[1:] == eager[1:]
     # eager: "unknown schema 'leak'"; lazy names the problem
     assert "has registry problems" in lazy[0]["message"] and "outside" in lazy[0]["message"]
+
+
+def test_a_name_a_library_holds_first_is_refused_as_the_eager_load_refuses_it(
+    tmp_path: Path,
+) -> None:
+    """A library file earlier in path order holds the name, so the schema file of that name
+    is a ``duplicate_name`` for the eager load and the name is the library's, unknown to
+    records; the lazy index gave libraries no name and served the schema. Now both answer
+    alike."""
+    reg = tmp_path / "reg"
+    (reg / "lib").mkdir(parents=True)
+    (reg / "lib" / "shared.json").write_text(
+        json.dumps({"x-schemaops-library": True, "$defs": {"n": {"type": "integer"}}})
+    )
+    (reg / "shared.json").write_text(json.dumps({"type": "object"}))
+    (reg / "ok.json").write_text(json.dumps({"type": "object"}))
+    lines = [_line(i, n, "{}") for i, n in enumerate(["shared", "ok"])]
+    lazy, _ = _records(lines, reg, lazy=True)
+    eager, _ = _records(lines, reg, lazy=False)
+    assert lazy == eager
+    assert [r["category"] for r in lazy] == ["input_error", "ok"]
+    assert "unknown schema 'shared'" in lazy[0]["message"]

@@ -121,6 +121,7 @@ class LazyRegistry:
             else:
                 files.append(f)
         by_name: dict[str, _File] = {}
+        claimed: dict[str, _File] = {}
         real_root = root.resolve()
         root_uri = real_root.as_uri() if real_root.parent != real_root else ""  # not "/"
         now_ns = time.time_ns()
@@ -131,8 +132,16 @@ class LazyRegistry:
                 if entry.id_uri is not None:
                     self._id_owner.setdefault(entry.id_uri, entry)
                     self._by_uri.setdefault(urldefrag(entry.id_uri)[0], entry)
-            if not entry.library:
-                by_name.setdefault(entry.name, entry)
+            # names as the eager load gives them: the first file in path order, a library
+            # included (never served: its name is unknown to records, and a later schema file
+            # of that name is a ``duplicate_name``); a library refused at the index claims none
+            if entry.library and entry.refused is not None:
+                continue
+            first = claimed.setdefault(entry.name, entry)
+            if entry.library:
+                continue
+            if first is entry:
+                by_name[entry.name] = entry
         self._by_name = by_name
         return by_name
 
