@@ -153,17 +153,3 @@ def test_registry_drift_is_its_own_command_module() -> None:
     assert importlib.util.find_spec("schemaops.commands.registry_drift") is None
     assert not hasattr(warm, "drift_cmd") and not hasattr(warm, "register_drift")
     assert not hasattr(registry, "EXTENSIONS")  # no plug-in lookup by module name at all
-
-
-def test_a_registry_named_that_is_no_folder_is_a_usage_error(tmp_path: Path) -> None:
-    """``-r TYPO``: exit 2 naming it, not a report silently matched against nothing; the
-    default folder may be absent (strings are then grouped without names)."""
-    from typer.testing import CliRunner
-
-    from schemaops.cli import app
-
-    log = _write_log(tmp_path / "s.jsonl", [json.dumps({"sampling_params": {"json_schema": "{}"}})])
-    r = CliRunner().invoke(app, ["registry", "drift", str(log), "-r", str(tmp_path / "nope")])
-    assert r.exit_code == 2 and "nope: not a folder" in r.output
-    r = CliRunner().invoke(app, ["registry", "drift", str(log), "-r", str(log)])
-    assert r.exit_code == 2

@@ -34,10 +34,6 @@ def drift_cmd(
 
     from schemaops.registry.drift import exit_code, render, run_drift, unusable_message
 
-    if registry is not None and not registry.is_dir() and registry != Path(DEFAULT_REGISTRY):
-        # a folder asked for by name that is not one (a typo): said, not silently unmatched;
-        # the default folder may be absent (then strings are grouped without registry names)
-        raise fail(f"error: --registry {registry}: not a folder", 2)
     reg = registry if registry is not None and registry.is_dir() else None
     doc = call(run_drift, log, reg)
     if json_out:
