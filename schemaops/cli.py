@@ -106,8 +106,17 @@ def main() -> None:
     warnings.filterwarnings("ignore", message="Possible (nested set|set )", category=FutureWarning)
     Process.one_shot = True
     sys.stdout = _ClosedPipeSafe(sys.stdout)
+    argv = normalise_ray_flag(sys.argv[1:])
     try:
-        app(args=normalise_ray_flag(sys.argv[1:]))
+        app(args=argv)
+    except ModuleNotFoundError as exc:  # an optional extra not installed: say which, exit 2
+        from schemaops.extras import missing_extra_message
+
+        message = missing_extra_message(exc.name, argv)
+        if message is None:
+            raise
+        sys.stderr.write(message + "\n")
+        sys.exit(2)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
