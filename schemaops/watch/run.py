@@ -43,6 +43,10 @@ from schemaops.watchdog import armed
 
 #: the schema of an engine error record whose name is not in the registry
 UNKNOWN = "(unknown)"
+#: tests only (tests/test_watch_crash.py): a folder; the loop waits between counting a batch
+#: and saving it (writes ``paused-N``, waits for ``go-N``) so a test can scrape and kill -9
+#: there. The moment is microseconds long: no test could reach it otherwise but by luck.
+TEST_PAUSE_ENV = "SCHEMAOPS_WATCH_TEST_PAUSE"
 
 
 @dataclass
@@ -104,7 +108,14 @@ def _check_target(target: str) -> None:
 
 
 class Live:
-    """The cumulative and windowed counters, shared with the metrics thread (``lock``)."""
+    """The cumulative and windowed counters, shared with the metrics thread (``lock``).
+
+    The cumulative counters are shown (``/metrics``, ``--json-lines``) as last ``publish``ed,
+    and the loop publishes only after the state holding them is saved: a ``kill -9`` between
+    counting a batch and saving it would otherwise have shown counts that the restart, which
+    resumes from the saved state, no longer has, and Prometheus reads such a drop as a
+    counter reset (``increase()`` then spikes by the whole restored total).
+    """
 
     def __init__(self, opts: WatchOptions, totals: Tally, engine: Counter) -> None:
         self.opts = opts
@@ -122,6 +133,26 @@ class Live:
         self.hooks: Counter = Counter()
         #: request-log events that are no structured output (``sglang_log.adapt``)
         self.skipped = 0
+        #: the cumulative counters as last published (``publish``)
+        self.shown: dict[str, Any] = {}
+        self.publish()
+
+    def publish(self) -> None:
+        """Show the cumulative counters as they are now (call once they are saved)."""
+        with self.lock:
+            t = self.total
+            self.shown = {
+                "lines": t.lines + self.skipped,
+                "skipped_lines": self.skipped,
+                "outputs": t.outputs,
+                "ok": t.ok,
+                "input_errors": t.input_errors,
+                "by_schema": {s: dict(c) for s, c in sorted(t.by_schema.items())},
+                "parse_failures": dict(t.parse_failures),
+                "diagnoses": dict(t.diagnoses),
+                "engine_errors": dict(self.engine_errors),
+                "poisoned_flags": dict(self.detector.flag_count),
+            }
 
     def add(
         self, tally: Tally, errors: list[tuple[str, str]], now: float, skipped: int = 0
@@ -145,29 +176,30 @@ class Live:
         """Everything ``/metrics`` and ``--json-lines`` show, as plain data."""
         steps = list(self.opts.audit.steps or [1])
         with self.lock:
-            t = self.total
-            p = t.ok / t.outputs if t.outputs else None
-            ci = wilson(t.ok, t.outputs)
+            c = self.shown
+            n, ok = c["outputs"], c["ok"]
+            p = ok / n if n else None
+            ci = wilson(ok, n)
             return {
                 "time": time.time(),
-                "lines": t.lines + self.skipped,
-                "skipped_lines": self.skipped,
-                "outputs": t.outputs,
-                "ok": t.ok,
+                "lines": c["lines"],
+                "skipped_lines": c["skipped_lines"],
+                "outputs": n,
+                "ok": ok,
                 "p": p,
                 "p_ci95": list(ci) if ci else None,
                 "compound": compound(p, ci, steps)["compound"],
-                "input_errors": t.input_errors,
-                "by_schema": {s: dict(c) for s, c in sorted(t.by_schema.items())},
-                "parse_failures": dict(t.parse_failures),
-                "diagnoses": dict(t.diagnoses),
-                "engine_errors": dict(self.engine_errors),
+                "input_errors": c["input_errors"],
+                "by_schema": c["by_schema"],
+                "parse_failures": c["parse_failures"],
+                "diagnoses": c["diagnoses"],
+                "engine_errors": c["engine_errors"],
                 "windows": self.windows.snapshot(time.monotonic(), steps),
                 "poisoned": {
                     s: {"reason": f["reason"], "for_s": round(time.monotonic() - f["since"], 3)}
                     for s, f in sorted(self.detector.flagged.items())
                 },
-                "poisoned_flags": dict(self.detector.flag_count),
+                "poisoned_flags": c["poisoned_flags"],
                 "hooks": {f"{s}\x00{r}": n for (s, r), n in self.hooks.items()},
                 "lag_bytes": dict(self.lag_bytes),
                 "lag_seconds": dict(self.lag_seconds),
@@ -234,9 +266,6 @@ def _loop(
     stdin = StdinLines(opts.max_line) if opts.targets == ["-"] else None
     files = [t for t in opts.targets if t != "-"]
     follower = Follower(files, saved.get("files"), opts.from_end, opts.max_line, opts.batch_bytes)
-    server = MetricsServer(live, opts.listen) if opts.listen else None
-    if server is not None:
-        log(f"serving http://{server.address}/metrics")
     hooks = (
         HookRunner(opts.on_poisoned, opts.hook_timeout, opts.hook_cooldown, log)
         if opts.on_poisoned
@@ -245,11 +274,15 @@ def _loop(
     poison = saved.get("poison") or {}
     mono, wall = time.monotonic(), time.time()
     live.detector.restore(poison, mono, wall)
+    live.publish()
     if hooks is not None:
         hooks.restore(poison.get("hook_last") or {}, mono, wall)
+    server = MetricsServer(live, opts.listen) if opts.listen else None
+    if server is not None:
+        log(f"serving http://{server.address}/metrics")
     restore = _on_signals(stop)
     next_summary = time.monotonic() + opts.summary_interval
-    noted = 0
+    noted = saves = 0
     try:
         with armed(aopts.timeout):
             while not stop.is_set():
@@ -273,8 +306,12 @@ def _loop(
                     }
                     if hooks is not None:
                         live.hooks = Counter(hooks.results)
-                if batches and state_dir is not None:
-                    _save(state_dir, follower, live, hooks)
+                if batches:  # counters are shown once saved (``Live``)
+                    if state_dir is not None:
+                        saves += 1
+                        _test_pause(saves)
+                        _save(state_dir, follower, live, hooks)
+                    live.publish()
                 if opts.json_lines and now >= next_summary:
                     _print(out, live)
                     next_summary = now + opts.summary_interval
@@ -293,6 +330,7 @@ def _loop(
         restore()
         if state_dir is not None:
             _save(state_dir, follower, live, hooks)
+        live.publish()
         follower.close()
         if hooks is not None:
             hooks.stop()
@@ -354,6 +392,17 @@ def _save(state_dir: StateDir, follower: Follower, live: Live, hooks: HookRunner
         state_dir.save(doc)
     except OSError as exc:
         raise InputError(f"--state-dir: cannot save ({exc.strerror or exc})") from None
+
+
+def _test_pause(n: int) -> None:
+    """Wait at the point between count and save, when a test asks (``TEST_PAUSE_ENV``)."""
+    folder = os.environ.get(TEST_PAUSE_ENV)
+    if not folder:
+        return
+    with open(os.path.join(folder, f"paused-{n}"), "w"):
+        pass
+    while not os.path.exists(os.path.join(folder, f"go-{n}")):
+        time.sleep(0.02)
 
 
 def _print(out: IO[str], live: Live) -> None:
