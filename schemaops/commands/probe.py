@@ -72,7 +72,7 @@ def probe_cmd(
     )
     doc, code = call(run_probe, settings)
     report(doc, json_out=json_out, render=render, prometheus=prometheus, metrics="probe_metrics")
-    if doc.get("error"):
+    if json_out and doc.get("error"):  # the terminal report has printed it already
         typer.echo(f"error: {doc['error']}", err=True)
     raise typer.Exit(code)
 

@@ -183,8 +183,12 @@ class ServerClient:
         recover_s: float = 0.0,
         rng: random.Random | None = None,
         auth: Auth | None = None,
+        wait_flag: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        #: the calling command's option that waits for a starting server (warm's
+        #: ``--wait-ready``), named in the not-ready message; ``None``: the command has none
+        self.wait_flag = wait_flag
         self.auth = auth or Auth()
         self._secrets = self.auth.secrets()
         # every form of every credential sent (URL userinfo, its Basic token, header values)
@@ -377,7 +381,9 @@ class ServerClient:
             await asyncio.sleep(self.policy.delay(n, self.rng))
         if att.status in (401, 403):  # a key is missing or wrong, not a server starting
             raise ServerUnavailable(f"{self.shown_url} not ready: {att.error}")
-        hint = "is it running? pass --wait-ready SECONDS to wait for a starting server"
+        hint = "is it running?"
+        if self.wait_flag:
+            hint += f" pass {self.wait_flag} SECONDS to wait for a starting server"
         raise ServerUnavailable(
             f"{self.shown_url} not reachable or not ready: {att.error or f'HTTP {att.status}'} "
             f"after {n + 1} attempt(s); {hint}"

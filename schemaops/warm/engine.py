@@ -398,6 +398,7 @@ async def _run_server(
         policy=opts.policy,
         recover_s=opts.wait_ready_s,
         auth=opts.auth,
+        wait_flag="--wait-ready",
     )
     apis = sorted({it.api for it in items})
     try:

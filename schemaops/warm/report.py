@@ -223,9 +223,13 @@ def render(doc: dict[str, Any], console: Console | None = None) -> None:
     if console is None:
         console = Console(highlight=False, soft_wrap=False, width=max(120, Console().width))
     multi = doc["summary"]["servers"] > 1
+    server_error = {s["server"]: s["error"] for s in doc["servers"] if s["error"]}
     for s in doc["servers"]:
-        if s["error"]:
-            console.print(f"[red]{escape(s['server'])}[/]: {escape(s['error'])}")
+        if s["error"]:  # once, here: the rows it failed say so without repeating it
+            shown = s["error"]
+            if not shown.startswith(s["server"]):
+                shown = f"{s['server']}: {shown}"
+            console.print(f"[red]{escape(shown)}[/]")
         else:
             dp = (
                 ", [yellow]dp_size unknown[/]"
@@ -251,7 +255,10 @@ def render(doc: dict[str, Any], console: Console | None = None) -> None:
         t.add_column("server")
     for col in ("status", "cold ms", "probe ms", "proof", "error"):
         t.add_column(col, justify="right" if "ms" in col else "left", overflow="fold")
-    for r in doc["results"]:
+    rows = doc["results"]
+    for r in rows:
+        if r["error"] and r["error"] == server_error.get(r["server"]):
+            r = {**r, "error": "(the server's error above)"}
         cells = [escape(r["schema"])]
         if multi:
             cells.append(escape(r["server"]))
@@ -263,7 +270,8 @@ def render(doc: dict[str, Any], console: Console | None = None) -> None:
             escape((r["error"] or "")[:300]),
         ]
         t.add_row(*cells)
-    console.print(t)
+    if not all(server_error.get(r["server"]) == r["error"] for r in rows):
+        console.print(t)  # not a table of rows that only repeat their server's error
     sm = doc["summary"]
     pr = sm["proof"]
     console.print(
