@@ -303,6 +303,7 @@ def _loop(
                         "rotations": ev.rotations,
                         "truncations": ev.truncations,
                         "unreadable": ev.unreadable,
+                        "lost_rotations": ev.lost_rotations,
                     }
                     if hooks is not None:
                         live.hooks = Counter(hooks.results)

@@ -8,7 +8,8 @@ its lock), so the series of one scrape agree with each other. Series (``schemaop
   ``watch_input_errors_total``, ``watch_parse_failures_total{subtype}``,
   ``watch_diagnoses_total{diagnosis}``, ``watch_engine_errors_total{schema}``,
   ``watch_poisoned_flags_total{schema}``, ``watch_hook_runs_total{schema,result}``,
-  ``watch_rotations_total``, ``watch_truncations_total``, ``watch_unreadable_files_total``;
+  ``watch_rotations_total``, ``watch_truncations_total``, ``watch_unreadable_files_total``,
+  ``watch_lost_rotations_total``;
 - gauges: ``watch_p{schema,window}``, ``watch_window_outputs{schema,window}``,
   ``watch_compound{schema,window,steps}``, ``watch_poisoned{schema}`` (1 while flagged),
   ``watch_lag_bytes{file}``, ``watch_lag_seconds{file}``,
@@ -91,6 +92,9 @@ def _counters(s: dict[str, Any]) -> Iterator[Metric]:
          s["follow"].get("truncations", 0)),
         ("unreadable_files", "Files that could not be read (not regular, broken gzip).",
          s["follow"].get("unreadable", 0)),
+        ("lost_rotations", "Followed files gone before they were read to their end (removed "
+         "while watch was down or while closed): their unread lines are lost.",
+         s["follow"].get("lost_rotations", 0)),
     ):  # fmt: skip
         m = _c(name, doc, [])
         m.add_metric([], value)
