@@ -138,11 +138,19 @@ def lower_target_cmd(
         buf = io.StringIO()
         print_lower_target(report, buf)
         sys.stdout.write(terminal_lines(buf.getvalue()))  # names escaped: they are file names
-    if not report.passed:
-        bad = [c.name for c in report.cases if not c.lowered_ok]
+    if report.not_lowered:
+        bad = report.not_lowered
         raise fail(
             f"lower failed: {len(bad)} of {len(report.cases)} schema(s) cannot be lowered for "
             f"{report.target}: {', '.join(bad[:10])}",
+            EXIT_GATE,
+        )
+    if not report.passed:
+        bad = report.unproven
+        raise fail(
+            f"lower unproven: {len(bad)} of {len(report.cases)} schema(s) lowered for "
+            f"{report.target} without proof (served, labelled unproven; --generate N > 0 "
+            f"proves them): {', '.join(bad[:10])}",
             EXIT_GATE,
         )
 

@@ -77,6 +77,11 @@ class TargetCase:
         return [f"differential: {u}" for u in self.diff.unproven]
 
     @property
+    def proven(self) -> bool:
+        """Lowered, and its label has evidence (a differential, or nothing rewritten)."""
+        return self.lowered_ok and not self.unproven
+
+    @property
     def exactness(self) -> str:
         return "unproven" if self.unproven else self.tl.lowered.exactness
 
@@ -112,7 +117,18 @@ class TargetReport:
 
     @property
     def passed(self) -> bool:
-        return all(c.lowered_ok for c in self.cases)
+        """Every schema lowered and proven: a lowered schema without evidence (``unproven``:
+        ``--generate 0``, no instance generated, the deadline) is served but does not pass."""
+        return all(c.proven for c in self.cases)
+
+    @property
+    def not_lowered(self) -> list[str]:
+        return [c.name for c in self.cases if not c.lowered_ok]
+
+    @property
+    def unproven(self) -> list[str]:
+        """Names lowered (served) whose label has no evidence."""
+        return [c.name for c in self.cases if c.lowered_ok and c.unproven]
 
     def to_dict(self) -> dict[str, Any]:
         t = TABLES[self.target]
@@ -122,8 +138,9 @@ class TargetReport:
             "out": self.out,
             "passed": self.passed,
             "schemas": len(self.cases),
-            "not_lowered": sum(1 for c in self.cases if not c.lowered_ok),
-            "unproven": sum(1 for c in self.cases if c.lowered_ok and c.unproven),
+            "proven": sum(1 for c in self.cases if c.proven),
+            "not_lowered": len(self.not_lowered),
+            "unproven": len(self.unproven),
             "table": {"target": t.target, "version": t.version, "api": t.api},
             "cases": [c.to_dict() for c in self.cases],
         }
@@ -351,6 +368,17 @@ def print_lower_target(report: TargetReport, file: Any = None) -> None:
             w(f"  unproven (not claimed {c['claimed']}): {why}\n")
         for p in c["problems"]:
             w(f"  problem: {p}\n")
-    n_bad = d["not_lowered"]
-    w(f"\n{len(report.cases) - n_bad} of {len(report.cases)} schema(s) lowered for ")
-    w(f"{report.target} and proven\n")
+    w(f"\n{summary_line(report)}\n")
+
+
+def summary_line(report: TargetReport) -> str:
+    """``P of N schema(s) lowered for T and proven`` and, when any, how many are lowered
+    without proof (served, label ``unproven``) and how many are not lowered."""
+    n = len(report.cases)
+    proven = sum(1 for c in report.cases if c.proven)
+    line = f"{proven} of {n} schema(s) lowered for {report.target} and proven"
+    if report.unproven:
+        line += f"; {len(report.unproven)} lowered but unproven (served, no exactness claim)"
+    if report.not_lowered:
+        line += f"; {len(report.not_lowered)} not lowered"
+    return line

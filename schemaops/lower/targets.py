@@ -41,8 +41,16 @@ from typing import Any
 
 from schemaops.compare.instances import validator
 from schemaops.lower.model import EXACT, NARROWS, WIDENS, Lowered, Rewrite, UncoveredWidening
+from schemaops.lower.nullabsent import presence_reads
 from schemaops.lower.residual import ResidualRule
 from schemaops.lower.shape import old_draft_reading
+from schemaops.lower.targetrefs import (
+    BASE,
+    RefTargets,
+    as_pointer,
+    ref_targets,
+    served_ref_problems,
+)
 from schemaops.providers import TABLES, TargetVerdict, judge_schema
 from schemaops.providers.base import (
     DEFS,
@@ -53,7 +61,9 @@ from schemaops.providers.base import (
     constrains,
     is_object_schema,
 )
+from schemaops.providers.narrowing import pattern_keys_refused
 from schemaops.registry.drafts import UnknownDraft, draft_label
+from schemaops.registry.refs import iter_subschemas
 from schemaops.strings import pointer, ref_parts, resolve_pointer
 
 #: the property the root is wrapped in where the provider needs an object root
@@ -100,6 +110,8 @@ class TargetLowering:
     #: id(schema node) -> names served with a null union; original and served trees
     _orig_nullable: dict[int, set[str]] = field(default_factory=dict, repr=False)
     _served_nullable: dict[int, set[str]] = field(default_factory=dict, repr=False)
+    #: id(original node holding $ref) -> (its target, pointer parts): anchors and $ids too
+    _orig_refs: dict[int, tuple[Any, tuple[str, ...]]] = field(default_factory=dict, repr=False)
 
     @property
     def null_rules(self) -> list[ResidualRule]:
@@ -114,7 +126,9 @@ class TargetLowering:
     def to_served(self, instance: Any) -> Any:
         """An original-shaped instance in the served shape: every absent property served as
         required-with-null gets ``null``; the root wrapped where the served root is."""
-        y = _map(self.lowered.original, instance, self._orig_nullable, fill=True)
+        y = _map(
+            self.lowered.original, instance, self._orig_nullable, fill=True, refs=self._orig_refs
+        )
         return {WRAP_KEY: y} if self.wrapped else y
 
     def to_original(self, instance: Any) -> Any:
@@ -160,9 +174,19 @@ class _Subvalidators:
             return False  # branch
 
 
-def _map(root: Any, x: Any, nullable: dict[int, set[str]], *, fill: bool) -> Any:
+def _map(
+    root: Any,
+    x: Any,
+    nullable: dict[int, set[str]],
+    *,
+    fill: bool,
+    refs: dict[int, tuple[Any, tuple[str, ...]]] | None = None,
+) -> Any:
     """Walk ``x`` along ``root``: at each object node with properties served as
-    required-with-null, add null for an absent one (``fill``) or drop a null one."""
+    required-with-null, add null for an absent one (``fill``) or drop a null one. ``refs``:
+    where each ``$ref`` of ``root`` resolves (``targetrefs.ref_targets``), else a ref is
+    followed as a JSON pointer."""
+    known = refs or {}
     subs = _Subvalidators(root)
 
     def go(s: Any, v: Any, hops: int, depth: int = 0) -> Any:
@@ -185,6 +209,7 @@ def _map(root: Any, x: Any, nullable: dict[int, set[str]], *, fill: bool) -> Any
         if isinstance(ref, str):
             parts = ref_parts(ref)
             target = resolve_pointer(root, parts) if parts is not None else None
+            target = known[id(s)][0] if id(s) in known else target
             v = go(target, v, hops + 1, depth)
         for kw in ("anyOf", "oneOf"):
             branches = s.get(kw)
@@ -217,6 +242,12 @@ class _Builder:
         self.served_nullable: dict[int, set[str]] = {}
         self.null_pointers: list[str] = []
         self.findings: dict[str, list[Finding]] = {}
+        #: where each $ref of the original resolves; what the served refs must resolve to
+        self.refs: RefTargets = ref_targets(original)
+        self.expect: dict[int, Any] = {}  # id(served ref node) -> the original target
+        self.counterparts: dict[int, list[Any]] = {}  # id(original node) -> served forms
+        self.nulled: set[int] = set()  # served nodes changed in place to accept null
+        self.problems: list[str] = []  # why the schema is not lowerable (beside the table's)
         for f in self.table.judge(original):
             self.findings.setdefault(f.pointer, []).append(f)
         #: the original is draft-04, whose ``integer`` refuses ``1.0`` (jsonschema's
@@ -245,9 +276,33 @@ class _Builder:
         self.rewrites.append(Rewrite(p, rule, WIDENS, why))
         self.residual.append(ResidualRule(p, kw, copy.deepcopy(value), why))
 
+    def repoint(self, s: dict[str, Any], out: dict[str, Any], parts: tuple[str, ...]) -> None:
+        """``out["$ref"]``: the original's target by a JSON pointer from the root (exact: the
+        same target, found without the ``$anchor``/``$id`` a provider may not be sent)."""
+        target, at = self.refs.targets[id(s)]
+        new = as_pointer(at)
+        if new != s["$ref"]:
+            why = f"{s['$ref']!r} names {new}: the same target, by a JSON pointer"
+            self.rewrites.append(Rewrite(pointer((*parts, "$ref")), "ref-to-pointer", EXACT, why))
+        out["$ref"] = new
+        if isinstance(target, dict):
+            self.expect[id(out)] = target
+
+    def opaque(self, v: Any) -> Any:
+        """A subtree never rewritten (``OPAQUE``), copied with its refs repointed."""
+        c = copy.deepcopy(v)
+        for node, sub, _ in iter_subschemas(v, BASE, "2020-12"):
+            mine = resolve_pointer(c, [str(p) for p in sub])
+            if not isinstance(mine, dict):
+                continue
+            self.counterparts.setdefault(id(node), []).append(mine)
+            if id(node) in self.refs.targets:
+                self.repoint(node, mine, ())
+        return c
+
     def child(self, kw: str, v: Any, parts: tuple[str, ...]) -> Any:
         if kw in OPAQUE:
-            return copy.deepcopy(v)
+            return self.opaque(v)
         if kw in SCHEMA_MAPS and isinstance(v, dict):
             return {k: self.node(sub, (*parts, kw, str(k))) for k, sub in v.items()}
         if kw in SCHEMA_ONE and isinstance(v, dict):
@@ -262,6 +317,16 @@ class _Builder:
         out: dict[str, Any] = {}
         removed: set[str] = set()
         for kw, v in s.items():
+            if kw == "$ref" and id(s) in self.refs.targets:
+                self.repoint(s, out, parts)
+                continue
+            if kw == "$id" and parts and isinstance(v, str):
+                # every $ref now names its target by a pointer from the root: an embedded
+                # resource's $id finds nothing any more, and kept it would make those
+                # pointers resolve inside it
+                why = "an embedded $id: every $ref names its target by a pointer from the root"
+                self.rewrites.append(Rewrite(pointer((*parts, kw)), "drop-embedded-id", EXACT, why))
+                continue
             f = self.removal(parts, kw, v)
             if f is None:
                 out[kw] = self.child(kw, v, parts)
@@ -299,6 +364,7 @@ class _Builder:
         self.inline_allof_refs(out, parts)
         self.close_object(s, out, parts, removed)
         self.require_all(s, out, parts)
+        self.counterparts.setdefault(id(s), []).append(out)
         return out
 
     def ref_siblings(self, out: dict[str, Any], parts: tuple[str, ...]) -> dict[str, Any]:
@@ -313,6 +379,8 @@ class _Builder:
         ref = out["$ref"]
         new = {k: v for k, v in out.items() if k != "$ref"}
         new["anyOf"] = [{"$ref": ref}]
+        if id(out) in self.expect:  # the ref moved into the anyOf branch
+            self.expect[id(new["anyOf"][0])] = self.expect.pop(id(out))
         self.rewrites.append(
             Rewrite(pointer((*parts, "$ref")), "ref-to-anyof", EXACT, f"$ref beside {extra}")
         )
@@ -337,12 +405,14 @@ class _Builder:
         self, s: dict[str, Any], out: dict[str, Any], parts: tuple[str, ...], removed: set[str]
     ) -> None:
         was = s.get("additionalProperties", True)
-        closed = out.get("additionalProperties") is False
-        if self.has("additional-properties") and is_object_schema(out) and not closed:
+        wrote = False
+        if self.has("additional-properties") and is_object_schema(out):
+            wrote = out.get("additionalProperties") is not False
             out["additionalProperties"] = False
-        elif not (closed and "patternProperties" in removed):
-            return
-        if was is False and "patternProperties" not in removed:
+        # the judgement check --target makes of the same object (providers.narrowing)
+        served_node = {**s, "additionalProperties": out.get("additionalProperties", True)}
+        pattern = pattern_keys_refused(served_node, removed)
+        if not (wrote or pattern):
             return
         p = pointer((*parts, "additionalProperties")) if "additionalProperties" in s else None
         self.rewrites.append(
@@ -352,7 +422,7 @@ class _Builder:
                 NARROWS,
                 f"patternProperties is not served to {self.target}: the keys it allowed meet "
                 "additionalProperties: false"
-                if "patternProperties" in removed
+                if pattern
                 else f"{self.target} needs additionalProperties: false on every object; the "
                 f"original allowed other keys (additionalProperties {was!r})",
                 {"additionalProperties": False},
@@ -367,6 +437,7 @@ class _Builder:
         missing = [k for k in props if k not in req]
         if not missing:
             return
+        self.presence(s, out, parts, set(missing))
         orig_props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
         for name in missing:
             p = pointer((*parts, "properties", name))
@@ -386,11 +457,39 @@ class _Builder:
                 )
                 self.rewrites.append(Rewrite(p, "optional-to-required", WIDENS, why))
                 self.residual.append(ResidualRule(p, NULL_MEANS_ABSENT, name, why))
-            props[name] = _nullable(props[name])
+            before = props[name]
+            props[name] = _nullable(before)
+            if props[name] is before:  # changed in place: a $ref to it would now accept null
+                self.nulled.add(id(before))
             self.null_pointers.append(p)
         out["required"] = [*req, *missing]
         self.orig_nullable.setdefault(id(s), set()).update(missing)
         self.served_nullable.setdefault(id(out), set()).update(missing)
+
+    def presence(
+        self, s: dict[str, Any], out: dict[str, Any], parts: tuple[str, ...], names: set[str]
+    ) -> None:
+        """Keywords kept beside the optional-to-required rewrite that read which keys are
+        present (``nullabsent``): a ``required`` in a kept applicator widens (the keyword to
+        the residual); anything else that counts keys is a problem (not lowerable)."""
+        reads = presence_reads(out, names, self.root)
+        for kw in reads.widen:
+            orig_kw = kw if kw in s else "oneOf" if kw == "anyOf" and "oneOf" in s else kw
+            p = pointer((*parts, orig_kw))
+            why = (
+                f"{orig_kw} reads which keys are present, and {sorted(names)} are served as "
+                "required with null (null means absent): the served schema counts a null as "
+                "present, so the application checks this keyword after dropping the nulls"
+            )
+            self.rewrites.append(Rewrite(p, "presence-after-null", WIDENS, why))
+            if not any(r.pointer == p for r in self.residual):
+                self.residual.append(ResidualRule(p, orig_kw, copy.deepcopy(s.get(orig_kw)), why))
+        for kw in reads.refuse:
+            self.problems.append(
+                f"{pointer((*parts, kw.split('/')[0]))}: {kw} counts or tests which keys are "
+                f"present beside {sorted(names)} served as required with null (null means "
+                "absent): the served schema may accept more or less there; not lowerable"
+            )
 
     def wrap_root(self, served: Any) -> tuple[Any, bool]:
         """OpenAI needs an object root (not ``anyOf``): the root is wrapped (exact)."""
@@ -463,6 +562,10 @@ def lower_for_target(original: Any, target: str, name: str = "") -> TargetLoweri
             "the root must be wrapped for this provider, but a $ref points into the root "
             f"itself ({_refs_outside_defs(served)[0]}): not lowerable"
         )
+    # every $ref of the served schema lands where the original's did (module targetrefs)
+    problems += b.problems + b.refs.problems
+    if not b.refs.problems:
+        problems += served_ref_problems(served, b.expect, b.counterparts, b.nulled)
     try:
         lw = Lowered(target, original, served, b.rewrites, b.residual)
     except UncoveredWidening as exc:  # a lowering bug: said, never served
@@ -470,6 +573,7 @@ def lower_for_target(original: Any, target: str, name: str = "") -> TargetLoweri
         problems.append(f"lowering bug: {exc}")
     tl = TargetLowering(target, lw, b.null_pointers, wrapped, problems=problems)
     tl._orig_nullable, tl._served_nullable = b.orig_nullable, b.served_nullable
+    tl._orig_refs = b.refs.targets
     tl.verdict = judge_schema(name, lw.served, target)
     for f in tl.verdict.findings:
         what = "refuses" if f.rule.effect == "refused" else "ignores"
