@@ -8,12 +8,13 @@ document through the same steps; ``loader`` assembles a registry from documents.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from schemaops.registry import jsontext, refs
 from schemaops.registry.drafts import UnknownDraft, draft_label, metaschema_problems
+from schemaops.registry.keywords import TYPO_KIND, keyword_findings
 
 SIDECAR_SUFFIX = ".examples.json"
 UNREADABLE_KINDS = frozenset({"missing_folder", "empty_folder", "unreadable", "not_json"})
@@ -68,6 +69,8 @@ class Doc:
     root: Path | None = None  # the registry folder a file (and its sidecar) must stay in
     #: a symlink to another schema file of the registry: the target, relative to the root
     alias_of: Path | None = None
+    #: findings that never refuse the document (``keyword_other_draft``, ``unknown_keyword``)
+    warnings: list[dict] = field(default_factory=list)
 
 
 def outside_reason(path: Path, root: Path) -> str:
@@ -160,6 +163,14 @@ def parse_document(doc: Doc, text: str | None, problems: list[dict]) -> None:
         problems.append(problem(doc.label, ptr, "metaschema", f"{reason} (draft {doc.draft})"))
     if meta:
         doc.clean = False
+    # a misspelt keyword is silently ignored by every validator and grammar compiler (issue
+    # 34): a likely typo is a problem, any other unknown keyword a warning (``keywords.py``)
+    for ptr, kind, reason in keyword_findings(doc.data, doc.draft):
+        if kind == TYPO_KIND:
+            problems.append(problem(doc.label, ptr, kind, reason))
+            doc.clean = False
+        else:
+            doc.warnings.append(problem(doc.label, ptr, kind, reason))
 
 
 def is_library(data: Any) -> bool:

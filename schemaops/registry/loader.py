@@ -41,6 +41,7 @@ from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri
 from schemaops.registry.examples import check_examples, read_sidecar, sidecar_path
 from schemaops.registry.listing import json_files
 from schemaops.registry.model import Schema
+from schemaops.registry.names import name_problem
 from schemaops.registry.refs import file_uri, inline_uri
 
 
@@ -136,6 +137,8 @@ def check_documents(
             registry, clashes = refs.build(_unaliased(entries, good) + list(extra))
             lookup = refs.registry_lookup(registry)
     by_entry = {id(e): d for e, d in zip(entries, good, strict=True)}
+    for d in docs:  # each document's own warnings (unknown keywords), in file order
+        warnings.extend(d.warnings)
     for entry, uri in clashes:
         d = by_entry.get(id(entry))
         if d is None:  # a clash between two ref targets (``extra``): not this file's problem
@@ -223,6 +226,10 @@ def _one(
         d.clean = False
     name = d.data.get("x-schemaops-name", d.name) if isinstance(d.data, dict) else d.name
     name = name if isinstance(name, str) and name and d.alias_of is None else d.name
+    bad = name_problem(name) if name != d.name else None
+    if bad:  # lower --out and check --fix write OUT/<name>.json (registry/names.py)
+        problems.append(problem(d.label, "/x-schemaops-name", "bad_name", f"{name!r}: {bad}"))
+        d.clean, name = False, d.name
     s = Schema(
         name=name,
         schema=d.data,
