@@ -26,8 +26,10 @@ never more lenient, and what would make it more lenient is handled here:
   (fancy-regex), Python ``re`` is what ``jsonschema`` runs. Where the two differ, the Rust
   side is usually stricter (``\\d`` and ``\\w`` are ASCII, ``$`` does not match before a final
   newline, ``.`` excludes U+2028), but the negated classes (``\\D``, ``\\W``, ``\\S``), ``\\s``
-  (ECMA adds U+FEFF), word boundaries, Unicode properties and case folding can make it more
-  lenient. A schema with such a pattern is not checked here (``portable_pattern``).
+  (ECMA adds U+FEFF), word boundaries (Rust reads ``\\<``/``\\>`` as ones), nested classes,
+  repeat counts with spaces, Unicode properties and case folding can make it more lenient.
+  A schema with such a pattern (or ``patternProperties`` key) is not checked here: decided
+  from Python's own parse of the pattern, never from its text (``rspattern.py``).
 - a schema jsonschema-rs refuses (an unknown ``$schema``, draft 3, a ``$ref`` it cannot
   resolve offline, a pattern its engine cannot compile such as ``\\Z``) is not checked here.
 - remote ``$ref``s are never fetched (``offline=True``).
@@ -49,15 +51,12 @@ import jsonschema
 import jsonschema_rs
 import orjson
 
+from schemaops.audit.verdict.rspattern import exact_pattern, portable_pattern
 from schemaops.formats import rs_formats
 
 #: fancy-regex's backtracking budget per match (its own default is 1,000,000)
 BACKTRACK_LIMIT = 100_000
 
-# Escapes and groups whose meaning differs between Python ``re`` and ECMA-262 in the direction
-# that would make jsonschema-rs accept what ``jsonschema`` refuses (see the module docstring).
-_LENIENT = re.compile(r"\\[DWSsBbpPkK]|\(\?[a-zA-Z]*[iux]|\{,")
-_NEGATED_CLASS_ESCAPE = re.compile(r"\[\^[^\]]*\\[dw]")
 
 #: Python jsonschema's draft -> jsonschema-rs's (draft 3 has none: such a schema is not checked)
 RS_DRAFTS = {
@@ -83,12 +82,6 @@ NATIVE_FORMATS = {
     "duration": "x",
     "json-pointer": "x",
 }
-
-
-def portable_pattern(pattern: str) -> bool:
-    """True when no construct in ``pattern`` can make ECMA-262 matching more lenient than
-    Python's ``re`` (a conservative test: an escaped backslash before ``s`` also says no)."""
-    return not _LENIENT.search(pattern) and not _NEGATED_CLASS_ESCAPE.search(pattern)
 
 
 class _MultipleOf:
@@ -139,17 +132,35 @@ def native_formats(rs_cls: type) -> frozenset[str]:
 _PATTERN_VALUE = re.compile(rb'"pattern":"((?:[^"\\]|\\.)*)"')
 _MULTIPLE_OF = re.compile(rb'"multipleOf":(-?[0-9][0-9.eE+-]*)')
 _SCHEMA_VALUE = b'"$schema":"'
+#: keywords under which a failed match can make an instance valid (``not``; an ``if`` that
+#: fails picks ``else``; a ``oneOf`` branch that fails can leave exactly one; fewer items
+#: matching ``contains`` pass ``maxContains``): there a pattern that is only stricter in Rust
+#: is more lenient, so with any of them in the schema every pattern must read exactly the same
+#: (``rspattern.exact_pattern``). A ``$ref`` can lead anywhere, so the test is the schema's.
+NEGATING_KEYWORDS = ("not", "if", "oneOf", "maxContains")
+_NEGATING_MEMBERS = tuple(b'"%s":' % k.encode() for k in NEGATING_KEYWORDS)
+
+
+def patterns_fit(patterns: list[str], keys: list[str], negating: bool) -> bool:
+    """Whether jsonschema-rs may judge these ``pattern`` values and ``patternProperties``
+    keys: keys always need the exact reading (a key Rust misses escapes its subschema), the
+    values too where the schema has a ``NEGATING_KEYWORDS`` keyword, else stricter is
+    enough."""
+    fits = exact_pattern if negating else portable_pattern
+    return all(exact_pattern(k) for k in keys) and all(fits(p) for p in patterns)
 
 
 def scan(schema: Any) -> tuple[bool, bool, bool]:
-    """(every pattern portable and no ``$schema`` below the root, a non-integer ``multipleOf``
-    somewhere, a ``"format": "regex"``), from the schema's JSON text: written by orjson in C
-    and searched with bytes scans, where a walk of the schema costs a Python step per node
-    (a tenth of a schema's first use on JSONSchemaBench). ``walk_scan`` answers the same by
-    walking; a schema with ``patternProperties`` (whose keys are patterns) is walked, as is
-    one orjson cannot write. The text may find more than the walk (a ``pattern`` member
-    inside an ``enum`` value): then the schema is judged by more patterns, or watched, which
-    costs speed and never a verdict (``tests/test_audit_rs_agreement.py`` compares both)."""
+    """(every pattern fit for jsonschema-rs and no ``$schema`` below the root, a non-integer
+    ``multipleOf`` somewhere, a ``"format": "regex"``), from the schema's JSON text: written
+    by orjson in C and searched with bytes scans, where a walk of the schema costs a Python
+    step per node (a tenth of a schema's first use on JSONSchemaBench). ``walk_scan`` answers
+    the same by walking; a schema with ``patternProperties`` (whose keys are patterns) is
+    walked, as is one orjson cannot write. The text only finds where the patterns are; each is
+    judged from Python's parse of it (``rspattern.py``). The text may find more than the walk
+    (a ``pattern`` member inside an ``enum`` value, a property named ``not``): then the schema
+    is judged by more patterns, or more strictly, or watched, which costs speed and never a
+    verdict (``tests/test_audit_rs_agreement.py`` compares both)."""
     try:
         text = orjson.dumps(schema)
     except TypeError:  # not JSON-shaped (a non-string key, 256 levels deep): walk it
@@ -159,10 +170,9 @@ def scan(schema: Any) -> tuple[bool, bool, bool]:
     own = 1 if isinstance(schema, dict) and isinstance(schema.get("$schema"), str) else 0
     portable = text.count(_SCHEMA_VALUE) <= own
     if portable and b'"pattern":"' in text:
-        for m in _PATTERN_VALUE.finditer(text):
-            if not portable_pattern(orjson.loads(b'"' + m.group(1) + b'"')):
-                portable = False
-                break
+        negating = any(m in text for m in _NEGATING_MEMBERS)
+        patterns = [orjson.loads(b'"' + m.group(1) + b'"') for m in _PATTERN_VALUE.finditer(text)]
+        portable = patterns_fit(patterns, [], negating)
     float_multiple = False
     if b'"multipleOf":' in text:
         float_multiple = any(
@@ -173,7 +183,9 @@ def scan(schema: Any) -> tuple[bool, bool, bool]:
 
 def walk_scan(schema: Any) -> tuple[bool, bool, bool]:
     """``scan`` by walking every node (what ``scan`` falls back to, and its reference)."""
-    portable, float_multiple, regex_format = True, False, False
+    portable, float_multiple, regex_format, negating = True, False, False, False
+    patterns: list[str] = []
+    keys: list[str] = []
     stack: list[tuple[Any, bool]] = [(schema, True)]
     while stack:
         node, root = stack.pop()
@@ -181,11 +193,13 @@ def walk_scan(schema: Any) -> tuple[bool, bool, bool]:
             if not root and isinstance(node.get("$schema"), str):
                 portable = False
             pat = node.get("pattern")
-            if isinstance(pat, str) and not portable_pattern(pat):
-                portable = False
+            if isinstance(pat, str):
+                patterns.append(pat)
             props = node.get("patternProperties")
-            if isinstance(props, dict) and not all(portable_pattern(k) for k in props):
-                portable = False
+            if isinstance(props, dict):
+                keys.extend(props)
+            if not negating and any(k in node for k in NEGATING_KEYWORDS):
+                negating = True
             if isinstance(node.get("multipleOf"), float):
                 float_multiple = True
             if node.get("format") == "regex":
@@ -193,6 +207,7 @@ def walk_scan(schema: Any) -> tuple[bool, bool, bool]:
             stack.extend((v, False) for v in node.values())
         elif isinstance(node, list):
             stack.extend((v, False) for v in node)
+    portable = portable and patterns_fit(patterns, keys, negating)
     return portable, float_multiple, regex_format
 
 
