@@ -4,10 +4,15 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import signal
+import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from watch_support import record, registry, watch_once
 
@@ -144,3 +149,106 @@ def test_a_restart_keeps_the_flag_and_never_reruns_the_hook(tmp_path: Path) -> N
         fh.write(record(99))
     healed = watch_once([str(log)], reg, state)
     assert healed["poisoned"] == {} and healed["outputs"] == 54
+
+
+# The hook leaves a child behind (same process group), writes both pids, then sleeps
+# ``sys.argv[2]`` seconds: a stand-in for a restart script that starts a helper.
+SPAWN = (
+    "import os, subprocess, sys, time\n"
+    "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+    "tmp = sys.argv[1] + '.tmp'\n"
+    "open(tmp, 'w').write(f'{os.getpid()} {c.pid}')\n"
+    "os.replace(tmp, sys.argv[1])\n"
+    "time.sleep(float(sys.argv[2]))\n"
+)
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for a parent that never reaps is not running)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _pids(path: Path, proc: Any = None) -> list[int]:
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        assert proc is None or proc.poll() is None, f"watch exited {proc.returncode}"
+        assert time.monotonic() < deadline, "the hook never started"
+        time.sleep(0.02)
+    return [int(x) for x in path.read_text().split()]
+
+
+def _gone(pids: list[int], within_s: float = 30.0) -> list[int]:
+    """The pids still running after ``within_s`` (killed then, so a test leaves none)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.05)
+    left = [p for p in pids if _alive(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    return left
+
+
+def _poisoned_log(tmp: Path) -> Path:
+    log = tmp / "log.jsonl"
+    log.write_bytes(b"".join(record(i, ok=False) for i in range(6)))
+    return log
+
+
+def _watch(tmp: Path, *args: str) -> subprocess.Popen:
+    """A real watch; its output goes to files (a hook's child left running keeps a pipe open:
+    reading one to its end would wait for that child)."""
+    from cli_support import REPO
+
+    out = open(tmp / "watch.out", "wb")  # noqa: SIM115 - closed by the child's exit
+    err = open(tmp / "watch.err", "wb")  # noqa: SIM115
+    with out, err:
+        return subprocess.Popen(
+            [sys.executable, "-m", "schemaops", "watch", *args], cwd=REPO, stdout=out,
+            stderr=err,
+        )  # fmt: skip
+
+
+def test_sigterm_ends_a_running_hook_and_its_children(tmp_path: Path) -> None:
+    reg, log, pidfile = registry(tmp_path), _poisoned_log(tmp_path), tmp_path / "pids"
+    hook = f"{sys.executable} -c {shlex.quote(SPAWN)} {pidfile} 300"
+    proc = _watch(
+        tmp_path, str(log), "--registry", str(reg), "--listen", "none", "--interval", "0.05s",
+        "--on-poisoned", hook, "--hook-timeout", "10m",
+    )  # fmt: skip
+    try:
+        pids = _pids(pidfile, proc)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    assert proc.returncode == 0, (tmp_path / "watch.err").read_text()
+    assert _gone(pids) == [], "the hook or its child outlived watch"
+
+
+def test_children_a_hook_leaves_behind_are_ended(tmp_path: Path) -> None:
+    reg, log, pidfile = registry(tmp_path), _poisoned_log(tmp_path), tmp_path / "pids"
+    hook = f"{sys.executable} -c {shlex.quote(SPAWN)} {pidfile} 0"
+    proc = _watch(
+        tmp_path, str(log), "--registry", str(reg), "--once", "--listen", "none",
+        "--on-poisoned", hook,
+    )  # fmt: skip
+    proc.wait(timeout=120)
+    assert proc.returncode == 0, (tmp_path / "watch.err").read_text()
+    pids = _pids(pidfile)
+    assert _gone(pids) == [], "the hook's child outlived the hook"
+
+
+def test_an_on_poisoned_that_cannot_be_split_is_refused_at_start(tmp_path: Path) -> None:
+    from cli_support import run_cli
+
+    reg, log = registry(tmp_path), _poisoned_log(tmp_path)
+    r = run_cli(
+        "watch", str(log), "--registry", str(reg), "--once", "--listen", "none",
+        "--on-poisoned", "echo 'unclosed",
+    )  # fmt: skip
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "--on-poisoned" in r.stderr and "quotation" in r.stderr
+    assert "Traceback" not in r.stderr

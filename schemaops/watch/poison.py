@@ -20,7 +20,11 @@ signs in a log, either one flags the schema:
 A flag clears when an ok output of the schema arrives. The hook runs in a thread, one at a
 time, argv only (``shlex.split(CMD)`` and the schema name as one more argument, or in place
 of a ``{schema}`` argument), never through a shell, with a timeout, and at most once per
-schema per cooldown.
+schema per cooldown. It runs in its own process group, and the group is ended (SIGTERM, then
+SIGKILL after ``HOOK_GRACE_S``) when the hook times out, when it exits (what it started and
+left running), and when watch stops (SIGTERM, SIGINT, the end of ``--once``): a hook never
+outlives watch, nor does a child it leaves behind, unless that child left the group itself
+(``setsid``, a daemon's double fork).
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ ENGINE_ERROR = re.compile(
 PREFILTER = b"rammar"
 #: hook runs waiting at most (one per schema); a storm of poisoned schemas drops the rest
 HOOK_QUEUE = 64
+#: seconds a hook's process group has between SIGTERM and SIGKILL
+HOOK_GRACE_S = 2.0
 
 
 def engine_error(raw: bytes, schema_field: str) -> tuple[str | None, str] | None:
@@ -171,6 +177,35 @@ class Detector:
         new.append(schema)
 
 
+def end_group(pgid: int, grace_s: float = HOOK_GRACE_S) -> None:
+    """SIGTERM the process group ``pgid``, then SIGKILL what is left of it after ``grace_s``.
+
+    Called right after the group's leader was started or reaped by us, so the number still
+    names that group (a process group id is not reused while a member lives)."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except OSError:
+        return  # no member left
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except OSError:
+            return
+        time.sleep(0.02)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def check_hook(cmd: str) -> None:
+    """Raise ``ValueError`` with the reason when ``cmd`` cannot be a hook's argv."""
+    argv = shlex.split(cmd)  # ValueError: "No closing quotation", "No escaped character"
+    if not argv or not argv[0]:
+        raise ValueError("no command")
+
+
 def hook_argv(cmd: str, schema: str) -> list[str]:
     """The hook's argv: ``shlex.split(cmd)`` with ``{schema}`` replaced (a whole argument
     only), or the schema name appended as the last argument."""
@@ -193,6 +228,9 @@ class HookRunner:
         self.pending: set[str] = set()
         self.lock = threading.Lock()
         self.queue: queue.Queue[str | None] = queue.Queue(HOOK_QUEUE)
+        #: the hook running now (its pid is its process group's id)
+        self.current: subprocess.Popen | None = None
+        self.stopping = False
         self.thread = threading.Thread(target=self._work, name="watch-hook", daemon=True)
         self.thread.start()
 
@@ -230,41 +268,57 @@ class HookRunner:
             if schema is None:
                 return
             result = self._run(schema)
+            if result is None:  # watch is stopping: no new hook starts
+                return
             with self.lock:
                 self.results[(schema, result)] += 1
                 self.pending.discard(schema)
                 self.last[schema] = time.monotonic()
 
-    def _run(self, schema: str) -> str:
+    def _run(self, schema: str) -> str | None:
+        """Run the hook once; its result, or None when watch stopped before it started."""
         argv = hook_argv(self.cmd, schema)
         shown = visible(" ".join(shlex.quote(a) for a in argv))
-        try:
-            proc = subprocess.Popen(  # noqa: S603 - argv list, never a shell
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=2,  # stdout may carry --json-lines: the hook's output goes to stderr
-                stderr=2,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            self.log(f"hook {shown}: cannot start: {exc.strerror or exc}")
-            return "error"
+        with self.lock:  # ``stop`` sees either no hook or this one: none is left running
+            if self.stopping:
+                return None
+            try:
+                proc = subprocess.Popen(  # noqa: S603 - argv list, never a shell
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=2,  # stdout may carry --json-lines: the hook's output to stderr
+                    stderr=2,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                self.log(f"hook {shown}: cannot start: {exc.strerror or exc}")
+                return "error"
+            self.current = proc
         try:
             rc = proc.wait(timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
+            end_group(proc.pid)
             proc.wait()
+            result = "timeout"
             self.log(f"hook {shown}: killed after {self.timeout_s:g} s")
-            return "timeout"
-        self.log(f"hook {shown}: exit {rc}")
-        return "ok" if rc == 0 else "failed"
+        else:
+            result = "stopped" if self.stopping else ("ok" if rc == 0 else "failed")
+            self.log(f"hook {shown}: exit {rc}" + (" (watch stopping)" if self.stopping else ""))
+        end_group(proc.pid)  # what the hook started and left running
+        with self.lock:
+            self.current = None
+        return result
 
-    def stop(self, wait_s: float = 1.0) -> None:
+    def stop(self, wait_s: float = 2 * HOOK_GRACE_S + 1.0) -> None:
+        """End a running hook's process group (SIGTERM, SIGKILL after ``HOOK_GRACE_S``),
+        start no other, and wait for the hook thread (at most ``wait_s``)."""
+        with self.lock:
+            self.stopping = True
+            proc = self.current
+        if proc is not None:
+            end_group(proc.pid)
         try:
             self.queue.put_nowait(None)
         except queue.Full:
-            return
+            pass  # the thread returns at its next hook (``stopping``)
         self.thread.join(wait_s)

@@ -36,7 +36,7 @@ from schemaops.audit.verdict.resolver import SchemaResolver, collector_restored
 from schemaops.errors import InputError
 from schemaops.watch.files import Batch, StdinLines
 from schemaops.watch.follow import Follower
-from schemaops.watch.poison import Detector, HookRunner, engine_error
+from schemaops.watch.poison import Detector, HookRunner, check_hook, engine_error
 from schemaops.watch.state import StateDir, totals_from_json, totals_to_json
 from schemaops.watch.window import Windows
 from schemaops.watchdog import armed
@@ -86,8 +86,14 @@ class WatchOptions:
             raise InputError(f"--hook-cooldown must be 0 or more, got {self.hook_cooldown}")
         if self.poison_min < 1:
             raise InputError(f"--poison-min must be 1 or more, got {self.poison_min}")
-        if self.on_poisoned is not None and not self.on_poisoned.strip():
-            raise InputError("--on-poisoned needs a command")
+        if self.on_poisoned is not None:
+            try:
+                check_hook(self.on_poisoned)
+            except ValueError as exc:
+                raise InputError(
+                    f"--on-poisoned {visible(self.on_poisoned)}: {exc} (CMD is split into"
+                    " arguments as a POSIX shell would, and run without a shell)"
+                ) from None
         for t in self.targets:
             _check_target(t)
 
