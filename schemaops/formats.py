@@ -11,8 +11,9 @@ The semantics:
 
 - ``date-time``, ``date``, ``time``: RFC 3339 section 5.6 (``full-date``, ``full-time``,
   ``date-time``), checked here without optional packages. A ``time`` needs its offset (``Z`` or
-  ``+hh:mm``/``-hh:mm``); ``T`` and ``Z`` may be lower case; a leap second ``:60`` is accepted;
-  the day must exist in its month (Feb 29 only in leap years).
+  ``+hh:mm``/``-hh:mm``); ``T`` and ``Z`` may be lower case; a leap second ``:60`` only at
+  23:59 UTC (the offset applied, as the official test suite asks); the day must exist in its
+  month (Feb 29 only in leap years).
 - ``regex``: the value compiles with Python's ``re`` (the engine that also runs ``pattern``).
   A value ``re`` cannot compile for any reason (a syntax error, a repetition count too large
   such as ``a{99999999999}``, nesting too deep) does not conform: it is a format violation of
@@ -69,9 +70,18 @@ def is_rfc3339_time(value: Any) -> bool:
     hour, minute, second = int(m.group(1)), int(m.group(2)), int(m.group(3))
     if hour > 23 or minute > 59 or second > 60:
         return False
-    if m.group(4) is not None and (int(m.group(4)) > 23 or int(m.group(5)) > 59):
-        return False
-    return True
+    offset = 0
+    if m.group(4) is not None:
+        off_h, off_m = int(m.group(4)), int(m.group(5))
+        if off_h > 23 or off_m > 59:
+            return False
+        offset = (off_h * 60 + off_m) * (-1 if value[-6] == "-" else 1)
+    # A leap second is inserted at the end of a UTC day only: ``:60`` is valid where the time,
+    # taken back to UTC by its offset, is 23:59 (RFC 3339 section 5.7; the official
+    # JSON-Schema-Test-Suite, tests/draft2020-12/optional/format/time.json "valid leap second,
+    # positive time-offset" / "invalid leap second, Zulu (wrong hour)" and date-time.json,
+    # https://github.com/json-schema-org/JSON-Schema-Test-Suite).
+    return second < 60 or (hour * 60 + minute - offset) % 1440 == 23 * 60 + 59
 
 
 def is_rfc3339_date_time(value: Any) -> bool:

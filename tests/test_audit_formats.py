@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from corpus_paths import JSTS
 
 from schemaops.audit import AuditOptions, run_audit
 from schemaops.audit.verdict.classify import parse_output
@@ -20,7 +21,23 @@ from schemaops.formats import conforms
         ("12:00:00Z", "time", True),
         ("12:00:00z", "time", True),
         ("12:00:00.123+05:30", "time", True),
-        ("23:59:60-01:00", "time", True),  # leap second
+        # a leap second only at 23:59:60 UTC, the offset applied (issue 33 item 21; the
+        # JSON-Schema-Test-Suite's tests/draft2020-12/optional/format/time.json and
+        # date-time.json, draft7 the same)
+        ("23:59:60Z", "time", True),
+        ("15:59:60-08:00", "time", True),
+        ("01:29:60+01:30", "time", True),
+        ("00:29:60-23:30", "time", True),
+        ("22:59:60-01:00", "time", True),
+        ("23:59:60-01:00", "time", False),
+        ("12:00:60Z", "time", False),
+        ("22:59:60Z", "time", False),
+        ("23:58:60Z", "time", False),
+        ("23:59:60+00:30", "time", False),
+        ("1998-12-31T23:59:60Z", "date-time", True),
+        ("1998-12-31T15:59:60.123-08:00", "date-time", True),
+        ("2026-12-03T12:00:60Z", "date-time", False),
+        ("1998-12-31T22:59:60Z", "date-time", False),
         ("12:00:00", "time", False),  # RFC 3339 full-time needs an offset
         ("24:00:00Z", "time", False),
         ("12:60:00Z", "time", False),
@@ -43,6 +60,26 @@ from schemaops.formats import conforms
 )
 def test_format_semantics(value: object, fmt: str, ok: bool) -> None:
     assert conforms(value, fmt) is ok
+
+
+@pytest.mark.corpus("json-schema-test-suite")
+@pytest.mark.parametrize("draft", ["draft2020-12", "draft7"])
+@pytest.mark.parametrize("fmt", ["time", "date-time", "date"])
+def test_the_suite_s_dates_and_times(draft: str, fmt: str) -> None:
+    """Every case of the official suite's ``optional/format/{time,date-time,date}.json``
+    (leap seconds, offsets, impossible days), as the audit asserts formats: the same answer,
+    and the audit's verdict of a draft-07 or 2020-12 schema with it."""
+    path = JSTS / "tests" / draft / "optional" / "format" / f"{fmt}.json"
+    cases = [t for group in json.loads(path.read_text()) for t in group["tests"]]
+    strings = [t for t in cases if isinstance(t["data"], str)]
+    assert len(strings) > 10, path
+    wrong = [t["data"] for t in strings if conforms(t["data"], fmt) is not t["valid"]]
+    assert not wrong, wrong
+    d = "http://json-schema.org/draft-07/schema#" if draft == "draft7" else None
+    schema = {"format": fmt, **({"$schema": d} if d else {})}
+    for t in strings:
+        got = _audit_category(schema, json.dumps(t["data"]))
+        assert (got == "ok") is t["valid"], (t["data"], got)
 
 
 def _audit_category(schema: dict, text: str) -> str:
