@@ -34,10 +34,11 @@ from schemaops.audit.tally import diagnose
 from schemaops.audit.tally.stats import Tally, compound, wilson
 from schemaops.audit.verdict.resolver import SchemaResolver, collector_restored
 from schemaops.errors import InputError
-from schemaops.watch.files import Batch, StdinLines
+from schemaops.watch.files import Batch
 from schemaops.watch.follow import Follower
 from schemaops.watch.poison import Detector, HookRunner, check_hook, engine_error
 from schemaops.watch.state import StateDir, totals_from_json, totals_to_json
+from schemaops.watch.stdin import StdinLines
 from schemaops.watch.window import Windows
 from schemaops.watchdog import armed
 
@@ -325,7 +326,7 @@ def _loop(
                 busy = follower.more  # a file had more than one batch's worth: read on now
                 if opts.once and not busy and stdin is None:
                     break
-                if stdin is not None and stdin.ended and stdin.q.empty():
+                if stdin is not None and stdin.ended:
                     break
                 if not busy:
                     stop.wait(opts.interval)
