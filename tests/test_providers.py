@@ -118,9 +118,48 @@ CASES: list[tuple[str, str, Any, str, Any]] = [
     (
         "openai",
         "undocumented-keyword",
+        prop(type="string", deprecated=True),
+        "/properties/a/deprecated",
+        prop(type="string", pattern="^a", default="a", examples=["a"], **{"$comment": "c"}),
+    ),
+    # a nested $id is refused (openai-node assertNoNestedSchemaIds); a root one is accepted
+    (
+        "openai",
+        "undocumented-keyword",
+        prop(type="string", **{"$id": "https://example.com/a"}),
+        "/properties/a/$id",
+        {
+            **OK,
+            "$id": "https://example.com/s",
+            "$schema": "http://json-schema.org/draft-07/schema#",
+        },
+    ),
+    (
+        "openai",
+        "string-length",
         prop(type="string", minLength=1),
         "/properties/a/minLength",
         prop(type="string", pattern="^a"),
+    ),
+    (
+        "openai",
+        "anyof-first-keys",
+        prop(anyOf=[obj({"kind": {"const": "a"}}), obj({"kind": {"const": "b"}, "n": {}})]),
+        "/properties/a/anyOf/1",
+        prop(anyOf=[obj({"kind": {"const": "a"}}), obj({"n": {}, "kind": {"const": "b"}})]),
+    ),
+    (
+        "openai",
+        "anyof-first-keys",
+        obj(
+            {"a": {"anyOf": [{"$ref": "#/$defs/x"}, {"$ref": "#/$defs/y"}]}},
+            **{"$defs": {"x": obj({"id": {"type": "string"}}), "y": obj({"id": {}, "z": {}})}},
+        ),
+        "/properties/a/anyOf/1",
+        obj(
+            {"a": {"anyOf": [{"$ref": "#/$defs/x"}, {"type": "null"}]}},
+            **{"$defs": {"x": obj({"id": {"type": "string"}})}},
+        ),
     ),
     (
         "openai",
@@ -132,9 +171,12 @@ CASES: list[tuple[str, str, Any, str, Any]] = [
     (
         "openai",
         "ref-siblings",
-        obj({"a": {"$ref": "#/$defs/x", "description": "d"}}, **{"$defs": {"x": OK}}),
-        "/properties/a/description",
-        obj({"a": {"$ref": "#/$defs/x"}}, **{"$defs": {"x": OK}}),
+        obj({"a": {"$ref": "#/$defs/x", "type": "object"}}, **{"$defs": {"x": OK}}),
+        "/properties/a/type",
+        obj(
+            {"a": {"$ref": "#/$defs/x", "description": "d", "default": {"a": "x"}}},
+            **{"$defs": {"x": OK}},
+        ),
     ),
     # Anthropic
     (
@@ -243,6 +285,27 @@ CASES: list[tuple[str, str, Any, str, Any]] = [
     ),
     (
         "anthropic",
+        "pattern-features",
+        prop(type="string", pattern="^(?P<a>x)(?P=a)$"),
+        "/properties/a/pattern",
+        prop(type="string", pattern="^(?P<a>x)[\\b]$"),
+    ),
+    (
+        "anthropic",
+        "pattern-large-quantifier",
+        prop(type="string", pattern="^[0-9]{1,5000}$"),
+        "/properties/a/pattern",
+        prop(type="string", pattern="^[0-9]{1, 5000}[{]5000}$"),
+    ),
+    (
+        "anthropic",
+        "pattern-quantifier-range",
+        prop(type="string", pattern="^a{101}$"),
+        "/properties/a/pattern",
+        prop(type="string", pattern="^a{100}$"),
+    ),
+    (
+        "anthropic",
         "max-optional",
         many(25, {"type": "string"}, required=False),
         "",
@@ -282,9 +345,12 @@ CASES: list[tuple[str, str, Any, str, Any]] = [
     (
         "gemini",
         "ref-siblings",
-        obj({"a": {"$ref": "#/$defs/x", "description": "d"}}, **{"$defs": {"x": {}}}),
-        "/properties/a/description",
-        obj({"a": {"$ref": "#/$defs/x", "$comment": "c"}}, **{"$defs": {"x": {}}}),
+        obj({"a": {"$ref": "#/$defs/x", "type": "object"}}, **{"$defs": {"x": {}}}),
+        "/properties/a/type",
+        obj(
+            {"a": {"$ref": "#/$defs/x", "$comment": "c", "description": "d"}},
+            **{"$defs": {"x": {}}},
+        ),
     ),
     (
         "gemini",
@@ -308,13 +374,9 @@ def test_rule_fires_on_its_schema_and_not_on_the_other(case):
     fired = [f for f in hit.findings if f.rule.id == rule_id]
     assert fired, f"{rule_id} did not fire: {[f.rule.id for f in hit.findings]}"
     assert where in {f.pointer for f in fired}
-    expected = (
-        "refused" if TABLES[target].rules[rule_id].effect == "refused" else ("accepted_ignored")
-    )
-    if expected == "accepted_ignored":
-        assert hit.verdict == "accepted_ignored" and not hit.refused
-    else:
-        assert hit.verdict == "refused"
+    expected = {"refused": "refused", "restricted": "unproven", "ignored": "accepted_ignored"}
+    assert hit.verdict == expected[TABLES[target].rules[rule_id].effect]
+    assert hit.passed == (hit.verdict != "refused")
     miss = judge_schema("s", good, target)
     assert rule_id not in {f.rule.id for f in miss.findings}
 
@@ -324,8 +386,9 @@ def test_every_rule_of_every_table_has_a_case_and_a_source():
     for table in TABLES.values():
         for rid, rule in table.rules.items():
             assert rid in covered, f"no case triggers {rid}"
-            assert rule.source.startswith("https://") and rule.read == "2026-12-01"
-            assert rule.effect in ("refused", "ignored")
+            assert rule.source.startswith("https://")
+            assert rule.read in ("2026-12-01", "2026-12-03") and rule.read <= table.version
+            assert rule.effect in ("refused", "restricted", "ignored")
 
 
 @pytest.mark.parametrize("target", list(TABLES))
@@ -444,7 +507,7 @@ def test_text_table_has_rule_pointer_and_source(shipped):
     assert "openai.root-object" in row and "/anyOf" in row and "[" in row
     assert "https://platform.openai.com/docs/guides/structured-outputs" in text
     assert (
-        "gemini (rules of 2026-12-01): 1 accepted, 8 accepted with ignored keywords, 0 refused"
+        "gemini (rules of 2026-12-03): 1 accepted, 8 accepted with ignored keywords, 0 unproven"
         in text
     )
 
@@ -460,12 +523,17 @@ def test_cli_exit_0_when_accepted_or_ignored_and_json_document(tmp_path):
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["passed"] is True and doc["targets"] == ["gemini"]
-    assert doc["counts"]["gemini"] == {"accepted": 1, "accepted_ignored": 1, "refused": 0}
+    assert doc["counts"]["gemini"] == {
+        "accepted": 1,
+        "accepted_ignored": 1,
+        "unproven": 0,
+        "refused": 0,
+    }
     loose = next(r for r in doc["results"] if r["schema"] == "loose")
     assert loose["verdict"] == "accepted_ignored"
     assert loose["residual"][0]["pointer"] == "/properties/a/pattern"
     assert loose["residual"][0]["source"].startswith("https://ai.google.dev/")
-    assert doc["tables"]["gemini"]["version"] == "2026-12-01"
+    assert doc["tables"]["gemini"]["version"] == "2026-12-03"
 
 
 def test_cli_exit_1_on_refused_with_junit(tmp_path):

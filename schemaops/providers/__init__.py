@@ -20,7 +20,7 @@ from typing import Any
 
 from schemaops.errors import InputError
 from schemaops.providers import anthropic, gemini, openai
-from schemaops.providers.base import Finding, Rule, Table, TargetVerdict, verdicts
+from schemaops.providers.base import VERDICTS, Finding, Rule, Table, TargetVerdict, verdicts
 
 TABLES: dict[str, Table] = {t.target: t for t in (openai.TABLE, anthropic.TABLE, gemini.TABLE)}
 TARGETS = tuple(TABLES)
@@ -28,7 +28,9 @@ TARGETS = tuple(TABLES)
 
 @dataclass
 class HostedReport:
-    """What ``check_targets`` returns; ``passed`` (no ``refused``) decides the exit code."""
+    """What ``check_targets`` returns; ``passed`` (no ``refused``) decides the exit code: an
+    ``unproven`` pair passes (its restriction is listed), as a false 400 is as wrong as a
+    false accept."""
 
     registry: str
     targets: list[str]
@@ -44,7 +46,7 @@ class HostedReport:
 
     def counts(self) -> dict[str, dict[str, int]]:
         """target -> verdict -> number of schemas."""
-        out = {t: {"accepted": 0, "accepted_ignored": 0, "refused": 0} for t in self.targets}
+        out = {t: dict.fromkeys(VERDICTS, 0) for t in self.targets}
         for r in self.results:
             out[r.target][r.verdict] += 1
         return out

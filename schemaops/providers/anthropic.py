@@ -7,13 +7,15 @@ navigation; its text was read through copies that quote it (Anthropic's own clau
 summary and third-party quotations of the limits table), so each rule's wording is that of
 the page as quoted. The page lists what is "not supported"; an over-complex schema gets HTTP
 400 ("Schema is too complex for compilation"), and the SDKs strip the unsupported constraints
-before sending, which they would not need to if the API ignored them: every rule here is
-``refused``. Where that is an inference the note says so (conservative).
+before sending, which they would not need to if the API ignored them: the rules here are
+``refused``. Where that is an inference the note says so (conservative). One rule is
+``restricted`` (verdict ``unproven``): a counted repeat whose bound may or may not be the
+"large range" the page does not support, since the page gives no number. Re-read 2026-12-03
+for the pattern rules (large quantifiers; Python's named backreference ``(?P=name)``).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from schemaops.providers.base import (
@@ -24,6 +26,7 @@ from schemaops.providers.base import (
     ref_cycles,
     walk,
 )
+from schemaops.providers.patterns import scan
 
 SOURCE = "https://platform.claude.com/docs/en/build-with-claude/structured-outputs"
 LIMITS = SOURCE + "#json-schema-limitations"
@@ -33,6 +36,7 @@ SDK_SOURCE = (
     "_transform.py"
 )
 READ = "2026-12-01"
+REREAD = "2026-12-03"
 
 MAX_OPTIONAL = 24
 MAX_UNIONS = 16
@@ -76,12 +80,22 @@ FORMATS = frozenset(
         "uuid",
     }
 )
-#: Backreferences, lookahead/lookbehind, word boundaries (the page's regex limitations).
-_REGEX_UNSUPPORTED = re.compile(r"\\[1-9]|\\k<|\(\?<?[=!]|\\[bB]")
+#: A counted repeat ``{n,m}`` whose largest bound is above this is "large" for the
+#: restricted rule; above ``LARGE_REPEAT_REFUSED`` for the refused one (see the rules' notes:
+#: the page gives no number, these are this table's reading).
+LARGE_REPEAT = 100
+LARGE_REPEAT_REFUSED = 1000
 
 
-def _rule(rid: str, summary: str, note: str = "", source: str = LIMITS) -> Rule:
-    return Rule(f"anthropic.{rid}", summary, "refused", source, READ, note)
+def _rule(
+    rid: str,
+    summary: str,
+    note: str = "",
+    source: str = LIMITS,
+    effect: str = "refused",
+    read: str = READ,
+) -> Rule:
+    return Rule(f"anthropic.{rid}", summary, effect, source, read, note)  # type: ignore[arg-type]
 
 
 _INFERRED = (
@@ -125,6 +139,30 @@ RULES: dict[str, Rule] = {
         _rule(
             "pattern-features",
             "patterns without backreferences, lookahead/lookbehind or word boundaries",
+            "Read from a scan of the pattern (schemaops/providers/patterns.py): \\1-\\9, "
+            "\\k<name> and Python's (?P=name) are backreferences; \\b inside a character "
+            "class is a backspace, not a word boundary.",
+            read=REREAD,
+        ),
+        _rule(
+            "pattern-large-quantifier",
+            f"patterns without large counted repeats: a {{n,m}} bound above "
+            f"{LARGE_REPEAT_REFUSED} is refused",
+            "The page lists 'complex {n,m} quantifiers with large ranges' as not supported "
+            "and gives no number. A bound above 1000 is large on any reading: refused "
+            "(inferred, as the table's other rules). Bounds from 101 to 1000 are "
+            "anthropic.pattern-quantifier-range (unproven).",
+            read=REREAD,
+        ),
+        _rule(
+            "pattern-quantifier-range",
+            f"a {{n,m}} bound from {LARGE_REPEAT + 1} to {LARGE_REPEAT_REFUSED}: may be a "
+            "'large range' the page does not support",
+            "Restricted, not known refused: the page does not say where 'large' starts, and "
+            "no report shows such a bound refused or served. Verdict unproven; 100 and 1000 "
+            "are this table's reading, not the page's.",
+            effect="restricted",
+            read=REREAD,
         ),
         _rule(
             "max-optional",
@@ -157,6 +195,34 @@ RULES: dict[str, Rule] = {
 
 def _r(rid: str) -> Rule:
     return RULES[f"anthropic.{rid}"]
+
+
+def _pattern_findings(where: str, pat: str) -> list[Finding]:
+    """The pattern rules that fire on ``pat`` (one finding per rule, naming the first
+    construct and its offset)."""
+    sc = scan(pat)
+    out: list[Finding] = []
+    features = [
+        (kind, text, at)
+        for kind, found in (
+            ("backreference", sc.backreferences),
+            ("lookaround", sc.lookaround),
+            ("word boundary", sc.word_boundaries),
+        )
+        for text, at in found
+    ]
+    if features:
+        kind, text, at = min(features, key=lambda f: f[2])
+        msg = f"unsupported regex: {kind} {text!r} at offset {at}"
+        out.append(Finding(_r("pattern-features"), where, msg))
+    large = [c for c in sc.counted if c[2] > LARGE_REPEAT_REFUSED]
+    ranged = [c for c in sc.counted if LARGE_REPEAT < c[2] <= LARGE_REPEAT_REFUSED]
+    for rid, found in (("pattern-large-quantifier", large), ("pattern-quantifier-range", ranged)):
+        if found:
+            text, at, _ = found[0]
+            msg = f"counted repeat {text} at offset {at}"
+            out.append(Finding(_r(rid), where, msg))
+    return out
 
 
 def judge(schema: Any) -> list[Finding]:
@@ -198,8 +264,8 @@ def judge(schema: Any) -> list[Finding]:
         if isinstance(fmt, str) and fmt not in FORMATS:
             out.append(Finding(_r("format-value"), node.at("format"), f"format '{fmt}'"))
         pat = s.get("pattern")
-        if isinstance(pat, str) and _REGEX_UNSUPPORTED.search(pat):
-            out.append(Finding(_r("pattern-features"), node.at("pattern"), "unsupported regex"))
+        if isinstance(pat, str):
+            out.extend(_pattern_findings(node.at("pattern"), pat))
         props = s.get("properties")
         if isinstance(props, dict):
             req = s.get("required")
@@ -218,7 +284,7 @@ def judge(schema: Any) -> list[Finding]:
 
 TABLE = Table(
     target="anthropic",
-    version=READ,
+    version=REREAD,
     api="Messages structured outputs: output_config.format json_schema / strict tools",
     rules=RULES,
     judge=judge,

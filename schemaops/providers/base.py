@@ -10,8 +10,14 @@ when a provider changes its documentation.
 Verdicts, per (schema, target):
 
 - ``refused``: a rule whose effect is ``refused`` fired: the API answers 400 at request time;
+- ``unproven``: no ``refused`` rule fired, but a ``restricted`` one did: the provider's page
+  restricts what the schema does without saying what the API does with it (400, or served
+  with the construct dropped or unrolled), and no observed behaviour settles it. The finding
+  names the restriction; the gate does not fail on it (a false 400 is as wrong as a false
+  accept), and the report lists it apart from the residual;
 - ``accepted_ignored``: only ``ignored`` rules fired: the request is served, but the listed
-  keywords are dropped, so outputs can break them (the residual to re-check after the call);
+  keywords are dropped or not documented as enforced, so outputs can break them (the residual
+  to re-check after the call);
 - ``accepted``: nothing fired.
 
 Hostile input gets a bounded answer: the walk is iterative (no recursion limit), ``$ref``
@@ -26,8 +32,10 @@ from typing import Any, Literal
 
 from schemaops.strings import pointer, ref_parts, resolve_pointer
 
-Effect = Literal["refused", "ignored"]
-VerdictName = Literal["accepted", "accepted_ignored", "refused"]
+Effect = Literal["refused", "restricted", "ignored"]
+VerdictName = Literal["accepted", "accepted_ignored", "unproven", "refused"]
+#: every verdict, in the order of the report's counts
+VERDICTS: tuple[VerdictName, ...] = ("accepted", "accepted_ignored", "unproven", "refused")
 
 #: Keywords whose value is a map of name -> subschema.
 SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
@@ -151,9 +159,16 @@ class TargetVerdict:
         return [f for f in self.findings if f.rule.effect == "ignored"]
 
     @property
+    def unproven(self) -> list[Finding]:
+        """Findings of ``restricted`` rules: what the API does with them is not known."""
+        return [f for f in self.findings if f.rule.effect == "restricted"]
+
+    @property
     def verdict(self) -> VerdictName:
         if self.refused:
             return "refused"
+        if self.unproven:
+            return "unproven"
         return "accepted_ignored" if self.residual else "accepted"
 
     @property
@@ -167,6 +182,7 @@ class TargetVerdict:
             "verdict": self.verdict,
             "passed": self.passed,
             "refused": [f.to_dict() for f in self.refused],
+            "unproven": [f.to_dict() for f in self.unproven],
             "residual": [f.to_dict() for f in self.residual],
         }
 

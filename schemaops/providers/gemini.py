@@ -6,8 +6,11 @@ Read 2026-12-01 from the API reference of ``GenerationConfig.response_json_schem
 features are supported. Specifically, only the following properties are supported: ...". So a
 keyword outside that list is sent and dropped (``ignored``: a residual the application must
 re-check), while the two sentences phrased as restrictions ("may only be used within
-non-required properties", "no other properties ... may be set") are judged ``refused``
-(conservative: the page does not say what the API does when they are broken).
+non-required properties", "no other properties ... may be set") are ``restricted`` (verdict
+``unproven``): the page says what a schema may do, not what the API does when it does not
+(400, or served with the siblings dropped or the cycle unrolled), and no source read shows
+the 400. Re-read 2026-12-03; until 2026-12-01 they were judged ``refused``,
+which made a false 400 of every such schema.
 """
 
 from __future__ import annotations
@@ -31,6 +34,16 @@ PROTO = (
     "v1beta/generative_service.proto"
 )
 READ = "2026-12-01"
+REREAD = "2026-12-03"
+#: The API's 400 text on the function-declaration path: "If a schema node has $ref set, then
+#: only description and default can be set alongside it" (quoted in these reports).
+REF_SIBLING_REPORTS = (
+    "https://github.com/anomalyco/opencode/issues/12295",
+    "https://github.com/su-kaka/gcli2api/pull/374",
+)
+#: Siblings the API's own error text allows beside a $ref (``REF_SIBLING_REPORTS``); the page
+#: allows only keywords starting with $.
+REF_SIBLINGS_ALLOWED = frozenset({"description", "default"})
 
 SUPPORTED = frozenset(
     {
@@ -59,8 +72,8 @@ SUPPORTED = frozenset(
 )
 
 
-def _rule(rid: str, summary: str, effect: str, note: str = "") -> Rule:
-    return Rule(f"gemini.{rid}", summary, effect, SOURCE, READ, note)  # type: ignore[arg-type]
+def _rule(rid: str, summary: str, effect: str, note: str = "", read: str = READ) -> Rule:
+    return Rule(f"gemini.{rid}", summary, effect, SOURCE, read, note)  # type: ignore[arg-type]
 
 
 RULES: dict[str, Rule] = {
@@ -88,17 +101,25 @@ RULES: dict[str, Rule] = {
         _rule(
             "ref-siblings",
             "a subschema with $ref may set no other property except those starting with $",
-            "refused",
-            "The page does not say whether the API answers 400 or drops the siblings; judged "
-            "refused (conservative).",
+            "restricted",
+            "A documented restriction, not a documented 400: the page does not say whether "
+            "the API answers 400 or drops the siblings. A 400 was reported on the "
+            "function-declaration path, whose error text allows description and default "
+            f"beside a $ref ({', '.join(REF_SIBLING_REPORTS)}); none is reported for "
+            "responseJsonSchema. The table follows the page for what is restricted, the "
+            "observed error text for what is allowed (description, default), and says "
+            "unproven rather than refused.",
+            REREAD,
         ),
         _rule(
             "cyclic-required",
             "cyclic references may only be used within non-required properties",
-            "refused",
-            "'Nullable properties are not sufficient.' A cycle with no non-required property "
-            "on it is judged refused (conservative); cycles are unrolled 'to a limited "
-            "degree', which the page does not quantify.",
+            "restricted",
+            "'Nullable properties are not sufficient.' A documented restriction, not a "
+            "documented 400: cycles are unrolled 'to a limited degree', which the page does "
+            "not quantify, and no source read shows a 400 for it. A cycle with no "
+            "non-required property on it is unproven, not refused.",
+            REREAD,
         ),
     )
 }
@@ -131,7 +152,7 @@ def judge(schema: Any) -> list[Finding]:
                     Finding(_r("enum-types"), node.at("enum", bad[0]), "not a string or number")
                 )
         if "$ref" in s:
-            extra = [k for k in s if not k.startswith("$")]
+            extra = [k for k in s if not k.startswith("$") and k not in REF_SIBLINGS_ALLOWED]
             if extra:
                 out.append(Finding(_r("ref-siblings"), node.at(extra[0]), f"next to $ref: {extra}"))
     for cyc in ref_cycles(schema, nodes):
@@ -149,7 +170,7 @@ def judge(schema: Any) -> list[Finding]:
 
 TABLE = Table(
     target="gemini",
-    version=READ,
+    version=REREAD,
     api="generateContent generationConfig.responseJsonSchema (responseMimeType application/json)",
     rules=RULES,
     judge=judge,
