@@ -45,6 +45,7 @@ from schemaops.lower.engine import (
     engine_verdict,
 )
 from schemaops.lower.model import Lowered, UncoveredWidening
+from schemaops.lower.outfiles import REPORT_DIR, out_paths
 from schemaops.lower.passes import lower_schema, refine
 from schemaops.lower.probes import probe_backend
 from schemaops.lower.prove import INSTANCE_TIMEOUT_S, Differential, differential
@@ -57,7 +58,6 @@ from schemaops.watchdog import WatchdogTimeout, armed, watched
 _TOO_LONG = f"its check ran past {INSTANCE_TIMEOUT_S:g} s (a backtracking pattern?): unproven"
 
 LOWERED_FROM = "x-schemaops-lowered-from"
-REPORT_DIR = ".lower"
 
 
 # Fields like lower/passes.Lowered's (a dataclass of results): other facts, one schema's proof.
@@ -268,8 +268,9 @@ def _write(out: Path, case: LowerCase, doc: Any, report: dict[str, Any]) -> None
     """Write the case's files; a case that is not lowered gets its report only."""
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT_DIR).mkdir(exist_ok=True)
-    files: dict[Path, Any] = {out / REPORT_DIR / f"{case.name}.json": report}
-    served = [out / f"{case.name}.json", out / f"{case.name}.examples.json"]
+    paths = out_paths(out, case.name)
+    files: dict[Path, Any] = {paths.report: report}
+    served = [paths.served, paths.examples]
     if case.lowered_ok:
         files[served[0]] = doc
         files[served[1]] = {"valid": case.valid, "invalid": case.invalid_walked}

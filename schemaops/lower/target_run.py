@@ -31,6 +31,7 @@ from typing import Any
 
 from schemaops.compare.instances import validator
 from schemaops.errors import InputError
+from schemaops.lower.outfiles import REPORT_DIR, out_paths
 from schemaops.lower.prove import (
     INSTANCE_TIMEOUT_S,
     Differential,
@@ -40,7 +41,7 @@ from schemaops.lower.prove import (
     refused_only_by,
 )
 from schemaops.lower.residual import check_residual
-from schemaops.lower.run import REPORT_DIR, check_out
+from schemaops.lower.run import check_out
 from schemaops.lower.targets import TargetLowering, lower_for_target
 from schemaops.providers import TABLES, parse_targets
 from schemaops.registry.model import canonical_text, content_hash
@@ -263,8 +264,9 @@ def _write(out: Path, case: TargetCase, valid: list[Any], invalid: list[Any]) ->
     run's served file for it is removed."""
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT_DIR).mkdir(exist_ok=True)
-    files: dict[Path, Any] = {out / REPORT_DIR / f"{case.name}.json": case.to_dict()}
-    served = [out / f"{case.name}.json", out / f"{case.name}.examples.json"]
+    paths = out_paths(out, case.name)
+    files: dict[Path, Any] = {paths.report: case.to_dict()}
+    served = [paths.served, paths.examples]
     if case.lowered_ok:
         v_served = validator(case.tl.lowered.served)
         bad = [case.tl.to_served(x) for x in invalid]
@@ -275,7 +277,7 @@ def _write(out: Path, case: TargetCase, valid: list[Any], invalid: list[Any]) ->
         }
     else:
         try:  # ours (an earlier lower --target run reported it): never serve a failed schema
-            before = json.loads((out / REPORT_DIR / f"{case.name}.json").read_text("utf-8"))
+            before = json.loads(paths.report.read_text("utf-8"))
         except (OSError, ValueError):
             before = None
         if isinstance(before, dict) and before.get("schema") == case.name and "target" in before:
