@@ -42,7 +42,6 @@ from schemaops.registry.examples import check_examples, read_sidecar, sidecar_pa
 from schemaops.registry.listing import json_files
 from schemaops.registry.model import Schema
 from schemaops.registry.names import name_problem
-from schemaops.registry.names import name_problem
 from schemaops.registry.refs import file_uri, inline_uri
 
 
@@ -227,10 +226,6 @@ def _one(
         d.clean = False
     name = d.data.get("x-schemaops-name", d.name) if isinstance(d.data, dict) else d.name
     name = name if isinstance(name, str) and name and d.alias_of is None else d.name
-    bad = name_problem(name) if name != d.name else None
-    if bad:  # lower --out and check --fix write OUT/<name>.json (registry/names.py)
-        problems.append(problem(d.label, "/x-schemaops-name", "bad_name", f"{name!r}: {bad}"))
-        d.clean, name = False, d.name
     bad = name_problem(name) if name != d.name else None
     if bad:  # lower --out and check --fix write OUT/<name>.json (registry/names.py)
         problems.append(problem(d.label, "/x-schemaops-name", "bad_name", f"{name!r}: {bad}"))
