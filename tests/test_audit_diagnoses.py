@@ -106,7 +106,8 @@ def test_each_diagnosis_is_counted_with_its_fix(tmp_path: Path, jobs: str) -> No
 
 def test_plain_records_keep_todays_document(tmp_path: Path) -> None:
     doc = _audit(tmp_path, [{"text": '{"name": "a"}'}, {"text": '{"name": 1}'}, {"text": "hi"}])
-    assert "diagnoses" not in doc
+    # "hi" is text no JSON grammar lets through: the one diagnosis a plain record gets
+    assert list(doc["diagnoses"]) == ["unconstrained_output"]
     assert doc["categories"] == {
         "ok": 1,
         "json_parse_failure": 1,
@@ -262,3 +263,45 @@ def test_records_carry_each_outputs_diagnoses(tmp_path: Path) -> None:
         for rows in (runs[2][1], runs[3][1])
     ]
     assert plain[0] == plain[1] == sharded[0] == sharded[1]
+
+
+def test_prose_fences_and_broken_syntax_say_constrained_decoding_is_off(tmp_path: Path) -> None:
+    """Issue 34 #7: prose before the JSON, code fences, text after it, Python literals and
+    broken syntax are what a grammar makes impossible; the diagnosis says so and names the
+    request field and the server flags, as the example audit shows (55 such outputs there).
+    A truncated output is not one of them (a grammar does not stop max_tokens), nor are
+    outputs a message-level diagnosis explains (a tool-call parser miss)."""
+    texts = [
+        'Sure! Here it is:\n{"name": "a"}',
+        '```json\n{"name": "a"}\n```',
+        '{"name": "a"} Hope this helps.',
+        '{"name": True}',
+        "{name: 'a'}",
+        '{"name": "ab',
+    ]
+    # the ok output last: no run of failures to the end (``poisoned``)
+    doc = _audit(tmp_path, [{"text": t} for t in texts] + [RECORDS[6], RECORDS[0]])
+    d = doc["diagnoses"]
+    assert d["unconstrained_output"]["count"] == 5
+    fix = d["unconstrained_output"]["fix"]
+    assert fix == FIXES["unconstrained_output"]
+    assert fix.startswith("constrained decoding is off on this path")
+    for flag in ("response_format", "--grammar-backend xgrammar", "--structured-outputs-config"):
+        assert flag in fix, flag
+    assert "schemaops probe" in fix  # a command that exists, which shows the path's state
+    assert set(d) == {"unconstrained_output", "truncated_other", "tool_calls_finish_without_calls"}
+
+
+def test_example_audit_names_constrained_decoding(tmp_path: Path) -> None:
+    """The shipped example (the README's first audit): its prose and fenced outputs get the
+    advice in the terminal report."""
+    r = subprocess.run(
+        [sys.executable, "-m", "schemaops", "audit", "audits/example-outputs.jsonl"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "300"},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "unconstrained_output: 55 output(s); fix: constrained decoding is off" in r.stdout

@@ -18,6 +18,11 @@ no message) get only the text-based diagnoses, so plain JSONL audits as before.
   or although ``content`` holds a model's tool-call markup (``TOOL_MARKUP``) and the answer
   was not cut at ``finish_reason: length``: vLLM answers ``stop`` when its parser missed it.
 - ``prose_with_tool_calls``: prose in ``content`` next to tool calls.
+- ``unconstrained_output``: a parse failure no JSON grammar lets through (``UNCONSTRAINED``:
+  prose before the JSON, code fences, text after it, Python literals, broken syntax), unless
+  a diagnosis above explains the output or it was cut (``finish_reason: length``): the request
+  reached the model without its schema enforced. Truncation is not one (a grammar does not
+  stop ``max_tokens``).
 """
 
 from __future__ import annotations
@@ -65,7 +70,26 @@ FIXES = {
         'tool_choice "auto" lets prose beside calls: tool_choice "required" or a named '
         "function makes the server constrain the whole answer to calls"
     ),
+    # SGLang: https://docs.sglang.io/docs/advanced_features/structured_outputs.md (a schema per
+    # request: response_format json_schema, or json_schema in /generate's sampling_params; the
+    # server's --grammar-backend, xgrammar by default). vLLM:
+    # https://docs.vllm.ai/en/latest/features/structured_outputs/ (response_format json_schema
+    # or the structured_outputs request field; --structured-outputs-config's backend).
+    "unconstrained_output": (
+        "constrained decoding is off on this path: send the schema with every request "
+        '(OpenAI-compatible: response_format {"type": "json_schema", ...}; SGLang /generate: '
+        'sampling_params.json_schema; vLLM: structured_outputs {"json": ...}) to a server '
+        "with a grammar backend (SGLang: --grammar-backend xgrammar; vLLM: "
+        '--structured-outputs-config \'{"backend": "xgrammar"}\'); `schemaops probe` '
+        "shows which request paths enforce a schema"
+    ),
 }
+
+#: parse failures a JSON grammar makes impossible (``classify.SUBTYPES``); ``empty`` and
+#: ``truncated`` are not among them (a reasoning parser, a token budget)
+UNCONSTRAINED = frozenset(
+    {"prose_prefix", "code_fence", "trailing_text", "non_standard_literal", "invalid_syntax"}
+)
 
 
 # The start of a tool call in the formats vLLM's and SGLang's tool parsers read (hermes/Qwen,
@@ -159,6 +183,15 @@ def diagnose(rec: Any, text: str, outcome: Classification) -> list[str]:
                 found.append("tool_calls_finish_without_calls")
             if calls and content.strip():
                 found.append("prose_with_tool_calls")
+    # a cut answer breaks off anywhere, also where the parser reports broken syntax (a string
+    # cut after a backslash): the cut explains it, not a missing grammar
+    if (
+        outcome.category == PARSE
+        and outcome.subtype in UNCONSTRAINED
+        and fr != "length"
+        and not found
+    ):
+        found.append("unconstrained_output")
     return found
 
 
