@@ -16,7 +16,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from watch_support import audit_doc, by_schema, mixed, registry, watch_once
 
-from schemaops.watch import follow
+from schemaops.watch import follow, reading
 from schemaops.watch.follow import Follower
 
 
@@ -111,7 +111,7 @@ def test_rotated_file_is_read_to_its_end_after_the_grace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(follow, "ROTATE_GRACE_S", 0.0)  # the grace is over at once
-    monkeypatch.setattr(follow, "CHUNK", 1024)  # reads of 1 KiB: a poll reads 4 KiB
+    monkeypatch.setattr(reading, "CHUNK", 1024)  # reads of 1 KiB: a poll reads 4 KiB
     log, away = tmp_path / "app.log", tmp_path / "archive"
     away.mkdir()
     data = mixed(0, 300)

@@ -50,7 +50,7 @@ import zlib
 from typing import Any
 
 from schemaops.errors import InputError
-from schemaops.jsonl import OverlongLine, bounded_lines, open_regular
+from schemaops.jsonl import open_regular
 from schemaops.watch.files import (
     HEAD_BYTES,
     Batch,
@@ -66,10 +66,10 @@ from schemaops.watch.files import (
     rolled_siblings,
     shown,
 )
+from schemaops.watch.reading import finish, gz_lines, plain_lines
 
 __all__ = ["Batch", "Events", "Follower", "Tracked", "expand"]
 
-CHUNK = 1 << 20
 #: seconds a file rotated away is still read after it stopped growing (Fluent Bit's
 #: ``Rotate_Wait`` default: docs.fluentbit.io/manual/data-pipeline/inputs/tail)
 ROTATE_GRACE_S = 5.0
@@ -405,56 +405,15 @@ class Follower:
             self._truncated(t, fd)
         elif t.head_len < HEAD_BYTES and size > t.head_len:
             t.head, t.head_len = plain_head(fd)
-        lines: list[bytes] = []
-        budget = self.batch_bytes
         final = t.rotated_at is not None and now - t.grown_at >= ROTATE_GRACE_S
-        while t.offset < size and budget > 0:
-            buf = os.pread(fd, min(CHUNK, size - t.offset), t.offset)
-            if not buf:
-                break
-            if t.skipping:  # inside an overlong line: up to its newline
-                i = buf.find(b"\n")
-                if i < 0:
-                    t.offset += len(buf)
-                    continue
-                t.offset += i + 1
-                t.skipping = False
-                t.line += 1
-                lines.append(OverlongLine())
-                continue
-            last = buf.rfind(b"\n")
-            if last < 0:
-                if not self._long_line(t, fd, size, lines, final):
-                    break
-                continue
-            part = buf[:last].split(b"\n")
-            lines.extend(part)
-            t.line += len(part)
-            t.offset += last + 1
-            budget -= last + 1
+        lines, budget = plain_lines(t, fd, size, self.batch_bytes, self.max_line, final)
         if budget > 0:
             t.caught_up_at = now
         else:
             self.more = True
         if final and budget > 0:
-            self._finish(t, fd, size, lines)
+            finish(t, fd, size, self.max_line, lines)
         return lines
-
-    def _finish(self, t: Tracked, fd: int, size: int, lines: list[bytes]) -> None:
-        """A rotated file that stopped growing: its last line (never completed) is
-        consumed, and once read to its end the file is done."""
-        if not t.skipping and t.offset < size:
-            tail = os.pread(fd, min(size - t.offset, self.max_line), t.offset)
-            if tail and b"\n" not in tail:
-                lines.append(tail)
-                t.line += 1
-                t.offset += len(tail)
-        if t.offset >= size:
-            if t.skipping:  # the file ended inside an overlong line
-                lines.append(OverlongLine())
-                t.line += 1
-                t.skipping = False
-            t.done = True
 
     def _truncated(self, t: Tracked, fd: int) -> None:
         """``copytruncate`` (or a shorter rewrite): start over at 0 with the new head as
@@ -473,60 +432,14 @@ class Follower:
         """``copytruncate`` then new lines past the old offset: the same inode, a new head."""
         return plain_head(fd, t.head_len)[0] != t.head
 
-    def _long_line(self, t: Tracked, fd: int, size: int, lines: list[bytes], final: bool) -> bool:
-        """No newline in the next chunk: one line up to ``max_line`` bytes, or an overlong
-        one to read past. False when the line is not complete yet (wait for the rest)."""
-        buf = os.pread(fd, min(self.max_line + 1, size - t.offset), t.offset)
-        i = buf.find(b"\n")
-        if i >= 0:
-            lines.append(buf[:i])
-            t.line += 1
-            t.offset += i + 1
-            return True
-        if len(buf) > self.max_line:
-            t.skipping = True
-            t.offset += len(buf)
-            return True
-        if final and buf:
-            lines.append(buf)
-            t.line += 1
-            t.offset += len(buf)
-            return True
-        return False
-
     def _read_gz(self, t: Tracked) -> list[bytes]:
         """Up to ``batch_bytes`` of a complete ``.gz``'s lines (past its offset)."""
-        assert t.fh is not None
-        if t.lines_iter is None:
-            t.fh.seek(0)
-            t.gzs = gzip.GzipFile(fileobj=t.fh)
-            try:
-                t.gzs.seek(t.offset)
-            except (EOFError, zlib.error, OSError) as exc:
-                return self._gz_broken(t, exc)
-            t.lines_iter = bounded_lines(t.gzs, self.max_line)
-        lines: list[bytes] = []
-        budget = self.batch_bytes
-        try:
-            for line in t.lines_iter:  # a last line without newline is complete: the file is
-                lines.append(line)
-                t.line += 1
-                t.offset = t.gzs.tell()
-                budget -= len(line) + 1
-                if budget <= 0:
-                    self.more = True
-                    return lines
-        except (EOFError, zlib.error, OSError) as exc:
-            lines.extend(self._gz_broken(t, exc))
-            return lines
-        t.done = True
+        lines, more, broken = gz_lines(t, self.batch_bytes, self.max_line)
+        self.more = self.more or more
+        if broken is not None:
+            self.events.unreadable += 1
+            self.events.note(f"{shown(t.path)}: unreadable after line {t.line}: {broken}")
         return lines
-
-    def _gz_broken(self, t: Tracked, exc: BaseException) -> list[bytes]:
-        self.events.unreadable += 1
-        self.events.note(f"{t.path}: unreadable after line {t.line}: {type(exc).__name__}")
-        t.done = True
-        return []
 
     # --- state ------------------------------------------------------------------------
     def lag_bytes(self) -> dict[str, int]:
@@ -555,11 +468,11 @@ class Follower:
         }
 
     def saved(self) -> list[dict[str, Any]]:
-        """What a restart resumes from: every followed file, then the records of files gone
-        (the most recent ``RETIRED_MAX``)."""
-        rows = [t.to_json() for t in self.files.values() if t.head_len]
-        rows += [t.to_json() for t in self.known.rows.values() if t.head_len]
-        return rows
+        """What a restart resumes from: the records of files gone (the most recent
+        ``RETIRED_MAX``), then every followed file."""
+        rows = [t.to_json() for t in self.known.rows.values() if t.head_len]
+        rows += [t.to_json() for t in self.files.values() if t.head_len]
+        return rows  # a followed file's row last: where a record shares its key, it wins
 
     def close(self) -> None:
         for t in self.files.values():
