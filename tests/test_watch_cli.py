@@ -113,3 +113,35 @@ def test_stdin_is_read_to_its_end(tmp_path: Path) -> None:
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["outputs"] == 40
+
+
+def test_once_prints_the_summary_and_serves_nothing_by_default(tmp_path: Path) -> None:
+    """``--once`` with /metrics' default port taken (a watch daemon runs there): exit 0, the
+    audit's terminal summary on stdout, no server; ``--listen`` given explicitly serves."""
+    import socket
+
+    reg = registry(tmp_path)
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(mixed(0, 30))
+    full = audit_doc(log, reg)
+    wide = {**os.environ, "COLUMNS": "200"}  # the report's lines unwrapped, whatever the CI
+    with socket.socket() as taken:
+        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            taken.bind(("127.0.0.1", 9464))
+            taken.listen()
+        except OSError:
+            pass  # already taken by something else: the case under test either way
+        r = run_cli(
+            "watch", str(log), "--registry", str(reg), "--once", "--no-cache", env=wide,
+        )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "serving" not in r.stderr
+    assert f"30 total: 30 outputs classified, {full['ok']} ok, 0 input errors" in r.stdout
+    assert "Per-step success p =" in r.stdout and "By schema" in r.stdout
+    r = run_cli(
+        "watch", str(log), "--registry", str(reg), "--once", "--listen", "127.0.0.1:0",
+        "--no-cache",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "serving http://127.0.0.1:" in r.stderr and "outputs classified" in r.stdout

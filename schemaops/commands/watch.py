@@ -41,6 +41,15 @@ def _seconds(flag: str, value: str) -> float:
         raise InputError(f"{flag}: {exc}") from None
 
 
+def _listen(value: str | None) -> str | None:
+    """``--listen`` as ``WatchOptions`` takes it: not given is its default ("auto")."""
+    from schemaops.watch.run import AUTO_LISTEN
+
+    if value is None:
+        return AUTO_LISTEN
+    return None if value.strip().lower() in ("", "none", "off") else value
+
+
 # Option declarations look alike across commands (typer's shape); each is its own flag.
 def watch_cmd(
     files: list[str] = typer.Argument(
@@ -65,9 +74,10 @@ def watch_cmd(
         None, "--state-dir", help="Save offsets and totals here; a restart resumes from them."
     ),
     listen: str = typer.Option(
-        "127.0.0.1:9464",
+        None,
         "--listen",
-        help="HOST:PORT of /metrics (port 0 = any free one; 'none' = no server).",
+        help="HOST:PORT of /metrics (default 127.0.0.1:9464; with --once none unless given; "
+        "port 0 = any free one; 'none' = no server).",
     ),
     interval: str = typer.Option("1s", "--interval", help="Poll interval (e.g. 0.2s, 1s)."),
     window: list[str] = typer.Option(
@@ -96,7 +106,10 @@ def watch_cmd(
         False, "--from-end", help="Files without saved state: start at their end, not 0."
     ),
     once: bool = typer.Option(
-        False, "--once", help="Read what is there, run pending hooks, print, exit."
+        False,
+        "--once",
+        help="Read what is there, run pending hooks, print the audit's summary (or --json), "
+        "exit; serves no /metrics unless --listen is given.",
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="No schema facts cache."),
     json_out: JsonOpt = False,
@@ -120,7 +133,7 @@ def watch_cmd(
         WatchOptions,
         targets=files,
         audit=aopts,
-        listen=None if listen.strip().lower() in ("", "none", "off") else listen,
+        listen=_listen(listen),
         state_dir=str(state_dir) if state_dir else None,
         interval=call(_seconds, "--interval", interval),
         windows=call(_windows, window) if window else [300.0, 3600.0],
@@ -134,6 +147,7 @@ def watch_cmd(
         poison_min=poison_min,
         from_end=from_end,
         once=once,
+        summary=once and not (json_out or json_lines),
     )
     doc = call(run_watch, opts)
     if json_out:

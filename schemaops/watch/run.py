@@ -42,6 +42,10 @@ from schemaops.watch.stdin import StdinLines
 from schemaops.watch.window import Windows
 from schemaops.watchdog import armed
 
+#: where /metrics is served unless ``--listen`` says otherwise (and not with ``--once``)
+DEFAULT_LISTEN = "127.0.0.1:9464"
+#: ``WatchOptions.listen``'s default: ``DEFAULT_LISTEN`` when following, none with ``once``
+AUTO_LISTEN = "auto"
 #: the schema of an engine error record whose name is not in the registry
 UNKNOWN = "(unknown)"
 #: tests only (tests/test_watch_crash.py): a folder; the loop waits between counting a batch
@@ -56,7 +60,9 @@ class WatchOptions:
 
     targets: list[str]
     audit: AuditOptions = field(default_factory=AuditOptions)
-    listen: str | None = "127.0.0.1:9464"
+    #: HOST:PORT of /metrics, None for none; ``AUTO_LISTEN``: ``DEFAULT_LISTEN``, or none
+    #: with ``once`` (a one-shot read must not need, or take, the daemon's port)
+    listen: str | None = AUTO_LISTEN
     state_dir: str | None = None
     interval: float = 1.0
     windows: list[float] = field(default_factory=lambda: [300.0, 3600.0])
@@ -70,8 +76,12 @@ class WatchOptions:
     once: bool = False
     max_line: int = MAX_LINE_BYTES
     batch_bytes: int = 8 << 20
+    #: print the audit's terminal summary of what was counted at exit (``--once`` does)
+    summary: bool = False
 
     def __post_init__(self) -> None:
+        if self.listen == AUTO_LISTEN:
+            self.listen = None if self.once else DEFAULT_LISTEN
         if not self.targets:
             raise InputError("watch needs a FILE, folder, glob or '-'")
         if "-" in self.targets and len(self.targets) > 1:
@@ -347,6 +357,10 @@ def _loop(
         resolver.flush_cache()
     if opts.json_lines:
         _print(out, live)
+    if opts.summary:
+        from schemaops.watch.report import render_summary
+
+        render_summary(out, opts.targets, aopts, live.total, live.skipped, live.started)
 
 
 def _count(
