@@ -3,8 +3,10 @@ cache cannot hold the registry (trust #4, #8, #12's metric).
 
 These use tests/vllm_double.py, a vLLM-like HTTP TEST DOUBLE: a real vLLM cannot be made on
 demand to drop /metrics (a gateway), to print a malformed process_start_time_seconds, or to
-cap its LRU at 2 MiB over schemas of a chosen size. The footprints are the real xgrammar's
-(``engines.capacity``); the double's LRU counts the same numbers, as vLLM's xgrammar does.
+cap its LRU at 3 MiB over schemas of a chosen size. The double's LRU charges what xgrammar's own
+cache-enabled ``GrammarCompiler`` counts (``get_cache_size_bytes()``, the number vLLM's
+``cache_limit_bytes`` is compared with), measured here with the real xgrammar on the real
+tokenizer, independently of the code under test; the code's footprint must equal it.
 Proof thresholds are chosen so the verdicts do not depend on load: where a miss must be seen,
 a re-probe that paid a quarter of the 0.4 s compile is one; where hits must be seen, the
 compile is 1 s and a hit may take up to half of it.
@@ -143,26 +145,50 @@ def _log(tmp_path: Path, counts: list[int]) -> Path:
     return path
 
 
+def _xgrammar_cache_growth(keys: list[str]) -> tuple[dict[str, int], int]:
+    """What xgrammar's own LRU charges for each key compiled in this order (the growth of
+    ``GrammarCompiler.get_cache_size_bytes()`` on a cache-enabled compiler, built as vLLM
+    builds it: vllm/v1/structured_output/backend_xgrammar.py, ``cache_enabled=True``), and
+    the cache's size at the end."""
+    import xgrammar as xgr
+
+    from schemaops.compare.core import make_backend
+
+    info = make_backend("xgrammar", "qwen2.5").info  # type: ignore[attr-defined]
+    compiler = xgr.GrammarCompiler(info, max_threads=8, cache_enabled=True, cache_limit_bytes=-1)
+    sizes = {}
+    for key in keys:
+        before = compiler.get_cache_size_bytes()
+        compiler.compile_json_schema(key, any_whitespace=True)
+        sizes[key] = compiler.get_cache_size_bytes() - before
+    return sizes, compiler.get_cache_size_bytes()
+
+
 def test_a_registry_over_the_cache_is_warned_ordered_reproved_and_not_ok(tmp_path: Path) -> None:
-    """Fails on main before this: 4 x 'warmed', ok true, exit 0, although the 2 MiB LRU
-    holds three of the four and the earliest warmed is gone when the run ends."""
+    """Fails on main before this: the footprint was ``memory_size_bytes`` (552,548 bytes a
+    schema, 2.1 MiB in all), not what xgrammar's cache counts (3.6 MiB: the first patterned
+    schema also fills xgrammar's shared rule-level cache), so a 3 MiB LRU "fit" the registry
+    and the earliest warmed was evicted."""
     keys = [json.dumps(s) for s in HEAVY]
-    sizes = xgrammar_footprint(dict(zip(keys, keys, strict=True)), "qwen2.5", 120).bytes_by_schema
-    assert len(sizes) == 4 and 2 * 2**20 < sum(sizes.values())  # the registry is over 2 MiB
-    assert sum(sorted(sizes.values())[1:]) <= 2 * 2**20  # three fit
-    state = VllmState(cap_bytes=2 * 2**20, sizes=sizes)
     counts = [5, 1, 9, 3]  # --from-log counts: s1 least used, s2 most
+    by_count = [keys[i] for i in sorted(range(4), key=lambda i: counts[i])]
+    sizes, cache_total = _xgrammar_cache_growth(by_count)  # in send order
+    measured = xgrammar_footprint({k: k for k in by_count}, "qwen2.5", 120)
+    assert measured.bytes_by_schema == sizes and measured.total_bytes == cache_total
+    assert 3 * 2**20 < cache_total  # the registry is over 3 MiB in xgrammar's own unit
+    assert sum(sizes[k] for k in by_count[1:]) <= 3 * 2**20  # the last three fit
+    state = VllmState(cap_bytes=3 * 2**20, sizes=sizes)
     said: list[str] = []
     log = _log(tmp_path, counts)
     with vllm_double(state) as url:
-        settings = _settings(url, tmp_path / "none", from_log=log, cache_mb=2)
+        settings = _settings(url, tmp_path / "none", from_log=log, cache_mb=3)
         doc, code = run_warm(settings, notify=said.append)
     # measured before sending, and said
     cache = doc["grammar_cache"]
+    assert cache["footprint_bytes"] == cache_total
     assert cache["fits"] is False and "VLLM_XGRAMMAR_CACHE_MB=" in cache["fix"]
     assert any(line.startswith("grammar cache:") and "evict" in line for line in said)
     # warmed least used first: the most used are the most recent in the LRU
-    by_count = [keys[i] for i in sorted(range(4), key=lambda i: counts[i])]
     first_sends = list(dict.fromkeys(k for k, _ in state.sent if k is not None))
     assert first_sends == by_count
     assert keys[2] in state.cache  # the most used schema is held at the end
@@ -191,14 +217,57 @@ def test_a_registry_that_fits_is_ok_and_reproved_as_hits(tmp_path: Path) -> None
 def test_only_json_schemas_are_measured_and_the_rest_is_said_unknown(tmp_path: Path) -> None:
     """A regex grammar from a log is cached by vLLM too, but its size is not measured here:
     the verdict is unknown (None), never fits."""
+    from schemaops.warm.cache import capacity
     from schemaops.warm.plan import WarmItem
-    from schemaops.warm.run import capacity
 
     items = [
         response_format_item("a", HEAVY[0]),
         WarmItem("r", "openai", "regex", {"structured_outputs": {"regex": "[a-z]+"}}, "[a-z]+"),
     ]
-    verdict = capacity(items, _settings("http://127.0.0.1:9", tmp_path))
+    _send, decision = capacity(items, _settings("http://127.0.0.1:9", tmp_path))
+    verdict = decision.cache["xgrammar"]
     assert verdict.footprint is not None and set(verdict.footprint.bytes_by_schema) == {"a"}
     assert verdict.footprint.unknown == {"r": "a regex grammar: not measured"}
     assert verdict.fits is None and "unknown for 1 schema" in verdict.reason
+
+
+def _tools_settings(url: str, reg: Path, probe: bool) -> WarmSettings:
+    settings = _settings(url, reg, ProofPolicy(), tools="named")
+    settings.options.probe = probe
+    return settings
+
+
+def test_an_unknown_footprint_on_the_lru_is_unproven_without_a_reprobe(tmp_path: Path) -> None:
+    """Fails on main before this: a tools key (the server derives it: its size is unknown)
+    on vLLM's LRU with --no-probe was ok, exit 0, with nothing to catch an eviction."""
+    reg = _registry(tmp_path, HEAVY[:1])
+    state = VllmState(compile_s=1.0, cap_bytes=512 * 2**20)
+    with vllm_double(state) as url:
+        doc, code = run_warm(_tools_settings(url, reg, probe=False), notify=lambda _m: None)
+    cache = doc["grammar_cache"]
+    assert cache["fits"] is None and "the server derives this key" in str(cache["footprint"])
+    assert "--no-probe" in cache["unproven"] and cache["reprobe"] is None
+    assert doc["ok"] is False and code == 1
+    assert any(w.startswith("grammar cache unproven:") for w in doc["why_not_ok"])
+
+
+def test_an_unknown_footprint_is_ok_when_the_reprobe_proves_no_eviction(tmp_path: Path) -> None:
+    reg = _registry(tmp_path, HEAVY[:1])
+    state = VllmState(compile_s=1.0, cap_bytes=512 * 2**20)
+    with vllm_double(state) as url:
+        doc, code = run_warm(_tools_settings(url, reg, probe=True), notify=lambda _m: None)
+    cache = doc["grammar_cache"]
+    assert cache["fits"] is None and "unproven" not in cache
+    assert "re-probe hit on every replica" in cache["reprobe"]
+    assert doc["ok"] is True and code == 0, doc.get("why_not_ok")
+
+
+def test_an_unknown_footprint_is_unproven_when_the_earliest_was_evicted(tmp_path: Path) -> None:
+    """The same tools key, on an LRU so small that later keys evict it: the re-probe is a
+    miss, so nothing is proven (and the eviction itself is reported)."""
+    reg = _registry(tmp_path, HEAVY[:2])
+    state = VllmState(compile_s=1.0, cap_bytes=1)  # one grammar at a time
+    with vllm_double(state) as url:
+        doc, code = run_warm(_tools_settings(url, reg, probe=True), notify=lambda _m: None)
+    assert doc["grammar_cache"]["fits"] is None and "unproven" in doc["grammar_cache"]
+    assert doc["ok"] is False and code == 1

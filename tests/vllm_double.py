@@ -79,6 +79,9 @@ def _handler(state: VllmState) -> type[QuietJsonHandler]:
             rf = body.get("response_format") or {}
             schema = (rf.get("json_schema") or {}).get("schema")
             key = json.dumps(schema) if schema is not None else None
+            if key is None and body.get("tools") and body.get("tool_choice") not in (None, "none"):
+                # the server derives a key from the tools and the choice
+                key = "tools\n" + json.dumps([body["tools"], body["tool_choice"]])
             with state.lock:
                 state.sent.append((key, self.headers.get("X-Data-Parallel-Rank")))
             if key is not None:

@@ -12,8 +12,13 @@ policy); this module only runs the gate on it:
   engine; a schema whose constructs the latched backend does not enforce fails
   (``engine_latch``);
 - the registry's compiled footprint on the served tokenizer is measured against the
-  engine's grammar cache (``engines.capacity``): a registry that does not fit fails every
-  schema it would evict (``cache_capacity``) with the setting that makes it fit.
+  engine's grammar cache (``engines.capacity``), with ``cache_headroom_pct`` of the cap left
+  free for traffic outside the registry: a registry that does not fit fails every schema it
+  would evict (``cache_capacity``) with the setting that makes it fit.
+
+The order, the latch and the cache verdict are ``engines.decision.decide``'s, the one
+function ``warm`` uses too, on the requests ``warm`` sends for a registry (each schema as
+``response_format``, keyed by ``json.dumps`` of the object), so the two cannot disagree.
 
 The walk uses this project's library versions (reported next to the versions the engine
 pins: they can differ). Checked against the real dev servers in tests/integration/
@@ -27,8 +32,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from schemaops.engines import Route, get_engine, route
-from schemaops.engines.capacity import Fit, fit, xgrammar_footprint
+from schemaops.engines import get_engine, route
+from schemaops.engines.capacity import DEFAULT_HEADROOM_PCT
+from schemaops.engines.decision import Request, decide
 from schemaops.engines.vllm import LATCH_NOTE
 
 __all__ = ["route", "run_engine_check", "versions_line"]
@@ -60,13 +66,15 @@ def run_engine_check(
     compile_threads: int | None = None,
     ray: str | None = None,
     engine_env: Mapping[str, str] | None = None,
+    cache_headroom_pct: float = DEFAULT_HEADROOM_PCT,
 ) -> Any:
     """``run_check`` for a serving engine: each schema gated on the backend that runs it.
 
     Each case carries its route in ``result["engine_route"]`` (with ``auto_route`` when the
     latch makes another backend compile it). ``engine_env``: the server's environment for
-    the cache cap (default: this process's, e.g. ``VLLM_XGRAMMAR_CACHE_MB``). Other options
-    as for ``run_check``.
+    the cache cap (default: this process's, e.g. ``VLLM_XGRAMMAR_CACHE_MB``);
+    ``cache_headroom_pct``: the share of a byte-capped cache left free for other traffic.
+    Other options as for ``run_check``.
     """
     from schemaops.check.gate import CheckCase, CheckReport, Problem, gate_items, gate_options
     from schemaops.compare.run import connect_ray, host_cpus, registry_items
@@ -79,17 +87,26 @@ def run_engine_check(
     items = registry_items(registry)
     ray_info = connect_ray(ray)
     schemas: dict[str, Any] = {}
-    auto: dict[str, Route] = {}
+    requests = []
     for it in items:
         try:
             schemas[it.name] = json.loads(it.schema_text)
-            auto[it.name] = eng.route(schemas[it.name], configured)
+            requests.append(Request(it.name, [schemas[it.name]], json.dumps(schemas[it.name])))
         except ValueError as exc:
-            auto[it.name] = Route(engine, configured, None, True, f"not a JSON schema: {exc}")
-    latch = eng.latched([auto[it.name] for it in items], configured)
+            requests.append(Request(it.name, [], None, refused=f"not a JSON schema: {exc}"))
+    decision = decide(
+        engine,
+        requests,
+        configured,
+        env=dict(os.environ if engine_env is None else engine_env),
+        tokenizer=tokenizer,
+        headroom_pct=cache_headroom_pct,
+        timeout_s=timeout_s,
+    )
+    auto = {n: rs[0] for n, rs in decision.routes.items()}
+    runs = {n: rs[0] for n, rs in decision.runs.items()}
+    latch, mixed = decision.latch, decision.mixed
     served = {r.served_by for r in auto.values() if not r.rejected}
-    mixed = latch is not None and len(served) > 1
-    runs = {n: eng.run_route(r, latch, schemas.get(n)) for n, r in auto.items()}
     cases: dict[str, CheckCase] = {}
     for compare_backend in sorted({r.compare_backend for r in runs.values() if r.compare_backend}):
         subset = [it for it in items if runs[it.name].compare_backend == compare_backend]
@@ -123,7 +140,7 @@ def run_engine_check(
                 )
             )
         else:
-            case.warnings.insert(0, f"{label} serves it with {run.served_by} ({run.reason})")
+            case.notes.append(f"{label} serves it with {run.served_by} ({run.reason})")
         case.result["engine_route"] = run.to_dict()
         if run is not r:
             case.result["engine_route"]["auto_route"] = r.served_by
@@ -148,9 +165,7 @@ def run_engine_check(
                 "for all (settings.latch)"
             )
         out.append(case)
-    capacity = _capacity(
-        eng, out, runs, {it.name: it.schema_text for it in items}, tokenizer, timeout_s, engine_env
-    )
+    capacity = decision.cache
     for backend_name, verdict in capacity.items():
         if verdict.fits is False:
             for case in out:
@@ -170,6 +185,7 @@ def run_engine_check(
         "engine_backend": configured,
         "engine_pins": eng.pins,
         "measured_with": _versions(),
+        "send_order": decision.order,
         "routes": {str(b): sorted(n for n, r in auto.items() if r.served_by == b) for b in served},
         "latch": LATCH_NOTE if mixed else None,
         "latched_backend": latch if mixed else None,
@@ -178,33 +194,6 @@ def run_engine_check(
     if ray_info:
         settings["ray"] = ray_info
     return CheckReport(label, tokenizer, str(registry), float(compile_budget_ms), out, settings)
-
-
-def _capacity(
-    eng: Any,
-    cases: list[Any],
-    runs: dict[str, Route],
-    texts: dict[str, str],
-    tokenizer: str,
-    timeout_s: float,
-    env: Mapping[str, str] | None,
-) -> dict[str, Fit]:
-    """The cache verdict per backend that serves compiled schemas. xgrammar's footprint is
-    measured (``memory_size_bytes`` on ``tokenizer``) for the schemas that compiled; the
-    other backends report no size."""
-    env = dict(os.environ if env is None else env)
-    out: dict[str, Fit] = {}
-    compiled = [c.schema for c in cases if c.status == "ok"]
-    for backend_name in sorted({runs[n].served_by for n in compiled if runs[n].served_by}):
-        names = [n for n in compiled if runs[n].served_by == backend_name]
-        policy = eng.cache_policy(backend_name, env)
-        footprint = None
-        if backend_name == "xgrammar" and policy.kind in ("lru_bytes", "unbounded"):
-            footprint = xgrammar_footprint(
-                {n: texts[n] for n in names}, tokenizer, timeout_s * len(names) + 60
-            )
-        out[backend_name] = fit(policy, len(names), footprint)
-    return out
 
 
 def versions_line(settings: dict[str, Any]) -> str:
@@ -224,4 +213,6 @@ def versions_line(settings: dict[str, Any]) -> str:
         line += f"\ngrammar cache ({b}, {v['policy']['kind']}): {v['reason']}"
         if v.get("fix"):
             line += f"; fix: {v['fix']}"
+        for note in (v.get("versions") or {}).get("notes", []):
+            line += f"\n  footprint: {note}"
     return line

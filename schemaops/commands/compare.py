@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from schemaops.commands._common import Backend, call, emit_json, fail, terminal_lines
+from schemaops.engines.capacity import DEFAULT_HEADROOM_PCT
 from schemaops.errors import EXIT_GATE
 
 _BACKENDS_HELP = "Comma-separated backends: xgrammar, llguidance, outlines."
@@ -126,6 +127,15 @@ def check_cmd(
         1000.0, "--compile-budget-ms", help="Max cold compile time per schema (ms)."
     ),
     tokenizer: str = typer.Option("qwen2.5", "--tokenizer", help="Tokenizer of the model."),
+    cache_headroom: float = typer.Option(
+        DEFAULT_HEADROOM_PCT,
+        "--cache-headroom",
+        min=0.0,
+        max=99.0,
+        help="With --engine: percent of a byte-capped grammar cache (vLLM's xgrammar LRU) left "
+        "free for grammars outside the registry; 0 when the registry is the server's only "
+        "structured traffic.",
+    ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes."),
     timeout: float | None = typer.Option(
         None, "--timeout", help="Seconds per compile (default max(60, 3 x budget))."
@@ -186,7 +196,9 @@ def check_cmd(
         from schemaops.check.engine import run_engine_check
 
         chosen = backend.value if backend else None
-        report = call(run_engine_check, registry, engine, chosen, **opts)
+        report = call(
+            run_engine_check, registry, engine, chosen, cache_headroom_pct=cache_headroom, **opts
+        )
     elif backend is None:
         raise fail("error: check needs --backend (or --engine sglang|vllm)", 2)
     else:

@@ -20,6 +20,7 @@ from schemaops.commands._common import (
     call,
     report,
 )
+from schemaops.engines.capacity import DEFAULT_HEADROOM_PCT
 from schemaops.registry.defaults import DEFAULT_REGISTRY
 
 WARM_HELP = "\n\n".join(
@@ -200,6 +201,15 @@ def warm_cmd(
         help="The vLLM server's VLLM_XGRAMMAR_CACHE_MB (vLLM does not report it; default "
         "vLLM's 512).",
     ),
+    cache_headroom: float = typer.Option(
+        DEFAULT_HEADROOM_PCT,
+        "--cache-headroom",
+        min=0.0,
+        max=99.0,
+        help="Percent of vLLM's grammar cache left free for grammars outside the registry "
+        "(other traffic shares the LRU); 0 when the registry is the server's only "
+        "structured traffic.",
+    ),
     dp_routing: DpRoutingChoice = typer.Option(
         DpRoutingChoice.auto,
         "--dp-routing",
@@ -259,6 +269,7 @@ def warm_cmd(
         schemas=tuple(schema),
         tokenizer=tokenizer,
         cache_mb=cache_mb,
+        cache_headroom_pct=cache_headroom,
     )
     doc, code = call(
         run_warm, settings, show_progress=progress, notify=lambda m: typer.echo(m, err=True)

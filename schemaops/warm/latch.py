@@ -82,18 +82,14 @@ def precheck(items: list[WarmItem], backend: str = "auto") -> list[dict[str, Any
 def order(items: list[WarmItem], backend: str = "auto") -> list[WarmItem]:
     """``items`` with the first one xgrammar serves moved to the front (it is sent first,
     alone, and latches the engine on xgrammar); the rest keep their order (warm's usage
-    order). Under a fixed backend there is no latch and the order is kept."""
-    if backend != "auto":
-        return list(items)
+    order). Under a fixed backend there is no latch and the order is kept. The rule is
+    ``engines.decision.send_order``'s, the one ``check --engine`` and ``warm`` decide with."""
+    from schemaops.engines.decision import Request, fresh_routes, latches, send_order
 
-    def xgr(it: WarmItem) -> bool:
-        routes = [VLLM.route(s, backend) for s in item_schemas(it)]
-        return all(r.served_by == "xgrammar" for r in routes)
-
-    first = next((i for i, it in enumerate(items) if xgr(it)), None)
-    if first is None:
-        return list(items)
-    return [items[first], *items[:first], *items[first + 1 :]]
+    reqs = [Request(str(i), item_schemas(it), None) for i, it in enumerate(items)]
+    routes = {r.name: fresh_routes(VLLM, r, backend) for r in reqs}
+    ordered = send_order(reqs, routes, latches(VLLM, backend))
+    return [items[int(r.name)] for r in ordered]
 
 
 def line(entry: dict[str, Any]) -> str:

@@ -292,5 +292,7 @@ def render(doc: dict[str, Any], console: Console | None = None) -> None:
         console.print(f"grammar cache: {escape(cache['reason'])}")
         if cache.get("fix"):
             console.print(f"[bold]fix[/]: {escape(cache['fix'])}")
+        for note in (cache.get("versions") or {}).get("notes", []):
+            console.print(f"  footprint: {escape(note)}")
     for why in doc.get("why_not_ok") or []:
         console.print(f"[red]not ok[/]: {escape(why)}")

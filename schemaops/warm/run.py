@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,12 +17,14 @@ from typing import Any
 
 import httpx
 
-from schemaops.engines.capacity import Fit, fit, xgrammar_footprint
+from schemaops.engines.capacity import DEFAULT_HEADROOM_PCT, Fit, check_headroom
+from schemaops.engines.decision import Decision
 from schemaops.errors import InputError
 from schemaops.http.client import ServerClient, ServerUnavailable
 from schemaops.http.retry import AttemptOutcome, RetryPolicy
 from schemaops.http.urls import check_server_url
 from schemaops.warm import latch
+from schemaops.warm.cache import capacity, judge_cache
 from schemaops.warm.detect import identify
 from schemaops.warm.engine import MAX_DP, WarmOptions, warm
 from schemaops.warm.plan import SchemaField, ToolsMode, WarmItem, plan_from_registry
@@ -57,6 +58,8 @@ class WarmSettings:
     tokenizer: str = "qwen2.5"
     # The server's VLLM_XGRAMMAR_CACHE_MB (None: vLLM's default, 512): vLLM does not report it.
     cache_mb: int | None = None
+    # The share of the grammar cache left free for traffic outside the registry (percent).
+    cache_headroom_pct: float = DEFAULT_HEADROOM_PCT
 
 
 def check(settings: WarmSettings) -> None:
@@ -72,6 +75,7 @@ def check(settings: WarmSettings) -> None:
         raise InputError("--tools needs --api openai (tool calling is an OpenAI API path)")
     if opts.dp is not None and not 1 <= opts.dp <= MAX_DP:
         raise InputError(f"--dp must be 1..{MAX_DP} (one request per schema and replica)")
+    check_headroom(settings.cache_headroom_pct)
     if settings.require_proof and not opts.probe:
         raise InputError("--require-proof needs the probes: drop --no-probe")
     if opts.engine not in ("auto", "sglang", "vllm"):
@@ -237,28 +241,30 @@ def run_warm(
     # Most used last: a size-capped cache (vLLM's LRU) keeps what was warmed last.
     send = usage_order(items)
     cache: Fit | None = None
+    decision: Decision | None = None
     if engine == "vllm":
         # Before anything is sent: what the backend (auto: the latch) does with each schema.
         pre = latch.precheck(items, settings.vllm_backend)
         for entry in pre:
             notify(latch.line(entry))
-        send = latch.order(send, settings.vllm_backend)
-        cache = capacity(send, settings)
-        if cache.fits is not True:
+        send, decision = capacity(items, settings)
+        cache = next(iter(decision.cache.values()), None)
+        if cache is not None and cache.fits is not True:
             notify(f"grammar cache: {cache.reason}" + (f"; fix: {cache.fix}" if cache.fix else ""))
-        if cache.policy.kind.startswith("lru"):
+        if cache is not None and cache.policy.kind.startswith("lru"):
             settings.options.reprove = [it.identity for it in send[:REPROVE_SAMPLE]]
     with progress_bar(show_progress) as progress:
         runs, wall = warm(send, settings.options, progress)
     doc = document(send, runs, settings.options, wall)
     doc["engine"] = engine
     if engine == "vllm":
-        doc["vllm_precheck"] = {"backend": settings.vllm_backend, "schemas": pre}
+        doc["vllm_precheck"] = {
+            "backend": settings.vllm_backend,
+            "schemas": pre,
+            "latched_backend": decision.latch if decision and decision.mixed else None,
+        }
     if cache is not None:
-        doc["grammar_cache"] = cache.to_dict()
-        if cache.fits is False:
-            doc["ok"] = False
-            doc.setdefault("why_not_ok", []).append(f"{cache.reason}; fix: {cache.fix}")
+        judge_cache(doc, cache, send, runs, settings)
     return doc, exit_code(doc, settings.require_proof)
 
 
@@ -270,45 +276,3 @@ def usage_order(items: list[WarmItem]) -> list[WarmItem]:
     """``items`` least used first (``seen``: the ``--from-log`` counts; ties keep the plan
     order), so that the most used are the most recently warmed: the last an LRU evicts."""
     return sorted(items, key=lambda it: it.seen)
-
-
-def capacity(send: list[WarmItem], settings: WarmSettings) -> Fit:
-    """vLLM's grammar cache against the items' compiled footprint, before anything is sent.
-
-    The backend that compiles them: the latch under ``auto`` (xgrammar when any item is
-    xgrammar's: warm latches it so), else the configured one. The footprint is measured
-    with xgrammar on ``settings.tokenizer`` (an item whose key the server derives, tools,
-    is unknown); other backends report no size."""
-    from schemaops.engines.vllm import VLLM
-
-    routes = {
-        it.identity: [VLLM.route(s, settings.vllm_backend) for s in latch.item_schemas(it)]
-        for it in send
-    }
-    every = [r for rs in routes.values() for r in rs]
-    backend = VLLM.latched(every, settings.vllm_backend) or settings.vllm_backend
-    # A request vLLM refuses (HTTP 400 in the API server) never reaches a grammar cache.
-    cached = [it for it in send if not any(r.rejected for r in routes[it.identity])]
-    env = {} if settings.cache_mb is None else {"VLLM_XGRAMMAR_CACHE_MB": str(settings.cache_mb)}
-    policy = VLLM.cache_policy(backend, env)
-    footprint = None
-    if policy.kind == "lru_bytes":
-        schemas = [it for it in cached if it.key is not None and it.key_type == "json"]
-        texts = {it.identity: str(it.key) for it in schemas}
-        footprint = xgrammar_footprint(texts, settings.tokenizer, settings.options.timeout_s)
-        for it in cached:
-            if it.key is None:
-                footprint.unknown[it.identity] = "the server derives this key (tools)"
-            elif it.key_type != "json":
-                footprint.unknown[it.identity] = f"a {it.key_type} grammar: not measured"
-        # Names, not identities, in the report (an identity is the whole key string); a
-        # name two keys share (a log's object and string forms) gets the key's short hash.
-        uses = Counter(it.name for it in send)
-        names = {
-            it.identity: it.name if uses[it.name] == 1 else f"{it.name}#{it.short_hash}"
-            for it in send
-        }
-        footprint.bytes_by_schema = {names[k]: v for k, v in footprint.bytes_by_schema.items()}
-        footprint.unknown = {names[k]: v for k, v in footprint.unknown.items()}
-        footprint.uncached = {names[k]: v for k, v in footprint.uncached.items()}
-    return fit(policy, len(cached), footprint)
