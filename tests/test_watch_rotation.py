@@ -287,3 +287,24 @@ def test_non_utf8_file_name_never_breaks_outputs(tmp_path: Path) -> None:
     r = CollectorRegistry()
     r.register(_One())
     assert b"schemaops_watch_lag_bytes" in generate_latest(r)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_copytruncate_of_a_file_target_reads_the_copy(tmp_path: Path, compress: bool) -> None:
+    """``watch app.log`` (a FILE): the copy is not a followed name, but it is where the
+    lines written since the last poll are: it is found among the file's rotated names."""
+    log = tmp_path / "app.log"
+    (tmp_path / "app.log.2.gz").write_bytes(gzip.compress(mixed(900, 3)))  # an older roll
+    log.write_bytes(mixed(0, 20))
+    f = Follower([str(log)])
+    got = _polls(f)
+    with open(log, "ab") as fh:
+        fh.write(mixed(20, 7))
+    _copytruncate(log, tmp_path / "app.log.1")
+    if compress:
+        _gzip(tmp_path / "app.log.1")
+    with open(log, "ab") as fh:
+        fh.write(mixed(50, 5))
+    got += _polls(f, 5)
+    _equal_to_audit(tmp_path, got, mixed(0, 27) + mixed(50, 5))
+    f.close()

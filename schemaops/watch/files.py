@@ -265,6 +265,19 @@ def gz_head(path: str) -> tuple[str, int] | None:
         return None
 
 
+def head_at(path: str, n: int) -> str | None:
+    """The fingerprint of the first ``n`` bytes of ``path`` (decompressed, for a gzip
+    file), or None when it cannot be read."""
+    try:
+        with open_regular(path) as raw:
+            if os.pread(raw.fileno(), 2, 0) != b"\x1f\x8b":
+                return head_of(os.pread(raw.fileno(), n, 0))[0]
+            with gzip.GzipFile(fileobj=raw) as gz:
+                return head_of(gz.read(n))[0]
+    except (InputError, OSError, EOFError, zlib.error):
+        return None
+
+
 def plain_head(fd: int, n: int = HEAD_BYTES) -> tuple[str, int]:
     return head_of(os.pread(fd, n, 0))
 

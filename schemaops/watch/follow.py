@@ -59,6 +59,7 @@ from schemaops.watch.files import (
     Tracked,
     expand,
     gz_head,
+    head_at,
     head_of,
     identity,
     is_gz,
@@ -397,12 +398,12 @@ class Follower:
         assert t.fh is not None
         fd = t.fh.fileno()
         st = os.fstat(fd)
-        size = st.st_size
+        size, before = st.st_size, t.size
         if size > t.size:
             t.grown_at = now
         t.size, t.mtime_ns = size, st.st_mtime_ns
         if size < t.offset or (t.head_len and t.offset and self._head_changed(t, fd)):
-            self._truncated(t, fd)
+            self._truncated(t, fd, before)
         elif t.head_len < HEAD_BYTES and size > t.head_len:
             t.head, t.head_len = plain_head(fd)
         final = t.rotated_at is not None and now - t.grown_at >= ROTATE_GRACE_S
@@ -415,18 +416,43 @@ class Follower:
             finish(t, fd, size, self.max_line, lines)
         return lines
 
-    def _truncated(self, t: Tracked, fd: int) -> None:
+    def _truncated(self, t: Tracked, fd: int, before: int) -> None:
         """``copytruncate`` (or a shorter rewrite): start over at 0 with the new head as
         the fingerprint (kept, the old head would call every later poll a truncation); the
-        point reached before is remembered by the old head, where a copy resumes."""
+        point reached before is remembered by the old head, where the copy resumes."""
         self.events.truncations += 1
         if t.offset and t.head_len:
-            self.known.add(
-                Tracked(t.path, t.dev, t.ino, t.offset, t.line, t.head, t.head_len,
-                        size=t.offset, done=True, matched=True)
-            )  # fmt: skip
+            ghost = Tracked(t.path, t.dev, t.ino, t.offset, t.line, t.head, t.head_len,
+                            size=t.offset, done=True, matched=True)  # fmt: skip
+            self.known.add(ghost)
+            self._find_copy(t, ghost, before)
         t.offset, t.line, t.skipping = 0, 0, False
         t.head, t.head_len = plain_head(fd)
+
+    def _find_copy(self, t: Tracked, ghost: Tracked, before: int) -> None:
+        """The copy ``copytruncate`` made holds the lines not read yet. Followed already (a
+        folder's ``app.log.1``), it resumes by head; else it is looked for among the file's
+        rotated names (a FILE target) and read from the point reached, to its end. Only a
+        file that starts with the old head is taken (never an older roll). Not found, the
+        bytes known unread are a counted loss."""
+        if any(o is not t and o.head == ghost.head for o in self.files.values()):
+            return
+        for sib in rolled_siblings(t.path):
+            ident = identity(sib)
+            if ident is None or (ident[0], ident[1]) in self.files:
+                continue
+            if head_at(sib, ghost.head_len) != ghost.head:
+                continue
+            key = (ident[0], ident[1])
+            self._open_new(sib, key, ident[2], ident[3])
+            c = self.files.get(key)
+            if c is not None and not c.done and c.offset < ghost.offset:
+                c.offset, c.line = ghost.offset, ghost.line  # not read yet: a .gz seeks there
+            if c is not None:
+                c.rotated_at = c.grown_at = time.monotonic()  # no followed name: to its end
+            return
+        if before > ghost.offset:
+            self._lost(ghost, "emptied by copytruncate, its copy not found")
 
     def _head_changed(self, t: Tracked, fd: int) -> bool:
         """``copytruncate`` then new lines past the old offset: the same inode, a new head."""
