@@ -67,8 +67,11 @@ class CheckCase:
     compile_ms: float | None
     verdict: str
     problems: list[Problem] = field(default_factory=list)
+    #: what the user must act on (missing evidence, a latch); printed under the schema
     warnings: list[str] = field(default_factory=list)
     result: dict[str, Any] = field(default_factory=dict)
+    #: information (the engine's route): in ``--json``; the terminal says it once per report
+    notes: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:

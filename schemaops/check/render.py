@@ -38,7 +38,12 @@ def print_check(report: CheckReport, console: Console | None = None) -> None:
         for p in c.problems:
             con.print(f"     - {esc(p.message)}: [bold]{esc(p.fix)}[/]")
         for w in c.warnings:
-            con.print(f"     [dim]warning: {esc(w)}[/]")
+            con.print(f"     [yellow]warning[/]: {esc(w)}")
+        if not c.passed:  # why this route: part of what to change on a failing schema
+            for n in c.notes:
+                con.print(f"     [dim]note: {esc(n)}[/]")
+    for line in _routes(report):
+        con.print(f"[dim]{esc(line)}[/]")
     ok = len(report.cases) - len(report.failed)
     con.print(
         f"\n{ok}/{len(report.cases)} schema(s) ready for {esc(report.backend)} "
@@ -54,7 +59,23 @@ def print_check(report: CheckReport, console: Console | None = None) -> None:
     if report.settings.get("engine"):  # check --engine: the versions behind the walk
         from schemaops.check.engine import versions_line
 
-        con.print(esc(versions_line(report.settings)))
+        for line in versions_line(report.settings).split("\n"):
+            con.print(esc(line))
+
+
+def _routes(report: CheckReport) -> list[str]:
+    """``check --engine``: one line per route the engine takes (backend and why), with how
+    many schemas take it, instead of the same note under every schema."""
+    counts: dict[tuple[str, str], int] = {}
+    for c in report.cases:
+        route = c.result.get("engine_route") or {}
+        if route.get("served_by") and not route.get("rejected"):
+            key = (str(route["served_by"]), str(route.get("reason") or ""))
+            counts[key] = counts.get(key, 0) + 1
+    return [
+        f"{report.backend} serves {n} schema(s) with {b}" + (f" ({why})" if why else "")
+        for (b, why), n in counts.items()
+    ]
 
 
 def measured_on(backend: str, settings: dict[str, Any]) -> str:
