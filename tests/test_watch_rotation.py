@@ -219,8 +219,9 @@ def test_create_compress_with_inode_reuse_across_restarts(tmp_path: Path) -> Non
     log.write_bytes(mixed(500, 20))  # the new log
     if log.stat().st_ino != ino:
         pytest.skip("this filesystem did not hand the freed inode to the new log")
-    counts += [watch_once([str(logs)], reg, state)["outputs"] for _ in range(3)]
-    assert counts == [100, 170, 170, 170]
+    snaps = [watch_once([str(logs)], reg, state) for _ in range(3)]
+    assert counts + [s["outputs"] for s in snaps] == [100, 170, 170, 170]
+    assert [s["follow"]["lost_rotations"] for s in snaps] == [0, 0, 0]
 
 
 def test_more_files_than_the_open_file_limit(tmp_path: Path) -> None:
@@ -308,3 +309,17 @@ def test_copytruncate_of_a_file_target_reads_the_copy(tmp_path: Path, compress: 
     got += _polls(f, 5)
     _equal_to_audit(tmp_path, got, mixed(0, 27) + mixed(50, 5))
     f.close()
+
+
+def test_rolled_files_removed_while_down_are_no_loss(tmp_path: Path) -> None:
+    """Retention removing old rolls that were read to their end loses nothing: no count."""
+    reg = registry(tmp_path)
+    logs, state = tmp_path / "logs", tmp_path / "state"
+    logs.mkdir()
+    for i in range(1, 4):
+        (logs / f"app.log.{i}").write_bytes(mixed(10 * i, 5))
+    (logs / "app.log").write_bytes(mixed(0, 5))
+    assert watch_once([str(logs)], reg, state)["outputs"] == 20
+    (logs / "app.log.3").unlink()
+    snap = watch_once([str(logs)], reg, state)
+    assert snap["outputs"] == 20 and snap["follow"]["lost_rotations"] == 0

@@ -53,6 +53,11 @@ def followed_name(name: str) -> bool:
     return name.lower().endswith(SUFFIXES) or ROLLED.fullmatch(name) is not None
 
 
+def rolled_name(path: str) -> bool:
+    """Whether ``path`` names a rotated file (``app.log.1``): one no writer appends to."""
+    return ROLLED.fullmatch(os.path.basename(path)) is not None
+
+
 def shown(path: str) -> str:
     """``path`` as text any output takes (JSON, a Prometheus label, a log line): a name
     that is not UTF-8 (``os.listdir`` gives its bytes as lone surrogates) is written with

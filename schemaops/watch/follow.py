@@ -64,6 +64,7 @@ from schemaops.watch.files import (
     identity,
     is_gz,
     plain_head,
+    rolled_name,
     rolled_siblings,
     shown,
 )
@@ -179,7 +180,9 @@ class Follower:
 
     def _unmatched_saved(self) -> None:
         """After the first scan: a saved file not found is looked for under its rotated
-        names (a FILE renamed while watch was down); not there, its unread rest is lost."""
+        names (a FILE renamed while watch was down); not there, its unread rest is lost:
+        counted when bytes were known unread, or when it was a live log (a rolled name,
+        ``app.log.3``, is written no more: read to its saved size, nothing of it is lost)."""
         for rec in list(self.known.rows.values()):
             if rec.matched or rec.done or rec.gz:
                 continue
@@ -191,9 +194,9 @@ class Follower:
                 if ident is not None and (ident[0], ident[1]) == (rec.dev, rec.ino):
                     self._open_new(sib, (ident[0], ident[1]), ident[2], ident[3])
                     break
-            if not rec.matched:
+            if not rec.matched and (rec.size > rec.offset or not rolled_name(rec.path)):
                 self._lost(rec, "gone while watch was not running")
-                rec.done = True
+            rec.done = True
 
     def _lost(self, t: Tracked, why: str) -> None:
         self.events.lost_rotations += 1
@@ -272,7 +275,7 @@ class Follower:
             return None
         best = max(records, key=lambda o: o.offset)
         for o in self.known.by_head(t.head):
-            o.matched = True
+            o.matched = o.done = True  # its rest is read here: never a loss after a restart
         return Tracked(path, *key, best.offset, best.line)
 
     def _files_by_head(self, head: str) -> list[Tracked]:
