@@ -4,11 +4,13 @@ Each batch of new complete lines goes through the audit's own loop (``audit_line
 one long-lived ``SchemaResolver``, so the checker, the registry, the categories, the
 diagnoses and the watchdog bound per record are the audit's: p over the lines read equals
 ``schemaops audit`` on the same lines by construction. The batch's tally is merged into the
-cumulative one, its per-schema counts go to the windows and the poison detector, and the
-saved state (offsets + totals, ``state.py``) is written before the next batch is read.
+cumulative one (``live.py``), its per-schema counts go to the windows and the poison
+detector, the saved state (offsets + totals, ``state.py``) is written before the next batch
+is read, and only then are the new totals shown (``Live.publish``).
 
 Runs in the main thread (the watchdog is a signal); ``/metrics`` is served from another
-thread (``serve.py``) from a snapshot taken under a lock.
+thread (``serve.py``) from a snapshot taken under a lock. ``--once`` ends with the audit's
+terminal report (``report.py``); ``-`` is read by ``stdin.py``.
 """
 
 from __future__ import annotations
@@ -31,15 +33,15 @@ from schemaops.audit.read.sglang_log import SchemaNames, adapt
 from schemaops.audit.report.text import visible
 from schemaops.audit.run.lines import audit_lines
 from schemaops.audit.tally import diagnose
-from schemaops.audit.tally.stats import Tally, compound, wilson
+from schemaops.audit.tally.stats import Tally
 from schemaops.audit.verdict.resolver import SchemaResolver, collector_restored
 from schemaops.errors import InputError
 from schemaops.watch.files import Batch
 from schemaops.watch.follow import Follower
-from schemaops.watch.poison import Detector, HookRunner, check_hook, engine_error
+from schemaops.watch.live import Live, summary_line
+from schemaops.watch.poison import HookRunner, check_hook, engine_error
 from schemaops.watch.state import StateDir, totals_from_json, totals_to_json
 from schemaops.watch.stdin import StdinLines
-from schemaops.watch.window import Windows
 from schemaops.watchdog import armed
 
 #: where /metrics is served unless ``--listen`` says otherwise (and not with ``--once``)
@@ -122,117 +124,6 @@ def _check_target(target: str) -> None:
             f"cannot watch {visible(target)}: not a regular file or folder (a FIFO, socket "
             "or device); use '-' to read a stream"
         )
-
-
-class Live:
-    """The cumulative and windowed counters, shared with the metrics thread (``lock``).
-
-    The cumulative counters are shown (``/metrics``, ``--json-lines``) as last ``publish``ed,
-    and the loop publishes only after the state holding them is saved: a ``kill -9`` between
-    counting a batch and saving it would otherwise have shown counts that the restart, which
-    resumes from the saved state, no longer has, and Prometheus reads such a drop as a
-    counter reset (``increase()`` then spikes by the whole restored total).
-    """
-
-    def __init__(self, opts: WatchOptions, totals: Tally, engine: Counter) -> None:
-        self.opts = opts
-        self.lock = threading.Lock()
-        self.total = totals
-        self.engine_errors = engine
-        self.windows = Windows(opts.windows)
-        self.detector = Detector(min_failures=opts.poison_min)
-        self.started = time.time()
-        self.last_line_at: float | None = None
-        self.batches = 0
-        self.lag_bytes: dict[str, int] = {}
-        self.lag_seconds: dict[str, float] = {}
-        self.follow_events: dict[str, int] = {}
-        self.hooks: Counter = Counter()
-        #: request-log events that are no structured output (``sglang_log.adapt``)
-        self.skipped = 0
-        #: the cumulative counters as last published (``publish``)
-        self.shown: dict[str, Any] = {}
-        self.publish()
-
-    def publish(self) -> None:
-        """Show the cumulative counters as they are now (call once they are saved)."""
-        with self.lock:
-            t = self.total
-            self.shown = {
-                "lines": t.lines + self.skipped,
-                "skipped_lines": self.skipped,
-                "outputs": t.outputs,
-                "ok": t.ok,
-                "input_errors": t.input_errors,
-                "by_schema": {s: dict(c) for s, c in sorted(t.by_schema.items())},
-                "parse_failures": dict(t.parse_failures),
-                "diagnoses": dict(t.diagnoses),
-                "engine_errors": dict(self.engine_errors),
-                "poisoned_flags": dict(self.detector.flag_count),
-            }
-
-    def add(
-        self, tally: Tally, errors: list[tuple[str, str]], now: float, skipped: int = 0
-    ) -> list[str]:
-        """Count one batch; the schemas it newly flagged as poisoned."""
-        mono = time.monotonic()
-        with self.lock:
-            self.total.merge(tally)
-            self.skipped += skipped
-            self.batches += 1
-            if tally.lines or skipped:
-                self.last_line_at = now
-            self.windows.add_batch(tally.by_schema, mono)
-            new = self.detector.add_batch(tally.by_schema, tally.fail_runs, mono)
-            for schema, msg in errors:
-                self.engine_errors[schema] += 1
-                new += self.detector.add_engine_error(schema, msg, mono)
-        return new
-
-    def snapshot(self) -> dict[str, Any]:
-        """Everything ``/metrics`` and ``--json-lines`` show, as plain data."""
-        steps = list(self.opts.audit.steps or [1])
-        with self.lock:
-            c = self.shown
-            n, ok = c["outputs"], c["ok"]
-            p = ok / n if n else None
-            ci = wilson(ok, n)
-            return {
-                "time": time.time(),
-                "lines": c["lines"],
-                "skipped_lines": c["skipped_lines"],
-                "outputs": n,
-                "ok": ok,
-                "p": p,
-                "p_ci95": list(ci) if ci else None,
-                "compound": compound(p, ci, steps)["compound"],
-                "input_errors": c["input_errors"],
-                "by_schema": c["by_schema"],
-                "parse_failures": c["parse_failures"],
-                "diagnoses": c["diagnoses"],
-                "engine_errors": c["engine_errors"],
-                "windows": self.windows.snapshot(time.monotonic(), steps),
-                "poisoned": {
-                    s: {"reason": f["reason"], "for_s": round(time.monotonic() - f["since"], 3)}
-                    for s, f in sorted(self.detector.flagged.items())
-                },
-                "poisoned_flags": c["poisoned_flags"],
-                "hooks": {f"{s}\x00{r}": n for (s, r), n in self.hooks.items()},
-                "lag_bytes": dict(self.lag_bytes),
-                "lag_seconds": dict(self.lag_seconds),
-                "last_line_at": self.last_line_at,
-                "started": self.started,
-                "follow": dict(self.follow_events),
-            }
-
-
-def summary_line(snap: dict[str, Any]) -> dict[str, Any]:
-    """The ``--json-lines`` row: the snapshot with the hook counts as a nested object."""
-    hooks: dict[str, dict[str, int]] = {}
-    for key, n in snap["hooks"].items():
-        schema, result = key.split("\x00", 1)
-        hooks.setdefault(schema, {})[result] = n
-    return {**{k: v for k, v in snap.items() if k not in ("hooks", "started")}, "hooks": hooks}
 
 
 def run_watch(

@@ -1,6 +1,6 @@
 """``/metrics`` of ``watch``: prometheus-client's HTTP server over a custom collector.
 
-Every scrape renders one snapshot of the live counters (``run.Live.snapshot``, taken under
+Every scrape renders one snapshot of the live counters (``live.Live.snapshot``, taken under
 its lock), so the series of one scrape agree with each other. Series (``schemaops_`` first):
 
 - counters: ``watch_outputs_total{schema,category}``, ``watch_lines_total``,
@@ -60,7 +60,7 @@ class _Collector(Collector):
 
 
 def families(snapshot: dict[str, Any]) -> Iterator[Metric]:
-    """Every series of one snapshot (``run.Live.snapshot``), each family even when empty."""
+    """Every series of one snapshot (``live.Live.snapshot``), each family even when empty."""
     yield from _counters(snapshot)
     yield from _gauges(snapshot)
     yield from _audit(snapshot)
