@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from schemaops import jsonl
+from schemaops.audit.read.args import InexactArgs, args_text, exact_record, exactly
 from schemaops.audit.read.output import Output, RecordError
 from schemaops.jsonl import OverlongLine
 
@@ -104,9 +105,7 @@ def _chat_outputs(
         fn = call.get("function") if isinstance(call, dict) else None
         if not isinstance(fn, dict) or "arguments" not in fn:
             raise RecordError(f"tool_calls[{i}] has no function.arguments")
-        args = fn["arguments"]
-        if not isinstance(args, str):  # some servers return the parsed object
-            args = json.dumps(args)
+        args = args_text(fn["arguments"])  # some servers return the parsed object
         source = f"{where}.message.tool_calls[{i}].function.arguments"
         outs.append(Output(args, tool_schema(schema, fn.get("name")), i, view, source))
     return outs
@@ -137,11 +136,28 @@ def find_outputs(
     field: str | None,
     schema_field: str,
     tool_schema: Any = lambda schema, name: schema,
+    raw: bytes | None = None,
 ) -> list[Output]:
     """The model outputs in one record (usually one; OpenAI tool calls fan out).
 
-    ``tool_schema(record_schema, function_name)`` picks a tool call's schema name.
+    ``tool_schema(record_schema, function_name)`` picks a tool call's schema name. ``raw``:
+    the record's line; where tool-call arguments held as an object hold a number the first
+    reading may have changed (``args.InexactArgs``), the line is read again exactly and the
+    outputs found in that, so the arguments are judged as the provider sent them. Without
+    ``raw`` such a record is a ``RecordError``.
     """
+    try:
+        return _find_outputs(rec, field, schema_field, tool_schema)
+    except InexactArgs:
+        if raw is None:
+            raise
+    exact = exact_record(raw)
+    with exactly():
+        return _find_outputs(exact, field, schema_field, tool_schema)
+
+
+def _find_outputs(rec: Any, field: str | None, schema_field: str, tool_schema: Any) -> list[Output]:
+    """``find_outputs`` on one reading of the record."""
     if field is None and type(rec) is dict and "." not in schema_field:
         # The common case (SGLang /generate: a string ``text``), decided in a few lookups.
         text, schema = rec.get("text"), rec.get(schema_field)
@@ -152,7 +168,7 @@ def find_outputs(
         return [
             o._replace(index=i, record=o.record or r)
             for i, r in enumerate(rec)
-            for o in find_outputs(r, field, schema_field, tool_schema)
+            for o in _find_outputs(r, field, schema_field, tool_schema)
         ]
     if not isinstance(rec, dict):
         raise RecordError(f"record is a JSON {_kind(rec)}, not an object")
@@ -173,7 +189,7 @@ def find_outputs(
         kind = hosted_bodies.hosted_kind(rec)
         if kind is not None:
             return hosted_bodies.hosted_outputs(
-                kind, rec, schema, schema_field, tool_schema, find_outputs
+                kind, rec, schema, schema_field, tool_schema, _find_outputs
             )
     for key in AUTO_FIELDS:
         text = rec.get(key)

@@ -27,10 +27,10 @@ https://ai.google.dev/api/generate-content#generatecontentresponse.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
+from schemaops.audit.read.args import args_text
 from schemaops.audit.read.output import Output, RecordError
 
 #: Anthropic ``stop_reason`` -> the OpenAI ``finish_reason`` the diagnoses read.
@@ -65,8 +65,6 @@ def hosted_kind(rec: dict[str, Any]) -> str | None:
     return None
 
 
-def _args_text(args: Any) -> str:
-    return args if isinstance(args, str) else json.dumps(args)
 
 
 def _view(
@@ -144,7 +142,7 @@ def _responses(rec: dict[str, Any], schema: str | None, tool_schema: Any) -> lis
             name = item.get("name")
             src = f"output[{i}].arguments"
             outs.append(
-                Output(_args_text(item["arguments"]), tool_schema(schema, name), i, view, src)
+                Output(args_text(item["arguments"]), tool_schema(schema, name), i, view, src)
             )
     if not outs:  # nothing the application could read (cut during reasoning, say)
         outs.append(Output("", schema, None, view, "output"))
@@ -180,7 +178,7 @@ def _anthropic(rec: dict[str, Any], schema: str | None, tool_schema: Any) -> lis
         name = block.get("name")
         outs.append(
             Output(
-                _args_text(block["input"]),
+                args_text(block["input"]),
                 tool_schema(schema, name),
                 i,
                 view,
@@ -238,7 +236,7 @@ def _gemini(rec: dict[str, Any], schema: str | None, tool_schema: Any) -> list[O
             args = call.get("args", {})  # a call without arguments has no args field
             src = f"{where}.content.parts[{p}].functionCall.args"
             outs.append(
-                Output(_args_text(args), tool_schema(schema, call.get("name")), p, view, src)
+                Output(args_text(args), tool_schema(schema, call.get("name")), p, view, src)
             )
     return outs
 

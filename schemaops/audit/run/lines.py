@@ -240,7 +240,7 @@ def audit_lines(
                     if not owns(name, in_range):
                         continue
                     mine = True
-            outs = find_outputs(rec, field_, schema_field, tool_schema)
+            outs = find_outputs(rec, field_, schema_field, tool_schema, raw)
         except RecordError as exc:
             if in_range:
                 input_error(tally, records_out, lineno, None, str(exc), shard, first_line)

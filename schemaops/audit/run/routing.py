@@ -153,7 +153,7 @@ def hot_schemas(path: str, opts: Any, resolver: Any, jobs: int) -> frozenset[str
             except RecordError:
                 continue
         try:
-            outs = find_outputs(rec, opts.field, opts.schema_field, pick)
+            outs = find_outputs(rec, opts.field, opts.schema_field, pick, raw)
         except RecordError:
             continue
         for out in outs:

@@ -6,9 +6,14 @@ number differently (orjson reads integers outside [-2^63, 2^64) as floats: any i
 digits may be one, e.g. ``-9223372036854775810``), the stdlib decoder with
 strict constants decides, so the verdict never depends on which parser ran.
 
+A number beyond double range (``1e999``: orjson refuses it, the stdlib would read ±inf) is read
+as its exact integer (``exactjson.exact_float``), so every checker compares the number that was
+sent.
+
 RFC 8259 §9 lets a parser limit nesting depth and number size; values beyond the limits here
-(``MAX_DEPTH`` levels, integers Python refuses to convert) are ``json_parse_failure`` with the
-subtype ``limit_exceeded`` instead of a crash.
+(``MAX_DEPTH`` levels, integers Python refuses to convert, a number beyond double range with
+more than 4300 digits or a fraction) are ``json_parse_failure`` with the subtype
+``limit_exceeded`` instead of a crash.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from schemaops.exactjson import may_have_long_int
+from schemaops.exactjson import exact_float, may_have_long_int
 from schemaops.watchdog import WatchdogTimeout, watched
 from schemaops.watchdog import timeout as watchdog_timeout
 
@@ -75,7 +80,9 @@ def _reject_constant(name: str) -> Any:
     raise NonStandardLiteral(f"{name} is not JSON (RFC 8259)")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+# A number beyond double range is read exactly (``exact_float``), not as ±inf: jsonschema-rs
+# skips the bounds for an infinity (issue 33 item 19).
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=exact_float)
 
 
 @dataclass(frozen=True)
