@@ -507,8 +507,8 @@ def test_text_table_has_rule_pointer_and_source(shipped):
     assert "openai.root-object" in row and "/anyOf" in row and "[" in row
     assert "https://platform.openai.com/docs/guides/structured-outputs" in text
     assert (
-        "gemini (rules of 2026-12-03): 1 accepted, 8 accepted with ignored keywords, 0 unproven"
-        in text
+        "gemini (rules of 2026-12-03): 1 accepted, 8 accepted with ignored keywords, "
+        "0 accepted narrower" in text
     )
 
 
@@ -526,6 +526,7 @@ def test_cli_exit_0_when_accepted_or_ignored_and_json_document(tmp_path):
     assert doc["counts"]["gemini"] == {
         "accepted": 1,
         "accepted_ignored": 1,
+        "accepted_narrowed": 0,
         "unproven": 0,
         "refused": 0,
     }

@@ -18,10 +18,19 @@ from schemaops.errors import EXIT_GATE
 
 
 def hosted_report(registry: Path, targets: list[str]) -> Any:
-    """The library call, with its errors mapped to exit codes."""
+    """The library call, with its errors mapped to exit codes: a registry with problems is an
+    input error (exit 2, as the contract says; ``RegistryError`` alone would be 1, the gate's)."""
+    from schemaops.errors import InputError
     from schemaops.providers import check_targets
+    from schemaops.registry import RegistryError
 
-    return call(check_targets, registry, targets)
+    def judged() -> Any:
+        try:
+            return check_targets(registry, targets)
+        except RegistryError as exc:
+            raise InputError(f"cannot check registry {registry}: {exc}") from None
+
+    return call(judged)
 
 
 def print_hosted(report: Any) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from schemaops.errors import InputError
 from schemaops.providers import anthropic, gemini, openai
 from schemaops.providers.base import VERDICTS, Finding, Rule, Table, TargetVerdict, verdicts
+from schemaops.providers.narrowing import narrowings
 
 TABLES: dict[str, Table] = {t.target: t for t in (openai.TABLE, anthropic.TABLE, gemini.TABLE)}
 TARGETS = tuple(TABLES)
@@ -79,7 +80,11 @@ def parse_targets(targets: list[str]) -> list[str]:
 def judge_schema(name: str, schema: Any, target: str) -> TargetVerdict:
     """One schema (its wire form) judged against one target's table."""
     table = TABLES[target]
-    return verdicts(table, name, table.judge(schema))
+    found = table.judge(schema)
+    v = verdicts(table, name, found)
+    narrow = {at for at, _ in narrowings(schema, found)}  # the judgement lower makes too
+    v.narrowed = [f for f in v.findings if f.pointer in narrow and f.rule.effect == "ignored"]
+    return v
 
 
 def check_targets(registry: str | Path, targets: list[str]) -> HostedReport:

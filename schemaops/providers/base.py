@@ -33,9 +33,15 @@ from typing import Any, Literal
 from schemaops.strings import pointer, ref_parts, resolve_pointer
 
 Effect = Literal["refused", "restricted", "ignored"]
-VerdictName = Literal["accepted", "accepted_ignored", "unproven", "refused"]
+VerdictName = Literal["accepted", "accepted_ignored", "accepted_narrowed", "unproven", "refused"]
 #: every verdict, in the order of the report's counts
-VERDICTS: tuple[VerdictName, ...] = ("accepted", "accepted_ignored", "unproven", "refused")
+VERDICTS: tuple[VerdictName, ...] = (
+    "accepted",
+    "accepted_ignored",
+    "accepted_narrowed",
+    "unproven",
+    "refused",
+)
 
 #: Keywords whose value is a map of name -> subschema.
 SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
@@ -149,6 +155,9 @@ class TargetVerdict:
     schema: str
     target: str
     findings: list[Finding]
+    #: ``ignored`` findings whose drop refuses valid outputs (``providers.narrowing``, the
+    #: judgement ``lower --target`` makes too): no output can break them, so not residual
+    narrowed: list[Finding] = field(default_factory=list)
 
     @property
     def refused(self) -> list[Finding]:
@@ -156,7 +165,7 @@ class TargetVerdict:
 
     @property
     def residual(self) -> list[Finding]:
-        return [f for f in self.findings if f.rule.effect == "ignored"]
+        return [f for f in self.findings if f.rule.effect == "ignored" and f not in self.narrowed]
 
     @property
     def unproven(self) -> list[Finding]:
@@ -169,6 +178,8 @@ class TargetVerdict:
             return "refused"
         if self.unproven:
             return "unproven"
+        if self.narrowed:
+            return "accepted_narrowed"
         return "accepted_ignored" if self.residual else "accepted"
 
     @property
@@ -183,6 +194,7 @@ class TargetVerdict:
             "passed": self.passed,
             "refused": [f.to_dict() for f in self.refused],
             "unproven": [f.to_dict() for f in self.unproven],
+            "narrowed": [f.to_dict() for f in self.narrowed],
             "residual": [f.to_dict() for f in self.residual],
         }
 

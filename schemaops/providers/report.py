@@ -21,7 +21,7 @@ ROWS_PER_PAIR = 4
 def _rows(report: HostedReport, sources: dict[str, int]) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     for r in report.results:
-        shown = r.refused or (r.unproven + r.residual)
+        shown = r.refused or (r.unproven + r.narrowed + r.residual)
         if not shown:
             rows.append((r.schema, r.target, r.verdict, "-", "-", "-"))
             continue
@@ -69,7 +69,9 @@ def render_text(report: HostedReport) -> str:
     for target, c in report.counts().items():
         lines.append(
             f"{target} (rules of {TABLES[target].version}): {c['accepted']} accepted, "
-            f"{c['accepted_ignored']} accepted with ignored keywords, {c['unproven']} unproven "
+            f"{c['accepted_ignored']} accepted with ignored keywords, {c['accepted_narrowed']} "
+            "accepted narrower (a dropped keyword refuses valid outputs), "
+            f"{c['unproven']} unproven "
             f"(a documented restriction, effect unknown), {c['refused']} refused"
         )
     return "\n".join(lines)
@@ -125,6 +127,10 @@ def _case(suite: ET.Element, c: TargetVerdict) -> None:
     out += [
         f"unproven: {f.rule.id} at {f.pointer or '(root)'}: {f.message} ({f.rule.source})"
         for f in c.unproven
+    ]
+    out += [
+        f"narrowed: {f.rule.id} at {f.pointer or '(root)'}: {f.message} ({f.rule.source})"
+        for f in c.narrowed
     ]
     out += [
         f"residual: {f.rule.id} at {f.pointer or '(root)'}: {f.message} ({f.rule.source})"
