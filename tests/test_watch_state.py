@@ -41,6 +41,7 @@ BAD = [
     ("files.0.offset", -5, "files[0].offset"),  # a negative offset: unreadable on every run
     ("files.0.offset", "12", "files[0].offset"),
     ("files.0.ino", 1.5, "files[0].ino"),
+    ("files.0.head_len", 257, "files[0].head_len"),
     ("files", {"a": 1}, "files"),
     ("files.0", "x", "files[0]"),
     ("totals.outputs", "x", "totals.outputs"),

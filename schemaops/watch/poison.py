@@ -141,7 +141,7 @@ class Detector:
         }
 
     def restore(self, doc: dict[str, Any], now_mono: float, now_wall: float) -> None:
-        """The saved state back (``to_json``); a malformed part is ignored."""
+        """The saved state back (``to_json``; its types checked on load: ``state.check_state``)."""
         try:
             for s, (n, ok_before, before) in (doc.get("runs") or {}).items():
                 self.runs[str(s)] = Run(int(n), now_mono, int(ok_before), int(before))

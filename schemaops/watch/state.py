@@ -27,6 +27,7 @@ import orjson
 from schemaops.audit.report.text import visible
 from schemaops.audit.tally.stats import Tally
 from schemaops.errors import InputError
+from schemaops.watch.files import HEAD_BYTES
 
 STATE_FILE = "watch-state.json"
 LOCK_FILE = "watch.lock"
@@ -126,7 +127,7 @@ def totals_from_json(doc: dict[str, Any]) -> tuple[Tally, Counter]:
 _COUNTS = ("lines", "outputs", "ok", "input_errors", "skipped_lines")
 _COUNTERS = ("categories", "parse_failures", "diagnoses", "engine_errors")
 #: the integer fields of a saved file (``files.Tracked.to_json``); others may be added
-_FILE_INTS = ("dev", "ino", "offset", "line", "head_len")
+_FILE_INTS = ("dev", "ino", "offset", "line", "head_len", "size")
 
 
 class _Bad(Exception):
@@ -171,6 +172,8 @@ def _check_files(files: Any) -> None:
         for k in _FILE_INTS:
             if k in f or k in ("dev", "ino", "offset"):
                 _count(f.get(k), f"{where}.{k}")
+        if f.get("head_len", 0) > HEAD_BYTES:
+            raise _Bad(f"{where}.head_len must be at most {HEAD_BYTES} (got {f['head_len']})")
         if not isinstance(f.get("head", ""), str):
             raise _Bad(f"{where}.head must be a string (got {_shown(f.get('head'))})")
         for k in ("gz", "done"):
