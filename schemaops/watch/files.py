@@ -1,6 +1,6 @@
 """What ``follow.py`` follows: one file's saved position (``Tracked``), the records of files
 not followed now (``Known``), a batch of new lines, the events met, the files behind an
-argument (with their rotated names), head fingerprints, and stdin.
+argument (with their rotated names), and head fingerprints.
 
 A file is known by its (device, inode), the bytes consumed (``offset``; of the decompressed
 stream for a ``.gz``), the lines consumed, and the sha256 of its first ``HEAD_BYTES`` bytes
@@ -16,10 +16,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import queue
 import re
-import sys
-import threading
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -28,7 +25,7 @@ from typing import Any, BinaryIO
 from schemaops.audit.read.shardlist import local_glob
 from schemaops.audit.read.shards import GLOB_CHARS
 from schemaops.errors import InputError
-from schemaops.jsonl import bounded_lines, open_regular
+from schemaops.jsonl import open_regular
 
 HEAD_BYTES = 256
 #: file names a folder or glob contributes (and the rotated names of these: ``ROLLED``)
@@ -285,43 +282,3 @@ def head_at(path: str, n: int) -> str | None:
 
 def plain_head(fd: int, n: int = HEAD_BYTES) -> tuple[str, int]:
     return head_of(os.pread(fd, n, 0))
-
-
-#: lines taken from stdin per batch
-STDIN_BATCH = 50_000
-
-
-class StdinLines:
-    """Lines of stdin read by a thread into a bounded queue (the loop never blocks on it)."""
-
-    def __init__(self, max_line: int) -> None:
-        self.q: queue.Queue[bytes | None] = queue.Queue(STDIN_BATCH * 4)
-        self.line = 0
-        self.ended = False
-        self.thread = threading.Thread(target=self._read, args=(max_line,), daemon=True)
-        self.thread.start()
-
-    def _read(self, max_line: int) -> None:
-        try:
-            for line in bounded_lines(sys.stdin.buffer, max_line):
-                self.q.put(line)
-        except OSError:
-            pass
-        self.q.put(None)
-
-    def batch(self) -> Batch | None:
-        lines: list[bytes] = []
-        while len(lines) < STDIN_BATCH:
-            try:
-                item = self.q.get_nowait()
-            except queue.Empty:
-                break
-            if item is None:
-                self.ended = True
-                break
-            lines.append(item)
-        if not lines:
-            return None
-        first = self.line + 1
-        self.line += len(lines)
-        return Batch("-", first, lines)
