@@ -236,6 +236,8 @@ def run_warm(
     check(settings)
     settings.options.ready_since = time.monotonic()  # --wait-ready counts from here, once
     engine = resolve_engine(settings)
+    # the readiness wait of engine detection (--wait-ready) is part of the run's wall time
+    detect_s = time.monotonic() - settings.options.ready_since
     items = plan(settings, notify)
     pre: list[dict[str, Any]] = []
     # Most used last: a size-capped cache (vLLM's LRU) keeps what was warmed last.
@@ -255,7 +257,7 @@ def run_warm(
             settings.options.reprove = [it.identity for it in send[:REPROVE_SAMPLE]]
     with progress_bar(show_progress) as progress:
         runs, wall = warm(send, settings.options, progress)
-    doc = document(send, runs, settings.options, wall)
+    doc = document(send, runs, settings.options, detect_s + wall)
     doc["engine"] = engine
     if engine == "vllm":
         doc["vllm_precheck"] = {
