@@ -53,7 +53,7 @@ class StdinLines:
                         self.cond.wait()
                     self.lines.append(line)
                     self.held += cost
-        except (OSError, ValueError):  # ValueError: stdin closed under the thread
+        except (OSError, ValueError, AttributeError):  # closed, or no stdin at all (None)
             pass
         with self.cond:
             self.eof = True
