@@ -147,7 +147,7 @@ def test_input_errors_have_line_numbers_and_are_excluded(tmp_path: Path, reg: Pa
 def test_only_bad_lines_is_exit_2(tmp_path: Path) -> None:
     f = write(tmp_path / "o.jsonl", ["garbage", "more garbage"])
     result = run(str(f))
-    assert result.exit_code == 2 and "line 1" in result.stderr
+    assert result.exit_code == 2 and "lines 1, 2: line is not JSON" in result.stderr
 
 
 @pytest.mark.parametrize("body", [b"", b"\n", b"\n\n  \n", b"\r\n"])

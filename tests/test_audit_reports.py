@@ -17,7 +17,8 @@ from schemaops.audit.report.html import render_html
 from schemaops.audit.report.markdown import render_markdown
 from schemaops.audit.report.terminal import render_terminal
 
-EVIL_SCHEMA = "<script>alert(1)</script>"
+# no "/": a schema name is a file name (registry/names.py refuses a path separator)
+EVIL_SCHEMA = "<script>alert(1)<script src=x>"
 EVIL_KEY = "<img src=x onerror=alert(2)>"
 ESC_KEY = "k\x1b[31mRED\x1b]8;;http://x\x07\u202e"
 ALLOWED = {"h1", "h2", "h3", "p", "table", "thead", "tbody", "tr", "th", "td", "ul", "li"}
@@ -32,7 +33,7 @@ def _hostile_doc(tmp_path: Path) -> dict:
         "properties": {"a": {"type": "integer"}},
         "additionalProperties": {"type": "integer"},
     }
-    # A file name cannot hold "/", so the schema name comes from x-schemaops-name.
+    # A file name cannot hold "<" on every system, so the name comes from x-schemaops-name.
     (reg / "evil.json").write_text(json.dumps({**schema, "x-schemaops-name": EVIL_SCHEMA}))
     outputs = [
         {EVIL_KEY: "x"},

@@ -37,6 +37,9 @@ class AuditOptions:
     open_timeout: float = 30.0
     max_failure_rate: float | None = None
     min_compound: float | None = None
+    #: ``--max-input-errors``: the gate on lines that were no usable record (p leaves them
+    #: out); None = 0 when another gate is set, else no such gate (``result.gates``)
+    max_input_errors: int | None = None
     #: schema facts cache (``audit/verdict/cache.py``): None = the user cache folder; off if
     #: not cache
     cache_dir: str | None = None
@@ -57,6 +60,8 @@ class AuditOptions:
         ):
             if value is not None and not 0 <= value <= 1:
                 raise InputError(f"{flag} must be between 0 and 1, got {value}")
+        if self.max_input_errors is not None and self.max_input_errors < 0:
+            raise InputError(f"--max-input-errors must be 0 or more, got {self.max_input_errors}")
         if not self.open_timeout > 0:  # also NaN
             raise InputError(f"--open-timeout must be above 0, got {self.open_timeout}")
         if self.target == 0:

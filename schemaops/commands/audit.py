@@ -65,6 +65,14 @@ def audit_command(
     min_compound: float = typer.Option(
         None, "--min-compound", help="Gate: exit 1 if p^N below (N = max --steps)."
     ),
+    max_input_errors: int = typer.Option(
+        None,
+        "--max-input-errors",
+        metavar="N",
+        help="Gate: exit 1 above N input errors (lines that are no usable record: p leaves"
+        " them out). Default 0 when --max-failure-rate or --min-compound is given (a gate on p"
+        " must not pass on records that never reached p), else no gate.",
+    ),
     all_errors: bool = typer.Option(False, "--all-errors", help="Also count every violation."),
     no_format: bool = typer.Option(
         False, "--no-format", help="Treat 'format' as an annotation only."
@@ -135,6 +143,7 @@ def audit_command(
         open_timeout=open_timeout,
         max_failure_rate=max_failure_rate,
         min_compound=min_compound,
+        max_input_errors=max_input_errors,
         cache_dir=str(cache_dir) if cache_dir else None,
         cache=not no_cache,
         ray=ray or None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from schemaops.audit.report import inputerrors
 from schemaops.audit.report.text import fmt_ci, fmt_p, headline, visible
 from schemaops.errors import InputError
 
@@ -138,10 +139,8 @@ def render_markdown(doc: dict) -> str:
             "",
         ]
     if doc["input_errors"]:
-        shown = ", ".join(
-            f"{e['line']} ({_text(e['message'])})" for e in doc["input_error_lines"][:10]
-        )
-        lines += [f"**{doc['input_errors']} input error(s)** (excluded from p): lines {shown}", ""]
+        lines += [f"**{doc['input_errors']:,} input error(s)** (excluded from p):", ""]
+        lines += [f"- {_text(x)}" for x in inputerrors.summary_lines(doc)] + [""]
     rows: list[list[object]] = []
     for cat, k in doc["categories"].items():
         rows.append([cat, f"{k:,}", f"{k / n:.2%}"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from schemaops import __version__
+from schemaops.audit.report.inputerrors import group as group_input_errors
 from schemaops.audit.tally.diagnose import summary as diagnoses_summary
 from schemaops.audit.tally.ranking import ranked
 from schemaops.audit.tally.stats import compound, episode_summary, required_p, wilson
@@ -61,6 +62,9 @@ def to_json(result: Any) -> dict:
         "ok": t.ok,
         "input_errors": t.input_errors,
         "input_error_lines": t.input_error_lines,
+        # each reason once with its lines (``inputerrors.group``), over the lines kept above
+        "input_error_groups": group_input_errors(t.input_error_lines),
+        "input_error_groups_complete": len(t.input_error_lines) == t.input_errors,
         "categories": _ordered_categories(categories),
         "parse_failures": {s: t.parse_failures[s] for s in SUBTYPES if t.parse_failures.get(s)},
         "schema_violations": violations,
@@ -115,9 +119,21 @@ def to_json(result: Any) -> dict:
     return doc
 
 
+def input_error_limit(opts: Any) -> int | None:
+    """The most input errors a run may have and pass (``--max-input-errors``), or None (no
+    gate). Unset, it is 0 when another gate is asked for: p leaves input errors out, so a
+    gate on p alone would pass a run whose failing records never reached it (a renamed
+    schema turns all of its records into input errors)."""
+    limit = getattr(opts, "max_input_errors", None)
+    if limit is None and (opts.max_failure_rate is not None or opts.min_compound is not None):
+        return 0
+    return limit
+
+
 def gates(doc: dict, opts: Any) -> list[dict]:
     """Evaluate ``--max-failure-rate`` and ``--min-compound`` (the latter at the largest
-    ``--steps``) on the point estimates. No classified output means a gate cannot pass."""
+    ``--steps``) on the point estimates, and ``--max-input-errors`` (``input_error_limit``).
+    No classified output means a gate cannot pass."""
     out = []
     p = doc["p"]
     if opts.max_failure_rate is not None:
@@ -142,4 +158,12 @@ def gates(doc: dict, opts: Any) -> list[dict]:
             f" (p = {p:.4f}; needs p >= {required_p(opts.min_compound, n):.5f})"
         )
         out.append({"gate": "min_compound", "passed": passed, "reason": reason})
+    limit = input_error_limit(opts)
+    if limit is not None:
+        n = doc["input_errors"]
+        passed = n <= limit
+        said = getattr(opts, "max_input_errors", None) is not None
+        reason = f"{n:,} input errors {'<=' if passed else '>'} max {limit:,} (lines p leaves out"
+        reason += ")" if said else "; a gate allows none unless --max-input-errors N)"
+        out.append({"gate": "max_input_errors", "passed": passed, "reason": reason})
     return out

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from schemaops.audit.report import inputerrors
 from schemaops.audit.report.text import fmt_ci, fmt_p, headline, visible
 from schemaops.audit.tally import diagnose
 
@@ -48,12 +49,13 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
             " output (received events, requests without a json_schema) read and skipped"
         )
     if doc["input_errors"]:
-        shown = ", ".join(_at(e) for e in doc["input_error_lines"][:10])
-        more = " ..." if doc["input_errors"] > 10 else ""
+        # each reason once, with its own lines (inputerrors.py)
         con.print(
-            f"[yellow]{doc['input_errors']} input error(s)[/yellow] (not model outputs; excluded"
-            f" from p) at line(s) {shown}{more}: {esc(doc['input_error_lines'][0]['message'])}"
+            f"[yellow]{doc['input_errors']:,} input error(s)[/yellow] (not model outputs;"
+            " excluded from p):"
         )
+        for line in inputerrors.summary_lines(doc):
+            con.print("  " + visible(line), markup=False)
 
     cats = Table(title="Outcomes", title_justify="left")
     for col in ("category", "count", "share"):

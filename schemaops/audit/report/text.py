@@ -37,9 +37,11 @@ def fmt_ci(ci: list[float] | None) -> str:
 def headline(doc: dict) -> str:
     """One line: outputs, p with its interval, and p^n at the largest step count."""
     n = max(doc["steps"])
+    left_out = " (excluded from p)" if doc["input_errors"] else ""
     return (
         f"{doc['total']:,} total: {doc['outputs']:,} outputs classified, {doc['ok']:,} ok,"
-        f" {doc['input_errors']:,} input errors. Per-step success p = {fmt_p(doc['p'])}"
+        f" {doc['input_errors']:,} input errors{left_out}. Per-step success p ="
+        f" {fmt_p(doc['p'])}"
         f" {fmt_ci(doc['p_ci95'])}; p^{n} = {fmt_p(doc['compound'][str(n)])}"
         f" {fmt_ci(doc['compound_ci95'][str(n)])}"
     )

@@ -103,7 +103,7 @@ def _run_audit(path: str | Sequence[str], opts: AuditOptions) -> AuditResult:
                     tally = audit_lines(lines, opts, resolver)
         finally:
             resolver.flush_cache()
-    _check_outputs(path, tally)
+    _check_outputs(path, tally, path)
     schemas = _schemas(tally, resolver)
     return AuditResult(path, opts, tally, time.perf_counter() - start, jobs, schemas)
 
@@ -208,17 +208,51 @@ def _run_shards(
     )
 
 
-def _check_outputs(path: str, tally: Tally) -> None:
+def _check_outputs(path: str, tally: Tally, file: str | None = None) -> None:
+    """Refuse a run with no model output (exit 2). ``file``: the one regular file audited,
+    which may be a pretty-printed ``.json`` document (said as such, not line by line)."""
     if tally.outputs == 0:
+        from schemaops.audit.report.inputerrors import no_output_message
+
         # One rule for an empty file, blank lines and only bad lines: nothing to estimate p
         # from and no gate that could pass, so it is an input error (exit 2), never "0 ok".
         if tally.lines == 0:
             raise InputError(f"{path}: no model output to audit (the input is empty)")
-        first = "; ".join(f"line {e['line']}: {e['message']}" for e in tally.input_error_lines[:3])
-        raise InputError(
-            f"{path}: no model output to audit: no line is a usable record"
-            f" ({tally.input_errors} input errors: {first})"
-        )
+        spans = _one_document(file) if file is not None else None
+        if spans is not None:
+            raise InputError(
+                f"{path}: expected one JSON record per line (JSONL), but the file is one JSON"
+                f" document over {spans:,} lines (pretty-printed): write each record on a"
+                " line of its own"
+            )
+        raise InputError(no_output_message(path, tally.input_errors, tally.input_error_lines))
+
+
+#: the largest file read whole to tell a pretty-printed JSON document from broken JSONL
+ONE_DOCUMENT_MAX = 64 << 20
+
+
+def _one_document(path: str) -> int | None:
+    """The number of lines of ``path`` when it is one JSON document over several lines (a
+    pretty-printed ``.json`` file), else None. Only asked when no line was a record."""
+    import orjson
+
+    if path == "-" or not is_regular(path):
+        return None
+    try:
+        if os.path.getsize(path) > ONE_DOCUMENT_MAX:
+            return None
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    lines = data.rstrip(b"\n").count(b"\n") + 1
+    if lines < 2:
+        return None
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return lines
 
 
 def _schemas(tally: Tally, resolver: SchemaResolver) -> dict[str, Any]:

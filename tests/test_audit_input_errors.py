@@ -1,0 +1,113 @@
+"""Input errors in ``schemaops audit`` (issue 34, item 2): grouped by reason with their lines,
+a missing registry said once and first, a pretty-printed ``.json`` file named as such, and a
+gate that never passes silently on lines excluded from p (``--max-input-errors``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from schemaops.cli import app
+
+REPO = Path(__file__).resolve().parents[1]
+OK = '{"order_id": "ORD-20481357"}'
+# line 1 ok; line 2 not JSON; lines 3 and 4 name a schema that does not exist; line 5 ok
+LINES = [
+    json.dumps({"schema": "get_order", "text": OK}),
+    '{"schema": "get_order", "text": "{}" "x": 1}',
+    json.dumps({"schema": "get_ordr", "text": OK}),
+    json.dumps({"schema": "get_ordr", "text": OK}),
+    json.dumps({"schema": "get_order", "text": OK}),
+]
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, ["audit", *args], env={"COLUMNS": "300"})
+
+
+@pytest.fixture()
+def mixed(tmp_path: Path) -> Path:
+    f = tmp_path / "mixed.jsonl"
+    f.write_text("\n".join(LINES) + "\n")
+    return f
+
+
+def test_terminal_groups_input_errors_by_reason(mixed: Path) -> None:
+    """Each reason once, with its own lines: ``get_ordr`` is never given line 2's JSON error
+    (the terminal printed the first line's reason after every line number)."""
+    res = run(str(mixed), "--registry", str(REPO / "schemas"))
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    assert "3 input error(s)" in out
+    unknown = next(x for x in out.splitlines() if "get_ordr" in x)
+    assert "not JSON" not in unknown and "lines 3, 4" in unknown, unknown
+    broken = next(x for x in out.splitlines() if "not JSON" in x)
+    assert "get_ordr" not in broken and "line 2" in broken, broken
+    # the headline says how many lines p leaves out
+    assert "3 input errors (excluded from p)" in " ".join(out.split())
+
+
+def test_json_groups_input_errors(mixed: Path) -> None:
+    res = run(str(mixed), "--registry", str(REPO / "schemas"), "--json")
+    doc = json.loads(res.stdout)
+    groups = {g["reason"].split(" in ")[0]: g for g in doc["input_error_groups"]}
+    assert groups["unknown schema 'get_ordr'"]["lines"] == [3, 4]
+    assert groups["unknown schema 'get_ordr'"]["count"] == 2
+    (other,) = [g for g in doc["input_error_groups"] if "not JSON" in g["reason"]]
+    assert other["lines"] == [2] and other["count"] == 1
+    assert doc["input_error_groups_complete"] is True
+
+
+def test_markdown_groups_input_errors(mixed: Path, tmp_path: Path) -> None:
+    md = tmp_path / "r.md"
+    res = run(str(mixed), "--registry", str(REPO / "schemas"), "--markdown", str(md))
+    assert res.exit_code == 0, res.output
+    text = md.read_text()
+    unknown = next(x for x in text.splitlines() if "ordr" in x)  # Markdown escapes the _
+    assert "not JSON" not in unknown and "3, 4" in unknown
+
+
+def test_missing_registry_is_one_error_first(mixed: Path, tmp_path: Path) -> None:
+    res = run(str(mixed), "--registry", str(tmp_path / "nope"))
+    assert res.exit_code == 2
+    err = res.stderr
+    assert err.count("registry folder not found") == 1, err
+    assert err.index("registry folder not found") < err.index("not JSON"), err
+    assert "lines 1, 3, 4, 5" in err, err
+
+
+def test_pretty_printed_json_file_says_jsonl(tmp_path: Path) -> None:
+    f = tmp_path / "outputs.json"
+    f.write_text(json.dumps([{"schema": "get_order", "text": OK}] * 2, indent=2))
+    res = run(str(f), "--registry", str(REPO / "schemas"))
+    assert res.exit_code == 2
+    assert "expected one JSON record per line (JSONL)" in res.stderr, res.stderr
+    assert res.stderr.count("\n") <= 3, res.stderr  # one message, not one per line
+
+
+def test_max_input_errors_gate(mixed: Path) -> None:
+    reg = ["--registry", str(REPO / "schemas")]
+    assert run(str(mixed), *reg).exit_code == 0  # no gate asked: a report
+    over = run(str(mixed), *reg, "--max-input-errors", "2", "--json")
+    assert over.exit_code == 1, over.output
+    gate = {g["gate"]: g for g in json.loads(over.stdout)["gates"]}["max_input_errors"]
+    assert gate["passed"] is False and "3 input errors" in gate["reason"]
+    assert "gate failed: max_input_errors" in over.stderr
+    assert run(str(mixed), *reg, "--max-input-errors", "3").exit_code == 0
+    # a gate on p never passes silently on lines p leaves out: none allowed unless said
+    rate = run(str(mixed), *reg, "--max-failure-rate", "0.5", "--json")
+    assert rate.exit_code == 1, rate.output
+    gates = {g["gate"]: g["passed"] for g in json.loads(rate.stdout)["gates"]}
+    assert gates == {"max_failure_rate": True, "max_input_errors": False}
+    allowed = run(str(mixed), *reg, "--max-failure-rate", "0.5", "--max-input-errors", "3")
+    assert allowed.exit_code == 0, allowed.output
+    assert run(str(mixed), *reg, "--max-input-errors", "-1").exit_code == 2
+
+
+def test_help_names_the_default() -> None:
+    res = CliRunner().invoke(app, ["audit", "--help"], env={"COLUMNS": "200"})
+    text = " ".join(res.stdout.split())
+    assert "--max-input-errors" in text and "default 0 when" in text.lower(), text
