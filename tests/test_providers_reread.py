@@ -64,6 +64,12 @@ CASES: list[tuple[str, str, Any, str, str | None]] = [
     ("openai", "ref-beside-description",
      obj({"a": {"$ref": "#/$defs/x", "description": "d"}},
          **{"$defs": {"x": prop(type="string")}}), "accepted", None),
+    # 13: Azure OpenAI refuses a default api.openai.com serves (a separate target)
+    ("azure", "default", prop(type="integer", default=3), "refused", "azure.default"),
+    ("azure", "no-default", prop(type="string", examples=["x"]), "accepted", None),
+    ("azure", "first-keys",
+     prop(anyOf=[obj({"t": {"const": "a"}}), obj({"t": {"const": "b"}})]),
+     "refused", "azure.anyof-first-keys"),
     # 14: Gemini's restrictions are not documented 400s
     ("gemini", "cycle-through-required", tree(True), "unproven", "gemini.cyclic-required"),
     ("gemini", "cycle-through-optional", tree(False), "accepted", None),

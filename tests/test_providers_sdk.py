@@ -4,7 +4,7 @@ A provider accepts what its own SDK sends for an ordinary model: the schemas her
 output of openai-python's ``to_strict_json_schema`` (src/openai/lib/_pydantic.py, what
 ``client.chat.completions.parse(response_format=Model)`` sends) and anthropic-sdk-python's
 ``transform_schema`` (src/anthropic/lib/_parse/_transform.py, what ``messages.parse`` sends), on
-thirteen ordinary models: optional fields, defaults, lists, enums, unions, nesting, recursion,
+twelve ordinary models: optional fields, defaults, lists, enums, unions, nesting, recursion,
 ``constr``/``conint``, descriptions, examples. No schema is written by hand, so a table that
 refuses what the SDK sends (a false 400) fails here. Where a documented refusal applies, the
 test names the rule, and the rule cites its source (the table's own check).

@@ -1,5 +1,6 @@
-"""Hosted structured-output APIs: is each registry schema accepted by OpenAI, Anthropic and
-Gemini in their strict / structured modes? Offline, from the providers' documented rules.
+"""Hosted structured-output APIs: is each registry schema accepted by OpenAI, Anthropic,
+Gemini and Azure OpenAI in their strict / structured modes? Offline, from the providers'
+documented rules, their SDKs' transforms and reported API errors.
 
 Public API:
 
@@ -8,7 +9,8 @@ Public API:
 - ``TABLES``: target name -> ``Table`` (its rules, each with source URL and read date).
 - ``HostedReport``, ``TargetVerdict``, ``Finding``, ``Rule``.
 
-One table per provider (``openai.py``, ``anthropic.py``, ``gemini.py``) is the one place to
+One table per provider (``openai.py``, ``anthropic.py``, ``gemini.py``, ``azure.py``: OpenAI's
+rules and Azure's own refusals) is the one place to
 update when a provider changes its documentation; ``docs/contracts/hosted.md`` is the contract.
 """
 
@@ -19,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from schemaops.errors import InputError
-from schemaops.providers import anthropic, gemini, openai
+from schemaops.providers import anthropic, azure, gemini, openai
 from schemaops.providers.base import VERDICTS, Finding, Rule, Table, TargetVerdict, verdicts
 from schemaops.providers.narrowing import narrowings
 
-TABLES: dict[str, Table] = {t.target: t for t in (openai.TABLE, anthropic.TABLE, gemini.TABLE)}
+TABLES: dict[str, Table] = {
+    t.target: t for t in (openai.TABLE, anthropic.TABLE, gemini.TABLE, azure.TABLE)
+}
 TARGETS = tuple(TABLES)
 
 
