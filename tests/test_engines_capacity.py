@@ -40,7 +40,7 @@ SMALL = {"type": "object", "properties": {"a": {"type": "string"}}, "required": 
 
 HOW_TO_INSTALL = (
     "run `schemaops dev-server --install-only` (SGLang) and `schemaops dev-server --engine "
-    "vllm --install-only` (vLLM) to install them under ~/.cache/schemaops/devserver"
+    "vllm --install-only` (vLLM) to install them under {root}"
 )
 
 
@@ -60,7 +60,8 @@ def _engine_sources() -> tuple[Path, Path]:
     if sglang is None or vllm is None:
         missing = " and ".join(n for n, p in (("SGLang", sglang), ("vLLM", vllm)) if p is None)
         are = "environments are" if sglang is None and vllm is None else "environment is"
-        why = f"the {missing} dev-server {are} not installed: {HOW_TO_INSTALL}"
+        how = HOW_TO_INSTALL.format(root=default_cache_dir())
+        why = f"the {missing} dev-server {are} not installed: {how}"
         if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
             pytest.fail(f"CI=true and {why}")
         pytest.skip(why)
@@ -126,21 +127,26 @@ def test_policies_are_the_engines_own() -> None:
     assert not re.search(r"LRU|maxsize|popitem", base)  # nothing ever evicts from it
     policy = SGLANG.cache_policy("xgrammar")
     assert policy.kind == "unbounded" and "base_grammar_backend.py" in policy.source
+    cited = _cited_lines(policy.source, "base_grammar_backend.py")
+    assert all("self.cache" in base.splitlines()[n - 1] for n in cited)
 
 
 def test_pins_are_the_installed_engines_own() -> None:
-    """What warm and check say the engine's xgrammar is (``Engine.pins``) is what the vLLM
-    wheel requires (its METADATA ``Requires-Dist``)."""
+    """The versions warm and check say the engine runs (``Engine.pins``) satisfy what the
+    installed vLLM wheel requires (its METADATA ``Requires-Dist``), and xgrammar, which the
+    footprint's version note compares with, is pinned exactly."""
+    from packaging.specifiers import SpecifierSet
+
     _sglang, vllm = _engine_sources()
     metas = sorted(vllm.parent.glob("vllm*.dist-info/METADATA"))
     assert metas, f"no vllm dist-info beside {vllm}"
-    requires = re.findall(
-        r"^Requires-Dist: ([A-Za-z0-9_.-]+)\s*\(?([^;\n]*)", metas[0].read_text(), re.M
-    )
+    meta = metas[0].read_text()
+    requires = re.findall(r"^Requires-Dist: ([A-Za-z0-9_.-]+)\s*\(?([^;\n]*)", meta, re.M)
     pinned = {n.lower().replace("-", "_"): spec.strip(" ()") for n, spec in requires}
     for name, pin in VLLM.pins.items():
         assert name in pinned, f"vLLM does not require {name}"
-        assert pin in pinned[name], f"{name}: model pins {pin}, the wheel says {pinned[name]}"
+        assert pin in SpecifierSet(pinned[name]), f"{name} {pin} is not {pinned[name]}"
+    assert pinned["xgrammar"] == f"=={VLLM.pins['xgrammar']}"
 
 
 def test_the_cap_follows_the_servers_setting_and_engines_are_known() -> None:
