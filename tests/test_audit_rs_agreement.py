@@ -31,6 +31,7 @@ from schemaops.audit.verdict.rscheck import (
     scan,
     walk_scan,
 )
+from schemaops.audit.verdict.rspattern import exact_pattern
 from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
@@ -410,6 +411,15 @@ def test_jsonschemabench_patterns_never_lenient_on_unicode_strings() -> None:
     assert stats["schemas"] > 500, stats
 
 
+def test_exact_pattern() -> None:
+    """What a patternProperties key (or a pattern beside ``not``) needs: the same strings in
+    both readings, so not even the stricter-in-Rust constructs."""
+    for same in ("^[a-z_]+", "^x-", "^[0-9]{2}-[A-Z]+", "^(?:ab|cd)+", "^[^a]"):
+        assert exact_pattern(same), same
+    for stricter in ("^\\d", "^[a-z]+$", "a.b", "[\\w]", "(?m)^a", "^(?!\\w)", *NOT_PORTABLE):
+        assert not exact_pattern(stricter), stricter
+
+
 def test_refused_schema_falls_back_to_jsonschema() -> None:
     """A schema jsonschema-rs cannot compile (``\\a``, Python's bell, is not in Rust's
     syntax) is answered by jsonschema alone, with the reason kept."""
@@ -497,6 +507,13 @@ SCAN_CASES = [
     {"format": "regex"},
     {"patternProperties": {"^\\s$": {}}},
     {"type": "object", "properties": {"pattern": {"type": "string"}}},
+    # a pattern only stricter in Rust is not enough beside not/if/oneOf/maxContains
+    {"not": {"pattern": "^\\d$"}},
+    {"oneOf": [{"pattern": "^a$"}, {"type": "integer"}]},
+    {"if": {"pattern": "^a."}, "then": {"maxLength": 2}},
+    {"contains": {"pattern": "^\\w"}, "maxContains": 1},
+    {"$defs": {"d": {"pattern": "^\\d+$"}}, "not": {"$ref": "#/$defs/d"}},
+    {"properties": {"a": {"pattern": "^\\d+$"}}},  # alone: stricter is enough
 ]
 
 
