@@ -17,6 +17,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from watch_support import audit_doc, by_schema, mixed, registry, watch_once
 
 from schemaops.watch import follow, reading
+from schemaops.watch.files import followed_name
 from schemaops.watch.follow import Follower
 
 
@@ -323,3 +324,54 @@ def test_rolled_files_removed_while_down_are_no_loss(tmp_path: Path) -> None:
     (logs / "app.log.3").unlink()
     snap = watch_once([str(logs)], reg, state)
     assert snap["outputs"] == 20 and snap["follow"]["lost_rotations"] == 0
+
+
+@pytest.mark.parametrize("handler", ["timed", "size"])
+def test_python_logging_rollover_is_followed(
+    tmp_path: Path, handler: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's own rotating handlers (``doRollover``: the rename they do on time or size;
+    TimedRotatingFileHandler names ``app.log.2026-12-03_13``, as SGLang's hourly log),
+    with the reader behind (it reads 4 KiB a poll) and no grace: the rolled name is followed
+    as the file it was, however long the reader needs."""
+    import logging
+    import logging.handlers
+
+    monkeypatch.setattr(follow, "ROTATE_GRACE_S", 0.0)
+    monkeypatch.setattr(reading, "CHUNK", 1024)
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    path = str(logs / "app.log")
+    h: logging.Handler = (
+        logging.handlers.TimedRotatingFileHandler(path, when="H")
+        if handler == "timed"
+        else logging.handlers.RotatingFileHandler(path, maxBytes=0, backupCount=5)
+    )
+    h.setFormatter(logging.Formatter("%(message)s"))
+    log = logging.getLogger(f"schemaops-test-{handler}")
+    log.propagate = False
+    log.addHandler(h)
+    log.setLevel(logging.INFO)
+    try:
+        f = Follower([str(logs)], batch_bytes=4096)
+        lines = mixed(0, 600).decode().splitlines()
+        for line in lines[:150]:
+            log.info(line)
+        got = _polls(f, 1)  # 4 of its 15 KiB
+        rounds = 2 if handler == "size" else 1  # a second hourly roll in one hour overwrites
+        for r in range(rounds):
+            for line in lines[150 + 200 * r : 250 + 200 * r]:
+                log.info(line)
+            h.doRollover()  # type: ignore[attr-defined]
+            for line in lines[250 + 200 * r : 350 + 200 * r]:
+                log.info(line)
+            got += _polls(f, 20)
+        want = "".join(x + "\n" for x in lines[: 150 + 200 * rounds])
+        _equal_to_audit(tmp_path, got, want.encode())
+        rolled = sorted(p.name for p in logs.iterdir() if p.name != "app.log")
+        assert rolled and all(followed_name(n) for n in rolled)
+        f.close()
+    finally:
+        log.removeHandler(h)
+        h.close()
