@@ -94,3 +94,9 @@ def truncate(text: str, limit: int, ellipsis: str = "...") -> str:
     Messages quote instances and schemas that can be megabytes; reports stay readable.
     """
     return text if len(text) <= limit else text[: max(0, limit - len(ellipsis))] + ellipsis
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 schema``, ``2 schemas``, ``1 library`` (``many``: an irregular plural), the count
+    with thousands separators: reports read "1 libraries" otherwise."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"

@@ -41,7 +41,7 @@ def test_terminal_groups_input_errors_by_reason(mixed: Path) -> None:
     res = run(str(mixed), "--registry", str(REPO / "schemas"))
     assert res.exit_code == 0, res.output
     out = res.stdout
-    assert "3 input error(s)" in out
+    assert "3 input errors (not model outputs" in out
     unknown = next(x for x in out.splitlines() if "get_ordr" in x)
     assert "not JSON" not in unknown and "lines 3, 4" in unknown, unknown
     broken = next(x for x in out.splitlines() if "not JSON" in x)

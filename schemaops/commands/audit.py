@@ -190,10 +190,12 @@ def _run(
         from schemaops.audit.report.markdown import write_markdown
 
         call(write_markdown, doc, markdown)
+        typer.echo(visible(f"wrote {markdown}"), err=True)
     if html:
         from schemaops.audit.report.html import write_html
 
         call(write_html, doc, html)
+        typer.echo(visible(f"wrote {html}"), err=True)
     report(
         doc,
         json_out=json_out,

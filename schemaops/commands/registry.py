@@ -21,7 +21,7 @@ from schemaops.commands._common import (
     terminal_lines,
 )
 from schemaops.registry.defaults import DEFAULT_REGISTRY, EXAMPLE_TIMEOUT
-from schemaops.strings import sha256_hex
+from schemaops.strings import plural, sha256_hex
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -107,7 +107,8 @@ def list_cmd(
     if json_out:
         emit_json({"registry": str(registry), "schemas": [schema_summary(s) for s in reg]})
         return
-    _out().print(_schema_table(list(reg), markup_safe(f"registry {registry} ({len(reg)} schemas)")))
+    title = f"registry {registry} ({plural(len(reg), 'schema')})"
+    _out().print(_schema_table(list(reg), markup_safe(title)))
 
 
 @registry_app.command("show")
@@ -175,16 +176,20 @@ def validate_cmd(
     if len(reg):
         out.print(_schema_table(list(reg), markup_safe(f"registry {root}")))
     if reg.warnings:
-        typer.echo(terminal_lines(f"{len(reg.warnings)} warning(s) in {root}:"), err=True)
+        typer.echo(terminal_lines(f"{plural(len(reg.warnings), 'warning')} in {root}:"), err=True)
         for p in reg.warnings:
             typer.echo(terminal_lines("  " + format_problem(p)), err=True)
     if problems:
         # plain lines, never truncated or wrapped: ``file#pointer: reason [kind]``
-        typer.echo(terminal_lines(f"{len(problems)} problem(s) in {root}:"), err=True)
+        typer.echo(terminal_lines(f"{plural(len(problems), 'problem')} in {root}:"), err=True)
         for p in problems:
             typer.echo(terminal_lines("  " + format_problem(p)), err=True)
     else:
-        out.print(f"ok: {len(reg)} schemas, {len(reg.libraries)} libraries, no problems")
+        schemas, libraries = (
+            plural(len(reg), "schema"),
+            plural(len(reg.libraries), "library", "libraries"),
+        )
+        out.print(f"ok: {schemas}, {libraries}, no problems")
     raise typer.Exit(code)
 
 
@@ -277,7 +282,10 @@ def diff_cmd(
 
 @registry_app.command("hash")
 def hash_cmd(
-    registry: Path = REGISTRY_OPT, json_out: bool = JSON_OPT, timeout: float = TIMEOUT_OPT
+    name: str = typer.Argument(None, help="One schema (default: every schema)."),
+    registry: Path = REGISTRY_OPT,
+    json_out: bool = JSON_OPT,
+    timeout: float = TIMEOUT_OPT,
 ) -> None:
     """Content hash and the sha256 of each wire string (what the server's cache keys on)."""
     from rich.table import Table
@@ -285,6 +293,7 @@ def hash_cmd(
     from schemaops.registry.loader import load_registry
 
     reg = call(load_registry, registry, timeout)
+    chosen = [call(reg.get, name)] if name is not None else list(reg)
     rows = [
         {
             "name": s.name,
@@ -292,7 +301,7 @@ def hash_cmd(
             "native_sha256": sha256_hex(s.wire("native")),
             "openai_sha256": sha256_hex(s.wire("openai")),
         }
-        for s in reg
+        for s in chosen
     ]
     if json_out:
         emit_json({"registry": str(registry), "schemas": rows})

@@ -21,7 +21,7 @@ from typing import Any
 
 from schemaops.errors import EXIT_GATE, EXIT_OK, EXIT_USAGE
 from schemaops.requestlog import normalise, printable, scan, value_key
-from schemaops.strings import sha256_hex
+from schemaops.strings import plural, sha256_hex
 
 # One JSON token with the whitespace before it; strings keep their escapes as written.
 _TOKEN = re.compile(
@@ -174,10 +174,10 @@ def render(doc: dict[str, Any], out: Any) -> None:
     from rich.table import Table
 
     out.print(
-        f"{doc['records']} records, {doc['with_grammar']} with a schema: "
-        f"{doc['schemas']} schemas in "
-        f"{doc['cache_entries']} cache entries; {doc['drifting']} drifting, "
-        f"{doc['extra_compiles']} extra compile(s)"
+        f"{plural(doc['records'], 'record')}, {doc['with_grammar']:,} with a schema: "
+        f"{plural(doc['schemas'], 'schema')} in "
+        f"{plural(doc['cache_entries'], 'cache entry', 'cache entries')};"
+        f" {doc['drifting']:,} drifting, {plural(doc['extra_compiles'], 'extra compile')}"
     )
     t = Table(header_style="bold")
     for col in ("schema", "variant", "requests", "apis", "differs", "registry wire"):

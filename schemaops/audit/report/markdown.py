@@ -17,6 +17,7 @@ from pathlib import Path
 from schemaops.audit.report import inputerrors
 from schemaops.audit.report.text import fmt_ci, fmt_p, headline, visible
 from schemaops.errors import InputError
+from schemaops.strings import plural
 
 # Inline Markdown syntax (the text never starts a line, so block markers like "#" or "1."
 # cannot act): code, emphasis, links and images, table cells, strikethrough, escapes.
@@ -139,7 +140,7 @@ def render_markdown(doc: dict) -> str:
             "",
         ]
     if doc["input_errors"]:
-        lines += [f"**{doc['input_errors']:,} input error(s)** (excluded from p):", ""]
+        lines += [f"**{plural(doc['input_errors'], 'input error')}** (excluded from p):", ""]
         lines += [f"- {_text(x)}" for x in inputerrors.summary_lines(doc)] + [""]
     rows: list[list[object]] = []
     for cat, k in doc["categories"].items():

@@ -13,6 +13,7 @@ from rich.table import Table
 from schemaops.audit.report import inputerrors
 from schemaops.audit.report.text import fmt_ci, fmt_p, headline, visible
 from schemaops.audit.tally import diagnose
+from schemaops.strings import plural
 
 
 def esc(text: object) -> str:
@@ -51,7 +52,7 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
     if doc["input_errors"]:
         # each reason once, with its own lines (inputerrors.py)
         con.print(
-            f"[yellow]{doc['input_errors']:,} input error(s)[/yellow] (not model outputs;"
+            f"[yellow]{plural(doc['input_errors'], 'input error')}[/yellow] (not model outputs;"
             " excluded from p):"
         )
         for line in inputerrors.summary_lines(doc):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from schemaops.strings import plural
+
 # Characters that act on a terminal or hide text instead of showing it: C0/C1 controls and
 # DEL, line/paragraph separators, and the bidirectional overrides ("Trojan Source").
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -39,8 +41,9 @@ def headline(doc: dict) -> str:
     n = max(doc["steps"])
     left_out = " (excluded from p)" if doc["input_errors"] else ""
     return (
-        f"{doc['total']:,} total: {doc['outputs']:,} outputs classified, {doc['ok']:,} ok,"
-        f" {doc['input_errors']:,} input errors{left_out}. Per-step success p ="
+        f"{doc['total']:,} total: {plural(doc['outputs'], 'output')} classified,"
+        f" {doc['ok']:,} ok, {plural(doc['input_errors'], 'input error')}{left_out}."
+        " Per-step success p ="
         f" {fmt_p(doc['p'])}"
         f" {fmt_ci(doc['p_ci95'])}; p^{n} = {fmt_p(doc['compound'][str(n)])}"
         f" {fmt_ci(doc['compound_ci95'][str(n)])}"
