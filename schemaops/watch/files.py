@@ -35,7 +35,9 @@ SUFFIXES = (".jsonl", ".ndjson", ".json", ".log", ".gz")
 #: ``-%Y%m%d``, logrotate(8)); Python's logging.handlers (docs.python.org/3/library/
 #: logging.handlers.html): RotatingFileHandler ``app.log.1``, TimedRotatingFileHandler
 #: ``app.log.2026-12-03_13`` (``when='H'``; ``%Y-%m-%d`` to ``%Y-%m-%d_%H-%M-%S``), the hourly
-#: rename of SGLang's JSON request log (``HOSTNAME_RANK.log.2026-12-03_13``).
+#: rename of SGLang's JSON request log (``HOSTNAME_RANK.log.2026-12-03_13``: SGLang 0.5.23
+#: ``python/sglang/srt/utils/log_utils.py``, ``TimedRotatingFileHandler(filename, when="H",
+#: backupCount=0)``, read in the dev server's wheel).
 ROLLED = re.compile(
     r"(?P<base>.+?(?:\.jsonl|\.ndjson|\.json|\.log))[.-]"
     r"(?:\d{1,12}|\d{4}-\d{2}-\d{2}(?:[_T]\d{2}(?:-\d{2}){0,2})?)(?:\.gz)?",
