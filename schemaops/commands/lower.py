@@ -21,9 +21,14 @@ from schemaops.errors import EXIT_GATE
 # Option declarations look alike across commands (typer's shape; --engine as in check): each
 # is its own flag with its own help.
 def lower_cmd(
-    name: str | None = typer.Argument(None, help="One schema of the registry (default: all)."),
+    name: str | None = typer.Argument(
+        None, metavar="[NAME]", help="One schema of the registry (default: all)."
+    ),
     backend: Backend | None = typer.Option(
-        None, "--backend", "-b", help="The backend to serve on (or --target)."
+        None,
+        "--backend",
+        "-b",
+        help="The backend to serve on: xgrammar, llguidance or outlines (or --target).",
     ),
     target: str | None = typer.Option(
         None,
@@ -60,8 +65,17 @@ def lower_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ) -> None:
-    """Rewrite schemas so BACKEND compiles and enforces them (or TARGET, a hosted provider,
-    accepts them); print what the app must check."""
+    """Rewrite schemas so a backend compiles and enforces them (--backend), or a hosted API
+    accepts them (--target), and list the residual rules the application must still check.
+
+    Each served schema is proven on generated and mutated instances; --out DIR writes the
+    served registry (serve and warm that folder).
+
+    Example: schemaops lower --backend llguidance --out served/
+
+    Exit 0 every schema lowered and proven, 1 one cannot be, 2 usage error. How and fields:
+    docs/contracts/lower.md.
+    """
     from schemaops.lower import lower_registry
 
     if (backend is None) == (target is None):

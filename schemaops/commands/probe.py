@@ -10,26 +10,15 @@ from schemaops.commands._common import ApiKeyOpt, HeaderOpt, JsonOpt, Prometheus
 
 HELP = "\n\n".join(
     [
-        "Is the constraint really applied? Send canaries on every structured-output path of a "
-        "server (SGLang /generate json_schema/regex/ebnf; chat response_format json_schema and "
-        "json_object; tools with tool_choice required, named and auto, each with and without "
-        "strict; vLLM "
-        "structured_outputs json/regex/choice and legacy guided_json) and give each path a "
-        "verdict: enforced, unconstrained (200 but the output breaks the canary), rejected "
-        "(4xx, with the server's message), error, or unproven (no evidence, with the reason).",
-        "A canary's answer is random 16-character tokens (an enum, a const, a one-string "
-        "pattern) sampled at temperature 1.0: an unconstrained model hits one with probability "
-        "below 1e-28, so a false 'enforced' is below 4e-86 per JSON canary; a constrained "
-        "server cannot break one (a cut-off answer, or one that stopped inside the model's "
-        "reasoning, is unproven, never unconstrained).",
-        "Exit 0 ok; 1 a path in --paths (or the --registry path) not enforced (without "
-        "--paths: a path unconstrained, "
-        "or no path enforced at all, or a --registry schema unconstrained/leaky/rejected/error); "
-        "2 nothing could be probed (dead server, bad URL, every path an error: 5xx, timeouts) "
-        "or a usage error.",
-        "Behind an API key or a gateway: --api-key (or SCHEMAOPS_API_KEY) and --header "
-        "'Name: value'; a 401/403 says so (exit 2 when nothing could be probed); keys and "
-        "header values are never printed.",
+        "Is the grammar really applied? Send canary requests on every structured-output path "
+        "of a running SGLang or vLLM server (json_schema, regex, ebnf, response_format, tools) "
+        "and give each path a verdict: enforced, unconstrained (200, but the answer breaks the "
+        "canary), rejected (4xx), error, or unproven (no evidence, with the reason).",
+        "Example: schemaops probe --server http://127.0.0.1:30000 "
+        "--paths generate.json_schema,tools.required",
+        "Exit 0 ok; 1 a path in --paths not enforced (without --paths: a path unconstrained, or "
+        "none enforced); 2 nothing could be probed, or a usage error. Canaries, verdict rules "
+        "and fields: docs/contracts/probe.md.",
     ]
 )
 

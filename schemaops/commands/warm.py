@@ -25,44 +25,15 @@ from schemaops.registry.defaults import DEFAULT_REGISTRY
 
 WARM_HELP = "\n\n".join(
     [
-        "Warm SGLang's or vLLM's grammar cache: compile every schema on every server before "
-        "traffic does.",
-        "The engine is detected (SGLang answers /server_info; vLLM says owned_by vllm in "
-        "/v1/models) or given with --engine; a server that is neither, or not the engine "
-        "given, is a usage error. vLLM gets --api openai (response_format) unless --api is "
-        "given, one request per schema per DP rank (X-data-parallel-rank; ranks from the "
-        "engine labels of /metrics, or --dp), and before anything is sent the schemas its "
-        "'auto' backend would route away from xgrammar are listed with what an engine latched "
-        "on xgrammar does with them (vLLM 0.32 fixes one backend per engine at the first "
-        "structured request; warm sends an xgrammar schema first, alone, to choose it).",
-        "For each schema and server one 1-token request carries the schema's exact wire string "
-        "(the cache key is the exact text); then a probe proves the entry is there "
-        "(cold_ms vs probe_ms).",
-        "--timeout must be longer than the slowest compile (default 600 s). A client that gives "
-        "up first leaves the server compiling for nothing: SGLang drops the result of a request "
-        "whose client went away, so a retry compiles again (double the work), and a compile "
-        "that runs past the server's own limit is cached as invalid: every later request with "
-        "that schema fails. Timeouts are therefore reported, never retried.",
-        "A 400 is a verdict (the schema failed to compile and is cached as invalid): never "
-        "retried, reported as 'invalid' with the server's message. Connection errors, 5xx and "
-        "429 are retried (--retries, exponential backoff with jitter).",
-        "Every cache: each --server is warmed; DP replicas (dp_size from /server_info, or --dp) "
-        "are each addressed with routed_dp_rank (vLLM: the X-data-parallel-rank header). "
-        "Behind a router, warming the router warms one "
-        "worker only: pass every worker's URL instead.",
-        "A 2xx counts only when its body is a completed answer (/generate: text and meta_info; "
-        "chat: choices); anything else is 'failed' with what came back. --timeout bounds each "
-        "whole request, and an answer over 8 MiB is cut off and 'failed'.",
-        "Credentials in a --server URL (http://user:pass@host), --api-key (or "
-        "SCHEMAOPS_API_KEY) and --header values are sent with every request but never printed.",
-        "vLLM keeps compiled grammars in an LRU capped by VLLM_XGRAMMAR_CACHE_MB (512 MiB by "
-        "default; --cache-mb says what the server has): before sending, the registry's "
-        "compiled footprint (xgrammar, --tokenizer) is measured against it; schemas are sent "
-        "least used first (--from-log counts), and the earliest warmed are probed again at "
-        "the end: one that compiles again was evicted.",
-        "Exit 0 ok (every row warmed, no probe miss, no eviction, a known DP size, a registry "
-        "that fits the grammar cache), 1 otherwise (why_not_ok says why; with "
-        "--require-proof also any probe 'suspect'), 2 usage error.",
+        "Compile every schema in a running SGLang's or vLLM's grammar caches (every server, "
+        "every DP replica) before traffic does, and prove each one is cached.",
+        "Each schema is sent once with its exact wire string (the cache key), then probed "
+        "again: hit, miss, suspect or unproven. A timeout or an HTTP 400 (cached as invalid) "
+        "is reported, never retried; connection errors, 5xx and 429 are retried.",
+        "Example: schemaops warm --server http://127.0.0.1:30000 --wait-ready 600",
+        "Exit 0 ok; 1 a schema not warmed, a probe miss, an eviction or an unknown DP size; "
+        "2 usage error. How it works (vLLM, DP ranks, the grammar cache, credentials): "
+        "docs/contracts/warm.md.",
     ]
 )
 
@@ -123,9 +94,9 @@ def warm_cmd(
     schema_field: SchemaFieldOpt = typer.Option(
         SchemaFieldOpt.response_format,
         "--schema-field",
-        help="vLLM, --api openai: response_format, structured_outputs (schema as an object: "
-        "the same key as response_format) or structured_outputs_string (the registry's compact "
-        "text, keyed by its exact bytes: its own cache entry).",
+        help="vLLM, --api openai: the request field that carries the schema: "
+        "response_format, structured_outputs (an object: the same cache key) or its _string "
+        "form (the registry's exact bytes: their own cache entry).",
     ),
     vllm_backend: str = typer.Option(
         "auto",

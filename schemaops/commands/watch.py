@@ -9,10 +9,16 @@ import typer
 from schemaops.commands._common import JsonOpt, call, emit_json
 from schemaops.errors import InputError
 
-WATCH_HELP = (
-    "Follow growing JSONL logs (the formats audit reads), classify each new output as audit "
-    "does, serve /metrics (cumulative counters, p and p^n per schema over time windows, "
-    "diagnoses, lag) and flag poisoned schemas live. Runs until SIGTERM/Ctrl-C (or --once)."
+WATCH_HELP = "\n\n".join(
+    [
+        "The audit, live: follow growing logs (the formats audit reads), classify each new "
+        "output as audit does, serve /metrics (p and p^n per schema over time windows, "
+        "diagnoses, lag) and flag a poisoned schema (one that fails on every request) at once. "
+        "Runs until SIGTERM/Ctrl-C, or once over what is there with --once.",
+        "Example: schemaops watch logs/outputs.jsonl --state-dir state/ "
+        "--on-poisoned 'schemaops warm --server URL --schema'",
+        "Metrics, poisoned schemas, restarts and deploy files: docs/contracts/watch.md.",
+    ]
 )
 
 
