@@ -121,7 +121,18 @@ def audit_command(
         "HOST:PORT or ray://HOST:PORT, 'local' = a one-off local Ray (needs schemaops\\[ray]).",
     ),
 ) -> None:
-    """Classify every output, estimate per-step and compound success, gate and report."""
+    """Measure structured-output reliability from logged model outputs.
+
+    Each output gets one category (ok, a JSON parse failure by kind, a schema violation by
+    keyword and path); the report gives the per-step success p with a 95 % interval, p^n
+    over an agent's n steps, and each failure's likely cause with the server setting that
+    removes it. Gates exit 1 for CI.
+
+    Example: schemaops audit outputs.jsonl --registry schemas --max-failure-rate 0.01
+
+    Exit 0 ok, 1 a gate failed, 2 unreadable input or usage error. Inputs, categories and
+    fields: docs/contracts/audit.md.
+    """
     from schemaops.audit import AuditOptions
     from schemaops.audit.read.shards import leave_at_once
 
