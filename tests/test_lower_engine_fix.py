@@ -52,6 +52,8 @@ def test_engine_via_cli_and_its_usage_error(tmp_path: Path) -> None:
     res = _cli(*args, "--engine", "sglang", "--out", str(out))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "engine sglang 0.5.23 configured xgrammar" in res.stdout
+    # --generate 0 proves nothing: served (exit 0, as the contract says), never counted proven
+    assert "0 of 1 schema(s) lowered and proven; 1 lowered but unproven" in res.stdout
     gate = run_engine_check(out, "sglang", "xgrammar")
     assert gate.passed, [p.text() for c in gate.failed for p in c.problems]
     assert _cli(*args, "--engine", "tgi").returncode == 2

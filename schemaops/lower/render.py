@@ -79,4 +79,12 @@ def print_lower(report: LowerReport, file: TextIO | None = None) -> None:
     n_bad = sum(1 for c in report.cases if not c.lowered_ok)
     if n_bad and report.out:
         w(f"not lowered: not written to {report.out} (reports only, in {report.out}/.lower/)\n")
-    w(f"\n{len(report.cases) - n_bad} of {len(report.cases)} schema(s) lowered and proven\n")
+    # a served schema without evidence (unproven) is not "proven": counted apart
+    proven = sum(1 for c in report.cases if c.lowered_ok and not c.unproven)
+    line = f"{proven} of {len(report.cases)} schema(s) lowered and proven"
+    unproven = len(report.cases) - n_bad - proven
+    if unproven:
+        line += f"; {unproven} lowered but unproven (served, no exactness claim)"
+    if n_bad:
+        line += f"; {n_bad} not lowered"
+    w(f"\n{line}\n")
