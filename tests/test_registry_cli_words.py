@@ -105,3 +105,11 @@ def test_audit_reports_say_where_they_were_written(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert f"wrote {md}" in res.stderr and f"wrote {page}" in res.stderr, res.stderr
     json.loads(res.stdout)  # stdout still carries exactly the one document
+
+
+def test_audit_of_one_unusable_line_says_one_input_error(tmp_path: Path) -> None:
+    f = tmp_path / "bad.jsonl"
+    f.write_text("garbage\n")
+    res = _run("audit", str(f), "--registry", str(REPO / "schemas"))
+    assert res.exit_code == 2
+    assert "(1 input error):" in res.stderr, res.stderr

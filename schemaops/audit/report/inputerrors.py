@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from schemaops.strings import plural
+
 #: a parser's position inside one line (``json``/``orjson`` messages): not part of the reason
 _POSITION = re.compile(r"(?::? line \d+ column \d+ \(char \d+\)| at char \d+)")
 #: reasons about the whole run, not a line (the resolver's missing registry): printed first
@@ -62,6 +64,6 @@ def no_output_message(path: str, errors: int, entries: list[dict[str, Any]]) -> 
     """The exit-2 message of an input with no usable line: each reason once, its lines."""
     parts = [f"{lines_text(g['lines'])}: {g['reason']}" for g in group(entries)[:5]]
     return (
-        f"{path}: no model output to audit: no line is a usable record ({errors:,} input"
-        f" errors):\n  " + "\n  ".join(parts)
+        f"{path}: no model output to audit: no line is a usable record"
+        f" ({plural(errors, 'input error')}):\n  " + "\n  ".join(parts)
     )
