@@ -173,12 +173,8 @@ class Known:
         fp = t.fingerprint()
         if self.rows.pop(fp, None) is None:
             return
-        for index, k in ((self._by_ino, (t.dev, t.ino)), (self._by_head, t.head)):
-            keys = index.get(k)  # type: ignore[call-overload]
-            if keys is not None:
-                keys.discard(fp)
-                if not keys:
-                    del index[k]  # type: ignore[arg-type]
+        _discard(self._by_ino, (t.dev, t.ino), fp)
+        _discard(self._by_head, t.head, fp)
 
     def by_inode(self, dev: int, ino: int) -> list[Tracked]:
         return [self.rows[fp] for fp in self._by_ino.get((dev, ino), ())]
@@ -189,6 +185,14 @@ class Known:
     def trim(self) -> None:
         while len(self.rows) > self.cap:
             self.remove(next(iter(self.rows.values())))
+
+
+def _discard(index: dict[Any, set[Any]], k: Any, fp: Any) -> None:
+    keys = index.get(k)
+    if keys is not None:
+        keys.discard(fp)
+        if not keys:
+            del index[k]
 
 
 @dataclass
