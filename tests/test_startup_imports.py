@@ -133,7 +133,7 @@ def test_audit_terminal_report_still_imports_rich(tmp_path: Path, one_line: Path
     mods, proc = modules_after(tmp_path, *args)
     assert proc.returncode == 0, proc.stderr
     assert {"rich.console", "schemaops.audit.report.terminal"} <= mods
-    assert "1 total: 1 outputs" in proc.stdout
+    assert "1 total: 1 output classified" in proc.stdout
 
 
 #: runs the console entry point with the optional dependencies made unimportable, as in a
