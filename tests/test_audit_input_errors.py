@@ -111,3 +111,14 @@ def test_help_names_the_default() -> None:
     res = CliRunner().invoke(app, ["audit", "--help"], env={"COLUMNS": "200"})
     text = " ".join(res.stdout.split())
     assert "--max-input-errors" in text and "default 0 when" in text.lower(), text
+
+
+def test_grouped_lines_name_their_shard(tmp_path: Path) -> None:
+    """Several input files: each grouped line also says its file and its line there."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(LINES[0] + "\n")
+    b.write_text(LINES[4] + "\n" + LINES[2] + "\n")
+    res = run(str(a), str(b), "--registry", str(REPO / "schemas"))
+    assert res.exit_code == 0, res.output
+    unknown = next(x for x in res.stdout.splitlines() if "get_ordr" in x)
+    assert f"line 3 ({b}:2)" in unknown, unknown

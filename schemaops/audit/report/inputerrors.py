@@ -42,9 +42,11 @@ def group(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     )
 
 
-def lines_text(lines: list[int]) -> str:
-    """``line 2`` / ``lines 3, 4`` / ``lines 1, 2, ... (and 12 more)``."""
-    shown = ", ".join(str(n) for n in lines[:SHOWN_LINES])
+def lines_text(lines: list[int], where: dict[int, str] | None = None) -> str:
+    """``line 2`` / ``lines 3, 4`` / ``lines 1, 2, ... (and 12 more)``; ``where``: how to show
+    a line (``12 (part-0.jsonl:3)`` with several shards)."""
+    where = where or {}
+    shown = ", ".join(where.get(n, str(n)) for n in lines[:SHOWN_LINES])
     more = f" (and {len(lines) - SHOWN_LINES} more)" if len(lines) > SHOWN_LINES else ""
     return f"{'line' if len(lines) == 1 else 'lines'} {shown}{more}"
 
@@ -52,8 +54,13 @@ def lines_text(lines: list[int]) -> str:
 def summary_lines(doc: dict[str, Any]) -> list[str]:
     """Plain lines for a report: ``lines 3, 4: REASON`` per group, and a note when the groups
     cover only the first input errors (the tally keeps the first ``INPUT_ERROR_LINES``)."""
-    groups = doc.get("input_error_groups") or group(doc.get("input_error_lines") or [])
-    out = [f"{lines_text(g['lines'])}: {g['reason']}" for g in groups]
+    entries = doc.get("input_error_lines") or []
+    groups = doc.get("input_error_groups") or group(entries)
+    # several shards: each line also as its shard's file and line there
+    where = {
+        e["line"]: f"{e['line']} ({e['shard']}:{e['shard_line']})" for e in entries if "shard" in e
+    }
+    out = [f"{lines_text(g['lines'], where)}: {g['reason']}" for g in groups]
     if not doc.get("input_error_groups_complete", True):
         kept = sum(g["count"] for g in groups)
         out.append(f"(grouped: the first {kept:,} of {doc['input_errors']:,} input errors)")
