@@ -261,7 +261,7 @@ def test_reports_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         str(rec),
         "--json",
         "--all-errors",
-        "--target",
+        "--target-compound",
         "0.95",
     )
     doc = doc_of(result)

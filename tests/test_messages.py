@@ -178,3 +178,16 @@ def test_warm_dead_server_names_the_server_once_and_the_error_once() -> None:
     assert out.count("not reachable") == 1, out  # not once more in every row
     assert out.count("http://127.0.0.1:9") == 1, out
     assert "--wait-ready" in out  # warm has it: the hint stays
+
+
+def test_target_names_a_hosted_provider_on_every_command() -> None:
+    """One meaning per flag name (issue 34 item 9): ``--target`` is a hosted API on ``check``
+    and ``lower``; audit's target compound success is ``--target-compound``."""
+    having = sorted(c for c in COMMANDS if "--target" in options(c))
+    assert having == ["check", "lower"]
+    assert "--target-compound" in options("audit")
+    proc = run_cli(
+        "audit", "audits/example-outputs.jsonl", "--target-compound", "0.9", "--json", "--no-cache"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert '"target"' in proc.stdout

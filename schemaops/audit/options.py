@@ -54,7 +54,7 @@ class AuditOptions:
         if any(n < 1 for n in self.steps):
             raise InputError("--steps must be positive integers")
         for flag, value in (
-            ("--target", self.target),
+            ("--target-compound", self.target),
             ("--min-compound", self.min_compound),
             ("--max-failure-rate", self.max_failure_rate),
         ):
@@ -65,7 +65,7 @@ class AuditOptions:
         if not self.open_timeout > 0:  # also NaN
             raise InputError(f"--open-timeout must be above 0, got {self.open_timeout}")
         if self.target == 0:
-            raise InputError("--target must be above 0")
+            raise InputError("--target-compound must be above 0")
         if self.records is not None and self.records.strip() in ("", "-"):
             # not stdout: the rows would interleave with the report printed there
             raise InputError(

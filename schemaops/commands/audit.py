@@ -57,7 +57,9 @@ def audit_command(
         "1,5,10,20", "--steps", help="Step counts n for compound success p^n."
     ),
     target: float = typer.Option(
-        None, "--target", help="Target compound success: print the p needed."
+        None,
+        "--target-compound",
+        help="Target compound success p^n: print the per-step p each n needs.",
     ),
     max_failure_rate: float = typer.Option(
         None, "--max-failure-rate", help="Gate: exit 1 above this."
