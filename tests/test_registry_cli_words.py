@@ -113,3 +113,15 @@ def test_audit_of_one_unusable_line_says_one_input_error(tmp_path: Path) -> None
     res = _run("audit", str(f), "--registry", str(REPO / "schemas"))
     assert res.exit_code == 2
     assert "(1 input error):" in res.stderr, res.stderr
+
+
+def test_markdown_says_one_episode(tmp_path: Path) -> None:
+    f = tmp_path / "ep.jsonl"
+    ok = '{"order_id": "ORD-20481357"}'
+    rows = [{"schema": "get_order", "text": ok, "episode_id": "e1", "step": i} for i in (1, 2)]
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    md = tmp_path / "r.md"
+    res = _run("audit", str(f), "--registry", str(REPO / "schemas"), "--markdown", str(md))
+    assert res.exit_code == 0, res.output
+    text = md.read_text()
+    assert "1 episode" in text and not re.search(r"\b1 episodes\b", text), text

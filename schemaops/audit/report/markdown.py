@@ -57,11 +57,12 @@ def _table(head: list[str], rows: list[list[object]]) -> list[str]:
 def _episodes_text(ep: dict) -> str:
     if ep["gap"] <= 0:
         return (
-            f"{ep['episodes']:,} episodes: observed success {fmt_p(ep['observed_success'])} vs"
-            f" {fmt_p(ep['expected_independent'])} expected under independence."
+            f"{plural(ep['episodes'], 'episode')}: observed success"
+            f" {fmt_p(ep['observed_success'])} vs {fmt_p(ep['expected_independent'])} expected"
+            " under independence."
         )
     return (
-        f"{ep['episodes']:,} episodes, mean {ep['mean_steps']:.1f} steps: observed success"
+        f"{plural(ep['episodes'], 'episode')}, mean {ep['mean_steps']:.1f} steps: observed success"
         f" {fmt_p(ep['observed_success'])} {fmt_ci(ep['observed_ci95'])}, versus"
         f" {fmt_p(ep['expected_independent'])} if steps failed independently (gap"
         f" {ep['gap']:+.1%}). A failed episode has"
