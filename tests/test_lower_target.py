@@ -149,8 +149,9 @@ def test_supported_keyword_stays() -> None:
 
 
 def test_annotation_dropped_is_exact() -> None:
-    tl = lower_for_target(obj({"a": {"type": "string", "examples": ["x"]}}), "openai")
-    assert rules_of(tl) == {"/properties/a/examples": "exact"}
+    # OpenAI accepts the annotations its SDKs send (examples, $comment): an x- key is dropped
+    tl = lower_for_target(obj({"a": {"type": "string", "x-note": "n"}}), "openai")
+    assert rules_of(tl) == {"/properties/a/x-note": "exact"}
     assert tl.lowered.exactness == "exact" and tl.lowered.residual == []
 
 
@@ -282,8 +283,16 @@ def test_shipped_registry_lowered_is_accepted_and_proven(tmp_path: Path, target:
 
     out = tmp_path / "served"
     rep = lower_registry_target(REPO / "schemas", target, out=out, generate=5)
-    assert rep.passed, [c.problems for c in rep.cases]
+    # OpenAI refuses anyOf branches that share their first key (openai.anyof-first-keys): the
+    # tool_call envelope's branches all start with "tool" and no transform reorders
+    # properties, so it is not lowered for OpenAI; every other schema is, with proof
+    refused = ["tool_call"] if target == "openai" else []
+    assert rep.not_lowered == refused and not rep.unproven, [c.problems for c in rep.cases]
     for c in rep.cases:
+        if c.name in refused:
+            assert c.problems and all("anyof-first-keys" in p for p in c.problems), c.problems
+    cases = [c for c in rep.cases if c.name not in refused]
+    for c in cases:
         assert c.tl.verdict.verdict == "accepted", (c.name, c.tl.verdict.to_dict())
         assert c.diff is not None and c.diff.ok and not c.diff.failures, c.name
         assert compared(c.diff) >= 1 and c.exactness != "unproven"
@@ -291,12 +300,12 @@ def test_shipped_registry_lowered_is_accepted_and_proven(tmp_path: Path, target:
     # check --target's own entry point accepts every one
     sent_dir = tmp_path / "sent"
     sent_dir.mkdir()
-    for c in rep.cases:
+    for c in cases:
         (sent_dir / f"{c.name}.json").write_text(json.dumps(c.tl.lowered.served))
     hosted = check_targets(sent_dir, [target])
-    assert hosted.passed and hosted.counts()[target]["accepted"] == len(rep.cases)
+    assert hosted.passed and hosted.counts()[target]["accepted"] == len(cases)
     served = load_registry(out)
-    assert sorted(s.name for s in served) == sorted(c.name for c in rep.cases)
+    assert sorted(s.name for s in served) == sorted(c.name for c in cases)
     for s in served:  # the written file is what is sent: check --target accepts the folder
         assert judge_schema(s.name, s.bundled(), target).verdict == "accepted", s.name
     assert check_targets(out, [target]).passed

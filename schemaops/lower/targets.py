@@ -39,11 +39,11 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from schemaops.compare.instances import validator
 from schemaops.lower.model import EXACT, NARROWS, WIDENS, Lowered, Rewrite, UncoveredWidening
 from schemaops.lower.nullabsent import presence_reads
 from schemaops.lower.residual import ResidualRule
 from schemaops.lower.shape import old_draft_reading
+from schemaops.lower.targetmap import Subvalidators, draft_of, map_instance
 from schemaops.lower.targetrefs import (
     BASE,
     RefTargets,
@@ -62,7 +62,6 @@ from schemaops.providers.base import (
     is_object_schema,
 )
 from schemaops.providers.narrowing import pattern_keys_refused
-from schemaops.registry.drafts import UnknownDraft, draft_label
 from schemaops.registry.refs import iter_subschemas
 from schemaops.strings import pointer, ref_parts, resolve_pointer
 
@@ -88,11 +87,6 @@ REMOVE_RULES = frozenset(
 )
 #: keywords whose insides are never rewritten (dropping there would tighten, not relax)
 OPAQUE = ("not", "if", "contains")
-#: bound on following a chain of $refs without descending into the instance
-MAX_REF_HOPS = 32
-#: instance depth past which the mapping leaves a value as it is (no recursion error: the
-#: original's check then sees any null left there, and the residual does not cover it)
-MAX_MAP_DEPTH = 200
 
 
 @dataclass
@@ -126,7 +120,7 @@ class TargetLowering:
     def to_served(self, instance: Any) -> Any:
         """An original-shaped instance in the served shape: every absent property served as
         required-with-null gets ``null``; the root wrapped where the served root is."""
-        y = _map(
+        y = map_instance(
             self.lowered.original, instance, self._orig_nullable, fill=True, refs=self._orig_refs
         )
         return {WRAP_KEY: y} if self.wrapped else y
@@ -135,98 +129,10 @@ class TargetLowering:
         """What the application does with a served answer: unwrap, and drop each property
         served as required-with-null whose value is null (null means absent)."""
         served = self.lowered.served
-        y = _map(served, instance, self._served_nullable, fill=False)
+        y = map_instance(served, instance, self._served_nullable, fill=False)
         if self.wrapped:
             return y.get(WRAP_KEY) if isinstance(y, dict) else y
         return y
-
-
-def _draft_of(root: Any) -> str | None:
-    """The draft label of ``root``'s ``$schema`` (None: none, or one the registry refuses)."""
-    try:
-        return draft_label(root.get("$schema")) if isinstance(root, dict) else None
-    except UnknownDraft:
-        return None
-
-
-def _defs_of(root: Any) -> dict[str, Any]:
-    """What a subschema validator needs of ``root``: its definitions, and its ``$schema`` (the
-    draft the subschema is written in)."""
-    return {k: root[k] for k in (*DEFS, "$schema") if isinstance(root, dict) and k in root}
-
-
-class _Subvalidators:
-    """Validators for subschemas of one root (its definitions attached), built once each."""
-
-    def __init__(self, root: Any) -> None:
-        self.root = root
-        self.cache: dict[int, Any] = {}
-
-    def valid(self, sub: Any, x: Any) -> bool:
-        v = self.cache.get(id(sub))
-        try:
-            if v is None:
-                # read in the root's draft (a subschema has no ``$schema`` of its own)
-                schema = {**_defs_of(self.root), **sub} if isinstance(sub, dict) else sub
-                v = self.cache[id(sub)] = validator(schema)
-            return bool(v.is_valid(x))
-        except Exception:  # an unresolvable ref, a non-string $id in a hostile schema: not this
-            return False  # branch
-
-
-def _map(
-    root: Any,
-    x: Any,
-    nullable: dict[int, set[str]],
-    *,
-    fill: bool,
-    refs: dict[int, tuple[Any, tuple[str, ...]]] | None = None,
-) -> Any:
-    """Walk ``x`` along ``root``: at each object node with properties served as
-    required-with-null, add null for an absent one (``fill``) or drop a null one. ``refs``:
-    where each ``$ref`` of ``root`` resolves (``targetrefs.ref_targets``), else a ref is
-    followed as a JSON pointer."""
-    known = refs or {}
-    subs = _Subvalidators(root)
-
-    def go(s: Any, v: Any, hops: int, depth: int = 0) -> Any:
-        if not isinstance(s, dict) or hops > MAX_REF_HOPS or depth > MAX_MAP_DEPTH:
-            return v
-        if isinstance(v, dict):
-            props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
-            out = {
-                k: go(props[k], val, 0, depth + 1) if k in props else val for k, val in v.items()
-            }
-            for name in sorted(nullable.get(id(s), ())):
-                if fill and name not in out:
-                    out[name] = None
-                elif not fill and name in out and out[name] is None:
-                    del out[name]
-            v = out
-        elif isinstance(v, list) and isinstance(s.get("items"), dict):
-            v = [go(s["items"], item, 0, depth + 1) for item in v]
-        ref = s.get("$ref")
-        if isinstance(ref, str):
-            parts = ref_parts(ref)
-            target = resolve_pointer(root, parts) if parts is not None else None
-            target = known[id(s)][0] if id(s) in known else target
-            v = go(target, v, hops + 1, depth)
-        for kw in ("anyOf", "oneOf"):
-            branches = s.get(kw)
-            if isinstance(branches, list):
-                for b in branches:
-                    if subs.valid(b, v):
-                        v = go(b, v, hops + 1, depth)
-                        break
-        if isinstance(s.get("allOf"), list):
-            for b in s["allOf"]:
-                v = go(b, v, hops + 1, depth)
-        return v
-
-    try:  # copy on write: every mapped dict and list is new, the rest is shared, unchanged
-        return go(root, x, 0)
-    except RecursionError:  # a validator deep inside a hostile instance: leave it as it is
-        return x
 
 
 class _Builder:
@@ -255,7 +161,7 @@ class _Builder:
         #: jsonschema/_types.py), while 2020-12, which the providers read, accepts it
         #: (JSON-Schema-Test-Suite tests/draft2020-12/type.json: "a float with zero fractional
         #: part is an integer")
-        self.fraction_free = _draft_of(original) == "draft-04"
+        self.fraction_free = draft_of(original) == "draft-04"
 
     def has(self, rule: str) -> bool:
         return f"{self.target}.{rule}" in self.table.rules
@@ -521,7 +427,7 @@ class _Builder:
 
 def _accepts_null(root: Any, sub: Any) -> bool:
     """Whether the original property schema ``sub`` accepts null (definitions of ``root``)."""
-    return _Subvalidators(root).valid(sub, None)
+    return Subvalidators(root).valid(sub, None)
 
 
 def _nullable(sub: Any) -> Any:
