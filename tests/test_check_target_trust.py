@@ -70,12 +70,12 @@ def test_open_pattern_properties_stay_a_residual(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("target", ["openai", "anthropic", "gemini"])
-@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+@pytest.mark.parametrize("more", [[], ["--json"], ["--backend", "xgrammar"]])
 def test_a_registry_with_problems_is_an_input_error(
-    tmp_path: Path, target: str, json_flag: list[str]
+    tmp_path: Path, target: str, more: list[str]
 ) -> None:
     reg = _registry(tmp_path, bad={"type": "objectx"})
-    r = runner.invoke(app, ["check", "--target", target, "--registry", str(reg), *json_flag])
+    r = runner.invoke(app, ["check", "--target", target, "--registry", str(reg), *more])
     assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
     assert r.exit_code == 2, r.output
     assert "problem(s) in registry" in r.output and "bad.json" in r.output

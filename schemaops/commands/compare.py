@@ -212,6 +212,12 @@ def check_cmd(
         from schemaops.commands.lower import check_fix
 
         return check_fix(registry, backend, engine, out, opts, junit, json_out, quiet, fix)
+    hosted = None
+    if targets:  # --target beside --backend/--engine: both gates, one report; judged first,
+        # so a registry with problems is exit 2 (hosted.md) before anything compiles
+        from schemaops.commands import hosted as h
+
+        hosted = h.hosted_report(registry, targets)
     if engine is not None:
         from schemaops.check.engine import run_engine_check
 
@@ -223,11 +229,6 @@ def check_cmd(
         raise fail("error: check needs --backend (or --engine sglang|vllm)", 2)
     else:
         report = call(run_check, registry, backend.value, **opts)
-    hosted = None
-    if targets:  # --target beside --backend/--engine: both gates, one report
-        from schemaops.commands import hosted as h
-
-        hosted = h.hosted_report(registry, targets)
     if junit is not None:
         call(write_junit, report, junit)
         if hosted is not None:
