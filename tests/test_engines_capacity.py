@@ -285,3 +285,15 @@ def test_check_engine_and_warm_make_the_same_decision(tmp_path: Path) -> None:
     assert report.settings["send_order"][0] == "heavy0"
     assert report.settings["latched_backend"] == doc["vllm_precheck"]["latched_backend"]
     assert report.settings["latched_backend"] == "xgrammar"
+
+
+def test_a_request_without_a_schema_is_judged_by_the_cache_that_compiles_it() -> None:
+    """A regex request alone on vLLM auto latches nothing, and xgrammar (auto's backend for
+    it) caches it: one xgrammar verdict, unknown, never a separate ``auto`` cache."""
+    from schemaops.engines.decision import Request, decide
+
+    decision = decide("vllm", [Request("r", [], "[a-z]+", "regex")], "auto", env={})
+    assert list(decision.cache) == ["xgrammar"]
+    verdict = decision.cache["xgrammar"]
+    assert verdict.fits is None and verdict.footprint is not None
+    assert verdict.footprint.unknown == {"r": "a regex grammar: not measured"}

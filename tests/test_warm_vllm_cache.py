@@ -24,7 +24,7 @@ from vllm_double import GOOD_METRICS, VllmState, vllm_double
 
 from schemaops.cli import app
 from schemaops.engines.capacity import xgrammar_footprint
-from schemaops.engines.vllm import MalformedMetric, metrics_start
+from schemaops.engines.vllm import VLLM, MalformedMetric, metrics_start
 from schemaops.http.retry import RetryPolicy
 from schemaops.warm import WarmOptions
 from schemaops.warm.engine import Cell, ServerRun
@@ -209,6 +209,9 @@ def test_a_registry_that_fits_is_ok_and_reproved_as_hits(tmp_path: Path) -> None
     with vllm_double(state) as url:
         doc, code = run_warm(_settings(url, reg, ProofPolicy()), notify=lambda _m: None)
     assert doc["grammar_cache"]["fits"] is True
+    versions = doc["grammar_cache"]["versions"]  # the double reports vLLM 0.32.0 on /version
+    assert versions["engine"]["xgrammar"] == VLLM.pins["xgrammar"]
+    assert "/version" in versions["engine"]["source"]
     assert all(r["reprobe_ms"] is not None and not r.get("evicted") for r in doc["results"])
     assert doc["ok"] is True and code == 0, doc.get("why_not_ok")
     assert state.compiles == keys  # each compiled once: warming, probing, re-proving hit

@@ -166,12 +166,12 @@ def decide(
             eng.pins.get("xgrammar"),
             f"pinned by {eng.name} {eng.release}, the engine model's release",
         )
+    server_env = dict(env or {})
     cached: dict[str, list[Request]] = {}
     for req in ordered:
         backend = decision.backend_of(req.name)
-        if backend is not None:
-            cached.setdefault(backend, []).append(req)
-    server_env = dict(env or {})
+        if backend is not None:  # by the cache's own backend name (vLLM auto: xgrammar's)
+            cached.setdefault(eng.cache_policy(backend, server_env).backend, []).append(req)
     for backend, reqs in cached.items():
         policy = eng.cache_policy(backend, server_env)
         footprint = None

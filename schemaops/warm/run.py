@@ -250,7 +250,11 @@ def run_warm(
         for entry in pre:
             notify(latch.line(entry))
         send, decision = capacity(items, settings)
-        cache = next(iter(decision.cache.values()), None)
+        # one backend compiles everything on vLLM (the latch, or the configured one)
+        caches = list(decision.cache.values())
+        cache = next((c for c in caches if c.policy.kind.startswith("lru")), None) or next(
+            iter(caches), None
+        )
         if cache is not None and cache.fits is not True:
             notify(f"grammar cache: {cache.reason}" + (f"; fix: {cache.fix}" if cache.fix else ""))
         if cache is not None and cache.policy.kind.startswith("lru"):
