@@ -388,8 +388,8 @@ def test_patterns_never_lenient_on_unicode_strings() -> None:
 
 @pytest.mark.corpus("jsonschemabench")
 def test_jsonschemabench_patterns_never_lenient_on_unicode_strings() -> None:
-    """Every ``pattern`` in JSONSchemaBench, alone, against non-ASCII strings and its own
-    mutations of them."""
+    """Every ``pattern`` in JSONSchemaBench, alone, under ``not`` and as a
+    ``patternProperties`` key, against non-ASCII strings."""
     rng = random.Random(18)
     seen: set[str] = set()
     for schema in _jsb_sample(1, 0):
@@ -407,6 +407,9 @@ def test_jsonschemabench_patterns_never_lenient_on_unicode_strings() -> None:
     for pattern in sorted(seen):
         texts = _strings(rng, 8)
         bad += _lenient({"type": "string", "pattern": pattern}, texts, stats)
+        bad += _lenient({"not": {"pattern": pattern}}, texts, stats)
+        keyed = {"patternProperties": {pattern: {"type": "integer"}}}
+        bad += _lenient(keyed, [{t: "x"} for t in texts], stats)
     assert not bad, f"{len(bad)} outputs jsonschema-rs accepts and jsonschema refuses: {bad[:5]}"
     assert stats["schemas"] > 500, stats
 
