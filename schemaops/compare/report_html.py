@@ -189,6 +189,42 @@ img{max-width:100%;display:block;margin:1em 0}.rec{background:#f0f6ff;padding:1e
 """
 
 
+#: a setting's words: (label, unit) around its value; the order is the report's
+_SETTING_WORDS = {
+    "timeout_s": ("timeout", " s"),
+    "mem_mb": ("memory cap", " MB"),
+    "limit": ("first", " schemas"),
+    "generate": ("generated instances", ""),
+    "compile_threads": ("compile threads", ""),
+}
+
+
+def settings_text(settings: dict[str, Any]) -> str:
+    """The run's settings as words (``timeout 60 s, 2 jobs, host 16 CPU(s) (4 usable)``);
+    a setting left unset (``None``) is not shown."""
+    parts = []
+    for key, value in settings.items():
+        if value is None:
+            continue
+        if key == "jobs":
+            parts.append(f"{value} jobs")
+        elif key == "host" and isinstance(value, dict):
+            usable = value.get("usable")
+            extra = f" ({usable} usable)" if usable and usable != value.get("cpus") else ""
+            parts.append(f"host {value.get('cpus')} CPU(s){extra}")
+        elif key == "ray" and isinstance(value, dict):
+            parts.append(
+                f"Ray {value.get('address')} ({value.get('nodes')} nodes, {value.get('cpus')} CPUs)"
+            )
+        elif key in _SETTING_WORDS:
+            label, unit = _SETTING_WORDS[key]
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            parts.append(f"{label} {shown}{unit}")
+        else:
+            parts.append(f"{key.replace('_', ' ')} {value}")
+    return ", ".join(parts)
+
+
 def render_html(report: CompareReport) -> str:
     """The whole report as one HTML string with the three plots embedded."""
     rec = report.recommendation or {}
@@ -211,7 +247,7 @@ def render_html(report: CompareReport) -> str:
             ("coverage", plot_coverage),
         )
     )
-    settings = html.escape(", ".join(f"{k}={v}" for k, v in report.settings.items()))
+    settings = html.escape(settings_text(report.settings))
     kw_rows = _keyword_rows(report)
     kw_html = (
         "<h2>Per keyword</h2><p>invalid examples violating the keyword: refused / let "
