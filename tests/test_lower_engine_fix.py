@@ -54,7 +54,8 @@ def test_engine_via_cli_and_its_usage_error(tmp_path: Path) -> None:
     assert "engine sglang 0.5.23 configured xgrammar" in res.stdout
     # --generate 0 proves nothing: served (exit 0, as the contract says), never counted proven
     assert "0 of 1 schema(s) lowered and proven; 1 lowered but unproven" in res.stdout
-    gate = run_engine_check(out, "sglang", "xgrammar")
+    # the budget is not what this test is about: a loaded machine must not fail it on time
+    gate = run_engine_check(out, "sglang", "xgrammar", compile_budget_ms=1e9)
     assert gate.passed, [p.text() for c in gate.failed for p in c.problems]
     assert _cli(*args, "--engine", "tgi").returncode == 2
 
