@@ -28,8 +28,11 @@ never more lenient, and what would make it more lenient is handled here:
   newline, ``.`` excludes U+2028), but the negated classes (``\\D``, ``\\W``, ``\\S``), ``\\s``
   (ECMA adds U+FEFF), word boundaries (Rust reads ``\\<``/``\\>`` as ones), nested classes,
   repeat counts with spaces, Unicode properties and case folding can make it more lenient.
-  A schema with such a pattern (or ``patternProperties`` key) is not checked here: decided
-  from Python's own parse of the pattern, never from its text (``rspattern.py``).
+  A stricter pattern is more lenient where a failed match can make an instance valid: as a
+  ``patternProperties`` key (the key escapes its subschema), or in a schema with ``not``,
+  ``if``, ``oneOf`` or ``maxContains`` (``NEGATING_KEYWORDS``); there every pattern must read
+  exactly the same. A schema with a pattern that does not fit is not checked here; each
+  pattern is judged from Python's own parse of it, never from its text (``rspattern.py``).
 - a schema jsonschema-rs refuses (an unknown ``$schema``, draft 3, a ``$ref`` it cannot
   resolve offline, a pattern its engine cannot compile such as ``\\Z``) is not checked here.
 - remote ``$ref``s are never fetched (``offline=True``).
