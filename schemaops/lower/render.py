@@ -16,6 +16,12 @@ def _short(x: Any, n: int = 100) -> str:
     return truncate(s, n, "…")
 
 
+def _full(x: Any) -> str:
+    """A residual rule's value, whole: the application must implement it, so it is never cut
+    (only the served wire string, which ``--out`` and ``--json`` hold in full, is)."""
+    return x if isinstance(x, str) else json.dumps(x, ensure_ascii=False)
+
+
 def print_lower(report: LowerReport, file: TextIO | None = None) -> None:
     """Write the report to ``file`` (default stdout)."""
     import sys
@@ -60,7 +66,7 @@ def print_lower(report: LowerReport, file: TextIO | None = None) -> None:
         if d["residual"]:
             w("  residual (check after decoding):\n")
             for r in d["residual"]:
-                w(f"    {r['pointer']}: {r['keyword']}={_short(r['value'], 60)}  ({r['reason']})\n")
+                w(f"    {r['pointer']}: {r['keyword']}={_full(r['value'])}  ({r['reason']})\n")
         diff = d["differential"]
         if diff:
             w(
