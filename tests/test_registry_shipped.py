@@ -36,6 +36,9 @@ def reg(registry_dir):
 def test_shipped_registry_has_the_tool_set(reg):
     assert TOOLS | {"tool_call"} == set(reg.schemas)
     assert set(reg.libraries) == {"common"}
+    # schemas/support_agent.tools.json: a tool set (issue 35), never a schema "support_agent.tools"
+    assert set(reg.toolsets) == {"support_agent"}
+    assert set(reg.toolset("support_agent").names) <= TOOLS
     assert reg.get("get_order").version == "2"
     assert reg.get("issue_refund").version == "3"
     assert reg.get("create_ticket").version == "1"

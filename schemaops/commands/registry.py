@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from schemaops.registry import Schema
+    from schemaops.registry.loader import Registry
+    from schemaops.registry.toolsets import ToolSet
 
 # rich and the registry library (jsonschema, referencing) are imported in the commands that
 # use them: every ``schemaops`` process imports this module to build the app (issue 24).
@@ -105,10 +107,25 @@ def list_cmd(
 
     reg = call(load_registry, registry, timeout)
     if json_out:
-        emit_json({"registry": str(registry), "schemas": [schema_summary(s) for s in reg]})
+        emit_json(
+            {
+                "registry": str(registry),
+                "schemas": [schema_summary(s) for s in reg],
+                "toolsets": [t.summary() for t in reg.toolsets.values()],
+            }
+        )
         return
     title = f"registry {registry} ({plural(len(reg), 'schema')})"
     _out().print(_schema_table(list(reg), markup_safe(title)))
+    _print_toolsets(reg)
+
+
+def _print_toolsets(reg: Registry) -> None:
+    """One line per tool set (``NAME.tools.json``): name, hash, tools."""
+    for t in reg.toolsets.values():
+        row = t.summary()
+        line = f"tool set {t.name}: {row['hash'][:16]}, {', '.join(t.names)}"
+        _out().print(markup_safe(line))
 
 
 @registry_app.command("show")
@@ -121,7 +138,11 @@ def show_cmd(
     """Show one schema: metadata, its wire strings' hashes and the schema itself."""
     from schemaops.registry.loader import load_registry
 
-    s = call(call(load_registry, registry, timeout).get, name)
+    reg = call(load_registry, registry, timeout)
+    if name not in reg and name in reg.toolsets:
+        _show_toolset(reg.toolsets[name], json_out)
+        return
+    s = call(reg.get, name)
     doc = {
         **schema_summary(s),
         "description": s.description,
@@ -141,6 +162,20 @@ def show_cmd(
         out.print(f"[bold]wire {api}[/bold]: {doc['wire_bytes'][api]} bytes, sha256 {h[:16]}")
     out.print(f"[bold]examples[/bold]: {len(s.valid)} valid, {len(s.invalid)} invalid")
     out.print_json(data=s.bundled())
+
+
+def _show_toolset(ts: ToolSet, json_out: bool) -> None:
+    """``registry show`` for a tool set: summary, then the exact ``tools`` array sent."""
+    doc = {**ts.summary(), "wire_sha256": sha256_hex(ts.wire()), "tools": ts.request_tools()}
+    if json_out:
+        emit_json(doc)
+        return
+    out = _out()
+    for key in ("name", "hash", "path"):
+        out.print(f"[bold]{key}[/bold]: {markup_safe(str(doc[key]))}")
+    out.print(f"[bold]tools[/bold]: {markup_safe(', '.join(ts.names))}")
+    out.print(f"[bold]wire[/bold]: {doc['wire_bytes']} bytes, sha256 {doc['wire_sha256'][:16]}")
+    out.print_json(data=doc["tools"])
 
 
 @registry_app.command("validate")
@@ -167,6 +202,7 @@ def validate_cmd(
                 "ok": not problems,
                 "schemas": [schema_summary(s) for s in reg],
                 "libraries": [schema_summary(s) for s in reg.libraries.values()],
+                "toolsets": [t.summary() for t in reg.toolsets.values()],
                 "problems": problems,
                 "warnings": reg.warnings,
             }
@@ -175,6 +211,7 @@ def validate_cmd(
     out = _out()
     if len(reg):
         out.print(_schema_table(list(reg), markup_safe(f"registry {root}")))
+    _print_toolsets(reg)
     if reg.warnings:
         typer.echo(terminal_lines(f"{plural(len(reg.warnings), 'warning')} in {root}:"), err=True)
         for p in reg.warnings:
@@ -189,7 +226,8 @@ def validate_cmd(
             plural(len(reg), "schema"),
             plural(len(reg.libraries), "library", "libraries"),
         )
-        out.print(f"ok: {schemas}, {libraries}, no problems")
+        toolsets = plural(len(reg.toolsets), "tool set")
+        out.print(f"ok: {schemas}, {libraries}, {toolsets}, no problems")
     raise typer.Exit(code)
 
 
@@ -213,15 +251,28 @@ def export_cmd(
     from schemaops.registry.loader import load_registry
     from schemaops.warm.plan import key_paths
 
-    s = call(call(load_registry, registry, timeout).get, name)
-    wire = s.wire(api.value)
+    reg = call(load_registry, registry, timeout)
+    ts = reg.toolsets.get(name) if name not in reg else None
+    s = call(reg.get, name) if ts is None else None
+    # a tool set: the request's ``{"tools": [...]}`` fragment, the same for both APIs
+    wire = ts.wire() if ts is not None else s.wire(api.value)
     data = wire.encode("utf-8")
     if output is not None:
         try:
             output.write_bytes(data)
         except OSError as exc:
             raise fail(f"error: cannot write {output}: {exc.strerror or exc}", 2) from None
-    if json_out:
+    if json_out and ts is not None:
+        emit_json(
+            {
+                "name": ts.name,
+                "kind": "toolset",
+                "bytes": len(data),
+                "sha256": sha256_hex(wire),
+                "wire": wire,
+            }
+        )
+    elif json_out:
         emit_json(
             {
                 "name": s.name,
@@ -293,7 +344,12 @@ def hash_cmd(
     from schemaops.registry.loader import load_registry
 
     reg = call(load_registry, registry, timeout)
-    chosen = [call(reg.get, name)] if name is not None else list(reg)
+    sets = list(reg.toolsets.values())
+    if name is not None and name not in reg and name in reg.toolsets:
+        chosen, sets = [], [reg.toolsets[name]]
+    else:
+        chosen = [call(reg.get, name)] if name is not None else list(reg)
+        sets = sets if name is None else []
     rows = [
         {
             "name": s.name,
@@ -304,7 +360,10 @@ def hash_cmd(
         for s in chosen
     ]
     if json_out:
-        emit_json({"registry": str(registry), "schemas": rows})
+        toolsets = [
+            {"name": t.name, "hash": t.hash, "wire_sha256": sha256_hex(t.wire())} for t in sets
+        ]
+        emit_json({"registry": str(registry), "schemas": rows, "toolsets": toolsets})
         return
     table = Table(title=markup_safe(f"registry {registry}"))
     for col in ("name", "hash", "native wire sha256", "openai wire sha256"):
@@ -313,6 +372,9 @@ def hash_cmd(
         table.add_row(
             markup_safe(r["name"]), r["hash"][:16], r["native_sha256"][:16], r["openai_sha256"][:16]
         )
+    for t in sets:  # a tool set's one wire string is the {"tools": [...]} fragment
+        w = sha256_hex(t.wire())[:16]
+        table.add_row(markup_safe(f"{t.name} (tool set)"), t.hash[:16], w, w)
     _out().print(table)
 
 

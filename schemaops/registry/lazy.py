@@ -45,7 +45,12 @@ from schemaops.registry.documents import (
 from schemaops.registry.drafts import UnknownDraft, draft_label, draft_uri
 from schemaops.registry.facts import FactsStore
 from schemaops.registry.listing import json_files
-from schemaops.registry.loader import EXAMPLE_TIMEOUT, check_documents, unknown_schema_message
+from schemaops.registry.loader import (
+    EXAMPLE_TIMEOUT,
+    TOOLS_SUFFIX,
+    check_documents,
+    unknown_schema_message,
+)
 from schemaops.registry.model import Schema
 
 #: a ``$ref``/``$dynamicRef``/``$recursiveRef`` value that leaves the document
@@ -118,6 +123,8 @@ class LazyRegistry:
         for f in json_files(root):  # sorted by parts, hidden ones left out
             if f.name.endswith(SIDECAR_SUFFIX):
                 self._sidecars.add(str(f))
+            elif f.name.endswith(TOOLS_SUFFIX):  # a tool set (toolsets.py), not a schema
+                continue
             else:
                 files.append(f)
         by_name: dict[str, _File] = {}

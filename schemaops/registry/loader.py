@@ -44,6 +44,9 @@ from schemaops.registry.model import Schema
 from schemaops.registry.names import name_problem
 from schemaops.registry.refs import file_uri, inline_uri
 
+#: a file ``NAME.tools.json`` is the tool set ``NAME`` (``toolsets.py``), never a schema
+TOOLS_SUFFIX = ".tools.json"
+
 
 class RegistryError(SchemaopsError):
     """The registry has problems; ``problems`` lists each (file, pointer, kind, reason)."""
@@ -83,12 +86,22 @@ class Registry:
     #: findings that do not stop a schema from being used (problem records, same shape),
     #: e.g. ``duplicate_content``: two names for one wire string. Never change exit codes.
     warnings: list[dict] = field(default_factory=list)
+    #: ``NAME.tools.json`` files: OpenAI-style tools arrays (``toolsets.py``), by name
+    toolsets: dict[str, Any] = field(default_factory=dict)
 
     def get(self, name: str) -> Schema:
         try:
             return self.schemas[name]
         except KeyError:
             raise InputError(unknown_schema_message(name, self.root, self.schemas)) from None
+
+    def toolset(self, name: str) -> Any:
+        """The tool set ``name`` (a ``toolsets.ToolSet``); InputError if unknown."""
+        try:
+            return self.toolsets[name]
+        except KeyError:
+            known = ", ".join(sorted(self.toolsets)) or "(none)"
+            raise InputError(f"unknown tool set {name!r} in {self.root}; known: {known}") from None
 
     def __iter__(self) -> Iterator[Schema]:
         return iter(self.schemas.values())
@@ -300,6 +313,9 @@ def inspect_registry(
         ]
     files = json_files(root)
     schema_files = [f for f in files if not f.name.endswith(SIDECAR_SUFFIX)]
+    # NAME.tools.json is a tool set (``toolsets.py``), never a schema named NAME.tools
+    tool_files = [f for f in schema_files if f.name.endswith(TOOLS_SUFFIX)]
+    schema_files = [f for f in schema_files if not f.name.endswith(TOOLS_SUFFIX)]
     problems: list[dict] = []
     if not schema_files:
         msg = f"registry folder {root} has no schema files (expected NAME.json)"
@@ -339,6 +355,10 @@ def inspect_registry(
         docs.append(doc)
     for name, s in check_documents(docs, problems, (), reg.warnings, timeout, examples).items():
         (reg.libraries if is_library(s.schema) else reg.schemas)[name] = s
+    if tool_files:
+        from schemaops.registry.toolsets import load_toolsets  # toolsets imports this module
+
+        reg.toolsets = load_toolsets(tool_files, root, docs, problems, reg.warnings)
     return reg, problems
 
 
