@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from schemaops.compare.report import CompareReport, keyword_cell, verdict_of
+from schemaops.compare.report import CompareReport, backend_summary, keyword_cell, verdict_of
 
 # Past this many schemas the per-schema table is noise; the summary says it all.
 MAX_SCHEMA_ROWS = 60
@@ -135,6 +135,33 @@ def evidence_notes(report: CompareReport) -> list[str]:
     return notes
 
 
+#: a mask p99 this many times its p50 is explained under the summary table
+TAIL_RATIO = 100
+
+
+def mask_tail_notes(report: CompareReport) -> list[str]:
+    """Why a backend's mask p99 is orders of magnitude above its p50 (issue 34: "a p99 of
+    ~10 ms next to a p50 of 2 µs is unexplained"): which schema carries the tail, and where
+    the per-schema figures are. One line per backend whose p99 is ``TAIL_RATIO`` x its p50."""
+    out = []
+    for backend, rows in report.by_backend().items():
+        mask = backend_summary(rows)["mask_us"]
+        p50, p99 = mask.get("p50"), mask.get("p99")
+        if not p50 or not p99 or p99 < TAIL_RATIO * p50:
+            continue
+        worst = max(
+            (r for r in rows if (r.get("mask_us") or {}).get("p99") is not None),
+            key=lambda r: r["mask_us"]["p99"],
+        )
+        out.append(
+            f"{backend}: mask p99 {_f(p99, ' µs')} vs p50 {_f(p50, ' µs')}: the slowest 1 % of "
+            f"tokens, worst in {worst.get('schema')} (p99 {_f(worst['mask_us']['p99'], ' µs')}); "
+            "per-schema mask_us in --json; a busy host adds its pauses here too "
+            "(docs/glossary.md#mask-p50--p99)"
+        )
+    return out
+
+
 def print_report(report: CompareReport, console: Console | None = None) -> None:
     """Print the tables and the recommendation."""
     con = console or Console()
@@ -143,6 +170,8 @@ def print_report(report: CompareReport, console: Console | None = None) -> None:
     if len(report.schemas()) <= MAX_SCHEMA_ROWS:
         con.print(schema_table(report))
     con.print(summary_table(report))
+    for note in mask_tail_notes(report):
+        con.print(f"[dim]note: {escape(note)}[/dim]")
     kt = keyword_rich_table(report)
     if kt is not None:
         con.print(kt)
