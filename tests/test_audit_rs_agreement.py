@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 import random
 import re
+import warnings
 from pathlib import Path
+from re import _parser as sre_parse
 from typing import Any
 
 import jsonschema_rs
@@ -405,6 +407,8 @@ def test_jsonschemabench_patterns_never_lenient_on_unicode_strings() -> None:
     stats = {"schemas": 0, "instances": 0, "rs_stricter": 0, "not_rs": 0}
     bad: list[str] = []
     for pattern in sorted(seen):
+        if _oracle_literal_brace_or_bracket(pattern):  # the token pass against the parser
+            assert not portable_pattern(pattern), pattern
         texts = _strings(rng, 8)
         bad += _lenient({"type": "string", "pattern": pattern}, texts, stats)
         bad += _lenient({"not": {"pattern": pattern}}, texts, stats)
@@ -412,6 +416,70 @@ def test_jsonschemabench_patterns_never_lenient_on_unicode_strings() -> None:
         bad += _lenient(keyed, [{t: "x"} for t in texts], stats)
     assert not bad, f"{len(bad)} outputs jsonschema-rs accepts and jsonschema refuses: {bad[:5]}"
     assert stats["schemas"] > 500, stats
+
+
+def _tree(pattern: str) -> Any:
+    """Python's parse tree of ``pattern`` as nested tuples, or None when it does not parse."""
+
+    def shape(node: Any) -> Any:
+        if isinstance(node, (sre_parse.SubPattern, list, tuple)):
+            return tuple(shape(x) for x in node)
+        return node
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return shape(sre_parse.parse(pattern))
+    except Exception:
+        return None
+
+
+def _oracle_literal_brace_or_bracket(pattern: str) -> bool:
+    """Asks Python's parser itself, token by token: True when some unescaped ``[`` is a
+    literal (inside a class), some ``{`` outside a class is a literal, or a repeat has no
+    lower bound. Escaping the token and parsing again leaves the tree unchanged exactly when
+    Python read that token as a literal; with ``(`` in its place a ``{`` outside a class
+    leaves the pattern unbalanced."""
+    shape = _tree(pattern)
+    if shape is None:
+        return False
+    tokens = sre_parse.Tokenizer(pattern)
+    while True:
+        at = tokens.tell()
+        tok = tokens.get()
+        if tok is None:
+            return False
+        if tok not in ("[", "{"):
+            continue
+        escaped = _tree(pattern[:at] + "\\" + pattern[at:])
+        if tok == "[":
+            if escaped == shape:
+                return True
+        elif escaped != shape:
+            if pattern.startswith("{,", at):
+                return True
+        elif _tree(pattern[:at] + "(" + pattern[at + 1 :]) is None:
+            return True
+
+
+def test_one_pass_over_the_tokens_agrees_with_the_parser() -> None:
+    """``rspattern``'s single pass over the tokens (which ``[`` opens a class, which ``{`` is
+    a repeat) against the oracle that re-parses the pattern per token, on seeded random
+    patterns built around brackets and braces: wherever the oracle finds a literal ``[`` in a
+    class or a text ``{``, the pattern is not portable."""
+    rng = random.Random(6)
+    pieces = list("[]{}^-a1, ()") + ["\\[", "\\]", "\\{", "\\x41"]
+    patterns = ["".join(rng.choices(pieces, k=rng.randint(1, 8))) for _ in range(6000)]
+    patterns += [_random_pattern(rng) for _ in range(500)] + NOT_PORTABLE + PORTABLE
+    checked = found = 0
+    for pattern in patterns:
+        if _tree(pattern) is None:
+            continue
+        checked += 1
+        if _oracle_literal_brace_or_bracket(pattern):
+            found += 1
+            assert not portable_pattern(pattern), pattern
+    assert checked > 1000 and found > 200, (checked, found)
 
 
 def test_exact_pattern() -> None:

@@ -20,14 +20,14 @@ first ``]`` missed the ``\\w``), so the decision is read from what Python's pars
 - the parser's tokens (``re._parser.Tokenizer``, which yields an escape as one token):
   ``\\<`` and ``\\>`` are literals in Python and word boundaries in Rust's regex
   (https://docs.rs/regex/latest/regex/#empty-matches);
-- the parse of a variant: each unescaped ``{`` or ``[`` token is escaped and the pattern
-  parsed again. If the tree does not change, Python read that character as a literal. A
-  literal ``[`` is one inside a class (Rust reads a nested class there); a literal ``{`` outside
-  a class is text Rust may read as a repeat count (``a{1, 2}``, ``a{ 2}``: Rust's syntax allows
-  spaces in a count, https://docs.rs/regex/latest/regex/#repetitions). Whether that ``{`` is
-  outside a class is asked the same way: with ``(`` in its place, a pattern that no longer
-  parses had it outside a class (inside one, ``(`` is a literal). A repeat ``{,n}`` (no
-  lower bound) is a repeat in Python and a syntax Rust does not share: not portable.
+- one pass over the parser's tokens that follows ``re._parser._parse`` step for step: which
+  ``[`` opens a class and which ``{`` starts a repeat. A ``[`` inside a class is a nested class
+  in Rust; a ``{`` Python reads as text outside a class is what Rust may read as a repeat count
+  (``a{1, 2}``, ``a{ 2}``: Rust allows spaces in a count,
+  https://docs.rs/regex/latest/regex/#repetitions); ``{,n}`` is a repeat in Python and not
+  Rust's syntax. The tests hold this pass to an oracle that asks the parser itself (each
+  ``[``/``{`` token escaped and the pattern parsed again: the tree unchanged means Python read
+  a literal), which is too slow to run here (a parse per token: seconds on a long pattern).
 
 Checked against jsonschema-rs 0.61.2 in ``tests/test_audit_rs_agreement.py`` (the issue's
 examples, seeded random patterns and every JSONSchemaBench pattern against non-ASCII
@@ -101,7 +101,7 @@ def why_not_portable(pattern: str, exact: bool = False) -> str | None:
         return found
     if _explicit_unicode(pattern):
         return "the u flag"
-    return _token_problem(pattern, _shape(tree))
+    return _token_problem(pattern)
 
 
 def _tree_problem(tree: Any, exact: bool) -> str | None:
@@ -157,44 +157,65 @@ def _explicit_unicode(pattern: str) -> bool:
     return False
 
 
-def _shape(tree: Any) -> Any:
-    """A parse tree as nested tuples (comparable with ``==``)."""
-    if isinstance(tree, (sre_parse.SubPattern, list, tuple)):
-        return tuple(_shape(x) for x in tree)
-    return tree
-
-
-def _parses_as(pattern: str) -> Any:
-    """The shape of ``pattern``'s parse tree, or None when Python cannot parse it."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return _shape(sre_parse.parse(pattern))
-    except Exception:  # noqa: BLE001
-        return None
-
-
-def _token_problem(pattern: str, shape: Any) -> str | None:
-    """What the tokens show and the tree hides: Rust-only escapes, and a ``[`` or ``{``
-    that Python read as a literal where Rust reads syntax (see the module docstring)."""
-    tokens = sre_parse.Tokenizer(pattern)
+def _token_problem(pattern: str) -> str | None:
+    """What the tokens show and the tree hides, in one pass over Python's own tokens: a
+    Rust-only escape, a ``[`` inside a class, a ``{`` Python reads as text outside a class, a
+    repeat ``{,n}``, a comment. Which ``[`` opens a class and which ``{`` is a repeat follows
+    ``re._parser._parse`` step for step (Python 3.11: the ``"["`` branch's set loop and the
+    ``"{"`` branch of ``REPEAT_CHARS``); ``tests/test_audit_rs_agreement.py`` holds this pass to
+    an oracle that asks the parser itself (each token escaped and the pattern parsed again)."""
+    src = sre_parse.Tokenizer(pattern)
     while True:
-        at = tokens.tell()
-        tok = tokens.get()
+        tok = src.get()
         if tok is None:
             return None
         if tok in _RUST_ESCAPES:
             return f"the escape {tok} (read differently by Rust's regex)"
-        if tok not in ("[", "{"):
-            continue
-        escaped = _parses_as(pattern[:at] + "\\" + pattern[at:])
+        if tok == "(" and src.match("?") and src.match("#"):
+            return "a comment (?#...) (not in Rust's syntax)"
         if tok == "[":
-            if escaped == shape:
-                return "a [ inside a class (a nested class in Rust's regex)"
-            continue
-        if escaped != shape:  # Python read a repeat count
-            if pattern.startswith("{,", at):
+            found = _class_problem(src)
+            if found is not None:
+                return found
+        elif tok == "{":
+            if src.next == "}":  # "{}": a literal in Python
+                return "a { Python reads as text outside a class (Rust may read a repeat count)"
+            lo = _digits(src)
+            comma = src.match(",")
+            if comma:
+                _digits(src)
+            if not src.match("}"):
+                return "a { Python reads as text outside a class (Rust may read a repeat count)"
+            if comma and not lo:
                 return "a repeat count with no lower bound"
-            continue
-        if _parses_as(pattern[:at] + "(" + pattern[at + 1 :]) is None:
-            return "a { Python reads as text outside a class (Rust may read a repeat count)"
+
+
+def _digits(src: Any) -> str:
+    out = ""
+    while src.next is not None and src.next in "0123456789":
+        out += src.get()
+    return out
+
+
+def _class_problem(src: Any) -> str | None:
+    """Walk one class after its ``[`` as Python's set loop does; a ``[`` inside is a nested
+    class in Rust's syntax (Python warns only for ``[[``)."""
+    src.match("^")
+    first = True
+    while True:
+        this = src.get()
+        if this is None:
+            return "an unterminated class"
+        if this == "]" and not first:
+            return None
+        if this == "[" or this in _RUST_ESCAPES:
+            return "a [ inside a class (a nested class in Rust's regex)" if this == "[" else this
+        if src.match("-"):
+            that = src.get()
+            if that is None:
+                return "an unterminated class"
+            if that == "]":
+                return None
+            if that == "[" or that in _RUST_ESCAPES:
+                return "a [ inside a class (a nested class in Rust's regex)"
+        first = False
