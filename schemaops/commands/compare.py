@@ -17,6 +17,7 @@ import typer
 from schemaops.commands._common import Backend, call, emit_json, fail, terminal_lines
 from schemaops.engines.capacity import DEFAULT_HEADROOM_PCT
 from schemaops.errors import EXIT_GATE
+from schemaops.providers import TARGETS
 
 _BACKENDS_HELP = "Comma-separated backends: xgrammar, llguidance, outlines."
 _RAY_HELP = (
@@ -161,7 +162,7 @@ def check_cmd(
         "--target",
         "-t",
         help="Also judge each schema against a hosted API's documented strict-mode rules "
-        "(offline): openai, anthropic or gemini; repeatable. Without --backend/--engine only "
+        f"(offline): {', '.join(TARGETS)}; repeatable. Without --backend/--engine only "
         "the hosted check runs. See docs/contracts/hosted.md.",
     ),
     fix: bool = typer.Option(
@@ -178,8 +179,8 @@ def check_cmd(
     """Pre-deploy gate: exit 1 unless every schema compiles within budget and is enforced.
 
     On the backend you deploy with (--backend), as a serving engine routes it (--engine
-    sglang|vllm), or against a hosted API's strict-mode rules (--target openai|anthropic|
-    gemini). Each failing schema says what to change; --fix --out DIR lowers the failing ones.
+    sglang|vllm), or against a hosted API's strict-mode rules (--target T: see the option).
+    Each failing schema says what to change; --fix --out DIR lowers the failing ones.
 
     Example: schemaops check --backend xgrammar --registry schemas --junit check.xml
 

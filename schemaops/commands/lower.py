@@ -16,6 +16,10 @@ import typer
 
 from schemaops.commands._common import Backend, call, emit_json, fail, terminal_lines
 from schemaops.errors import EXIT_GATE
+from schemaops.providers import TARGETS
+
+#: the provider targets, from the providers' own list (one place of knowledge)
+TARGET_NAMES = ", ".join(TARGETS)
 
 
 # Option declarations look alike across commands (typer's shape; --engine as in check): each
@@ -33,8 +37,7 @@ def lower_cmd(
     target: str | None = typer.Option(
         None,
         "--target",
-        help="A hosted provider to serve on instead: openai, anthropic or gemini "
-        "(docs/contracts/hosted.md).",
+        help=f"A hosted provider to serve on instead: {TARGET_NAMES} (docs/contracts/hosted.md).",
     ),
     engine: str | None = typer.Option(
         None,

@@ -1,10 +1,11 @@
 """``lower_registry_target``: lower a registry for a hosted provider, prove each schema, write.
 
 Per schema: ``schemaops.lower.targets.lower_for_target`` (rewrite, then re-judge the served
-schema with the provider's table: anything it still refuses or ignores is a problem), then the
-differential proof. The provider's own enforcement cannot be called offline, so the served
-side is jsonschema on the served schema, read as the provider's contract (it refuses what the
-served schema refuses). Instances and where they come from:
+schema with the provider's table: anything it still refuses or ignores is a problem, a
+restriction it documents without saying what the API does is served labelled ``unproven``),
+then the differential proof. The provider's own enforcement cannot be called offline, so the
+served side is jsonschema on the served schema, read as the provider's contract (it refuses
+what the served schema refuses). Instances and where they come from:
 
 - valid ones generated from the original (hypothesis-jsonschema) and the registry's valid
   examples: mapped into the served shape (``to_served``: absent optional -> null, root
@@ -70,12 +71,17 @@ class TargetCase:
 
     @property
     def unproven(self) -> list[str]:
+        """Why the label has no evidence: a restriction the provider documents left in the
+        served schema (what the API does with it is unknown, so the differential, which reads
+        the served schema as enforced, proves nothing about it), no differential, or one
+        without instances on a side or past its deadline."""
         lw = self.tl.lowered
+        restricted = list(self.tl.unproven)
         if lw.served == lw.original and not lw.rewrites:
-            return []
+            return restricted
         if self.diff is None:
-            return ["no differential check (--generate 0)"]
-        return [f"differential: {u}" for u in self.diff.unproven]
+            return [*restricted, "no differential check (--generate 0)"]
+        return [*restricted, *(f"differential: {u}" for u in self.diff.unproven)]
 
     @property
     def proven(self) -> bool:

@@ -1,4 +1,4 @@
-"""``lower --target openai|anthropic|gemini``: the rewrite of one schema for a hosted provider.
+"""``lower --target T`` (``providers.TARGETS``): the rewrite of one schema for a hosted provider.
 
 The provider tables (``schemaops.providers``) say what each provider refuses or ignores; this
 module turns a schema into one the provider accepts, with the transforms its rules call for,
@@ -7,7 +7,8 @@ each declared in the exactness model of ``lower`` (``schemaops.lower.model``):
 - a keyword the table finds refused or ignored at a node (``undocumented-keyword``,
   ``unsupported-composition``, ``unsupported-keyword``, ``numeric-constraints``,
   ``string-length``, ``array-constraints``, ``format-value``, ``pattern-features``,
-  ``enum-complex``, ``enum-types``) is removed: ``exact`` for an annotation or ``x-`` key
+  ``enum-complex``, ``enum-types``, Anthropic's counted repeats above 100, Azure's
+  ``default`` below the root) is removed: ``exact`` for an annotation or ``x-`` key
   (it constrains nothing), else ``widens`` with a residual rule at its pointer. ``oneOf``
   becomes ``anyOf`` (widens: exclusivity is the residual). Anthropic's ``minItems`` above 1
   is served as 1 (widens; the residual keeps the real bound); ``items`` goes with a removed
@@ -28,9 +29,12 @@ each declared in the exactness model of ``lower`` (``schemaops.lower.model``):
 
 What no transform removes (a recursive schema where the provider refuses recursion, limits on
 size and nesting) is left, and the re-judge of the served schema with the same table says so:
-the schema is not lowerable. ``to_served``/``to_original`` map instances between the original
-shape and the served one (absent optional key <-> null, root wrap); the proof
-(``schemaops.lower.target_run``) goes through them.
+the schema is not lowerable. A ``restricted`` finding left there (the provider documents a
+restriction without saying whether the API refuses it or drops it) is no problem: the schema
+is served, labelled ``unproven`` (``TargetLowering.unproven``), never called exact.
+``to_served``/``to_original`` map instances between the original shape and the served one
+(absent optional key <-> null, root wrap); the proof (``schemaops.lower.target_run``) goes
+through them.
 """
 
 from __future__ import annotations
@@ -83,8 +87,18 @@ REMOVE_RULES = frozenset(
         "enum-complex",
         "enum-types",
         "oneof-as-anyof",
+        # Anthropic: a {n,m} bound above 1000 is refused, one from 101 to 1000 restricted
+        # (providers/anthropic.py, read from LIMITS there): the pattern goes to the residual,
+        # the application checks it after decoding
+        "pattern-large-quantifier",
+        "pattern-quantifier-range",
+        # Azure: a default below the root is refused (providers/azure.py, DEFAULT_SOURCE):
+        # an annotation, so dropped exactly (``constrains("default")`` is false)
+        "default",
     }
 )
+#: what a ``restricted`` finding left in the served schema means (providers/base.py)
+RESTRICTS = "restricts (effect unknown: the provider documents a restriction, not a refusal)"
 #: keywords whose insides are never rewritten (dropping there would tighten, not relax)
 OPAQUE = ("not", "if", "contains")
 
@@ -101,6 +115,9 @@ class TargetLowering:
     wrapped: bool = False
     verdict: TargetVerdict | None = None
     problems: list[str] = field(default_factory=list)
+    #: ``restricted`` findings of the served schema: served, but no exactness claim (the
+    #: provider may answer 400, or drop or unroll the construct: nothing says which)
+    unproven: list[str] = field(default_factory=list)
     #: id(schema node) -> names served with a null union; original and served trees
     _orig_nullable: dict[int, set[str]] = field(default_factory=dict, repr=False)
     _served_nullable: dict[int, set[str]] = field(default_factory=dict, repr=False)
@@ -482,6 +499,13 @@ def lower_for_target(original: Any, target: str, name: str = "") -> TargetLoweri
     tl._orig_refs = b.refs.targets
     tl.verdict = judge_schema(name, lw.served, target)
     for f in tl.verdict.findings:
+        if f.rule.effect == "restricted":
+            tl.unproven.append(
+                f"{target} {RESTRICTS} the served schema: {f.rule.id} at {f.pointer or '/'} "
+                f"({f.message}); no transform removes it: served, labelled unproven "
+                f"({f.rule.source})"
+            )
+            continue
         what = "refuses" if f.rule.effect == "refused" else "ignores"
         tl.problems.append(
             f"{target} {what} the served schema: {f.rule.id} at {f.pointer or '/'} "
