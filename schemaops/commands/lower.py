@@ -133,7 +133,11 @@ def lower_target_cmd(
     quiet: bool,
 ) -> None:
     """``lower --target``: ``schemaops.lower.target_run.lower_registry_target``, rendered."""
-    from schemaops.lower.target_run import lower_registry_target, print_lower_target
+    from schemaops.lower.target_run import (
+        lower_registry_target,
+        print_lower_target,
+        unproven_line,
+    )
 
     if engine is not None:
         raise fail("error: --engine goes with --backend, not --target", 2)
@@ -163,13 +167,7 @@ def lower_target_cmd(
             EXIT_GATE,
         )
     if not report.passed:
-        bad = report.unproven
-        raise fail(
-            f"lower unproven: {len(bad)} of {len(report.cases)} schema(s) lowered for "
-            f"{report.target} without proof (served, labelled unproven; --generate N > 0 "
-            f"proves them): {', '.join(bad[:10])}",
-            EXIT_GATE,
-        )
+        raise fail(unproven_line(report), EXIT_GATE)
 
 
 def _lines(quiet: bool) -> Any:

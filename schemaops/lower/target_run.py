@@ -137,6 +137,12 @@ class TargetReport:
         """Names lowered (served) whose label has no evidence."""
         return [c.name for c in self.cases if c.lowered_ok and c.unproven]
 
+    @property
+    def restricted(self) -> list[str]:
+        """Names served with a restriction the provider documents without saying what the API
+        does with it (``TargetLowering.unproven``): no run of ``lower`` proves those."""
+        return [c.name for c in self.cases if c.lowered_ok and c.tl.unproven]
+
     def to_dict(self) -> dict[str, Any]:
         t = TABLES[self.target]
         return {
@@ -377,6 +383,26 @@ def print_lower_target(report: TargetReport, file: Any = None) -> None:
         for p in c["problems"]:
             w(f"  problem: {p}\n")
     w(f"\n{summary_line(report)}\n")
+
+
+def unproven_line(report: TargetReport) -> str:
+    """The gate's message for lowered schemas without proof: how many, which, and what would
+    give the evidence (more instances; for a provider restriction, nothing offline)."""
+    bad = report.unproven
+    restricted = set(report.restricted)
+    why = []
+    if restricted:
+        why.append(
+            f"{report.target} documents a restriction left in the served schema of "
+            f"{', '.join(sorted(restricted)[:10])}, effect unknown (check --target lists it)"
+        )
+    if any(n not in restricted for n in bad):
+        why.append("--generate N > 0 proves those without a differential")
+    return (
+        f"lower unproven: {len(bad)} of {len(report.cases)} schema(s) lowered for "
+        f"{report.target} without proof (served, labelled unproven; {'; '.join(why)}): "
+        f"{', '.join(bad[:10])}"
+    )
 
 
 def summary_line(report: TargetReport) -> str:
