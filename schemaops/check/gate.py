@@ -341,6 +341,7 @@ def run_check(
     progress: Callable[..., Any] | None = None,
     compile_threads: int | None = None,
     ray: str | None = None,
+    tool_choice: list[str] | None = None,
 ) -> CheckReport:
     """Gate ``registry`` for a deploy on ``backend``; the caller exits 1 unless ``.passed``.
 
@@ -348,6 +349,8 @@ def run_check(
     still measured (and reported with its time) instead of being cut off as a timeout.
     Raises ``InputError`` (exit 2) for a missing/unreadable registry or bad options.
     ``ray``: measure on that Ray cluster (as ``run_compare``); the gate is the same.
+    ``tool_choice``: the modes the registry's tool sets are gated in (``check/toolsets.py``;
+    default ``["required"]``, ``[]`` none).
     """
     names = parse_backends(backend)
     if len(names) != 1:
@@ -371,6 +374,16 @@ def run_check(
         ray=ray,
     )
     settings: dict[str, Any] = {"compile_threads": compile_threads, "host": host_cpus()}
+    from schemaops.check.toolsets import registry_toolset_cases
+
+    more, notes = registry_toolset_cases(
+        registry, name, tokenizer, compile_budget_ms, timeout_s,
+        ["required"] if tool_choice is None else tool_choice,
+        jobs=jobs, mem_mb=mem_mb, progress=progress, compile_threads=compile_threads, ray=ray,
+    )  # fmt: skip
+    cases += more
+    if notes:
+        settings["tool_sets"] = notes
     if ray_info:
         settings["ray"] = ray_info
     return CheckReport(name, tokenizer, str(registry), float(compile_budget_ms), cases, settings)

@@ -165,6 +165,13 @@ def check_cmd(
         f"(offline): {', '.join(TARGETS)}; repeatable. Without --backend/--engine only "
         "the hosted check runs. See docs/contracts/hosted.md.",
     ),
+    tool_choice: list[str] | None = typer.Option(
+        None,
+        "--tool-choice",
+        help="With --backend: gate each registry tool set (NAME.tools.json) as SGLang and vLLM "
+        "compile it for this tool_choice: required (default), named (each tool), named:FN, "
+        "auto (reported unconstrained), none; repeatable. See docs/contracts/compare.md.",
+    ),
     fix: bool = typer.Option(
         False, "--fix", help="Lower the failing schemas (schemaops lower), write --out, gate it."
     ),
@@ -229,7 +236,8 @@ def check_cmd(
     elif backend is None:
         raise fail("error: check needs --backend (or --engine sglang|vllm)", 2)
     else:
-        report = call(run_check, registry, backend.value, **opts)
+        modes = [m for m in (tool_choice or ["required"]) if m != "none"]
+        report = call(run_check, registry, backend.value, tool_choice=modes, **opts)
     if junit is not None:
         call(write_junit, report, junit)
         if hosted is not None:
