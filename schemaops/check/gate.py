@@ -349,8 +349,8 @@ def run_check(
     still measured (and reported with its time) instead of being cut off as a timeout.
     Raises ``InputError`` (exit 2) for a missing/unreadable registry or bad options.
     ``ray``: measure on that Ray cluster (as ``run_compare``); the gate is the same.
-    ``tool_choice``: the modes the registry's tool sets are gated in (``check/toolsets.py``;
-    default ``["required"]``, ``[]`` none).
+    ``tool_choice``: the modes the registry's tool sets are gated in (``check/toolsets.py``);
+    None or ``[]``: none (``check --fix`` gates schemas only; the CLI passes ``required``).
     """
     names = parse_backends(backend)
     if len(names) != 1:
@@ -378,7 +378,7 @@ def run_check(
 
     more, notes = registry_toolset_cases(
         registry, name, tokenizer, compile_budget_ms, timeout_s,
-        ["required"] if tool_choice is None else tool_choice,
+        tool_choice or [],
         jobs=jobs, mem_mb=mem_mb, progress=progress, compile_threads=compile_threads, ray=ray,
     )  # fmt: skip
     cases += more
