@@ -129,3 +129,29 @@ def test_cli_validate_list_show_hash_export(reg_dir: Path) -> None:
     r = runner.invoke(app, ["registry", "validate", str(reg_dir)])
     assert r.exit_code == 1
     assert "bad.tools.json#/1/function/name" in r.output and "[duplicate_tool]" in r.output
+
+
+def test_diff_says_which_tool_changed_and_for_whom(tmp_path: Path, registry_dir: Path) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    for d in (old, new):
+        d.mkdir()
+        shutil.copy(registry_dir / "common.json", d / "common.json")
+    kb = {"type": "object", "properties": {"q": {"type": "string", "maxLength": 100}}}
+    _write(old, "s", [_fn("find", OBJ), _fn("gone", OBJ), _fn("kb", kb)])
+    kb_new = {"type": "object", "properties": {"q": {"type": "string", "maxLength": 50}}}
+    _write(
+        new,
+        "s",
+        [_fn("find", OBJ, description="now described"), _fn("kb", kb_new), _fn("fresh", OBJ)],
+    )
+    r = runner.invoke(app, ["registry", "diff", str(old), str(new), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    got = {(c["path"], c["kind"]): c["breaking_for"] for c in doc["changes"] if c["schema"] == "s"}
+    assert got[("/tools/gone", "tool_removed")] == ["clients"]
+    assert got[("/tools/fresh", "tool_added")] == ["consumers"]
+    assert got[("/tools/find", "tool_changed")] == []
+    kb_change = [k for k in got if k[0].startswith("/tools/kb/parameters/properties/q")]
+    assert kb_change and got[kb_change[0]] == ["clients"]  # maxLength tightened
+    row = next(x for x in doc["schemas"] if x["name"] == "s")
+    assert row["kind"] == "toolset" and row["status"] == "changed"

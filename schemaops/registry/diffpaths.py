@@ -52,13 +52,15 @@ def _fatal(problems: list[dict]) -> None:
         raise InputError("cannot diff: " + "; ".join(format_problem(p) for p in bad))
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _load(path: Path, toolsets: dict[str, Any] | None = None) -> dict[str, Any]:
     """Name -> Schema of a registry folder (libraries too) or of one file, as the registry
     loads them (refs to other files bundled) but tolerating content problems, so that a
     registry can be diffed in the middle of a migration."""
     if path.is_dir():
         reg, problems = inspect_registry(path, examples=False)
         _fatal(problems)
+        if toolsets is not None:  # NAME.tools.json (toolsets.py), compared by ``tooldiff``
+            toolsets.update(reg.toolsets)
         return {**reg.libraries, **reg.schemas}
     schema, problems = inspect_schema_file(path)
     _fatal(problems)
@@ -114,7 +116,9 @@ def diff_paths(old: str | Path, new: str | Path) -> DiffReport:
             raise InputError(f"not found: {p}")
     if o.is_dir() != n.is_dir():
         raise InputError(f"cannot diff a folder with a file: {o} vs {n}")
-    olds, news = _load(o), _load(n)
+    old_sets: dict[str, Any] = {}
+    new_sets: dict[str, Any] = {}
+    olds, news = _load(o, old_sets), _load(n, new_sets)
     if not o.is_dir():  # two files: one schema, whatever the file names
         olds, news = {o.stem: olds[o.stem]}, {o.stem: news[n.stem]}
     changes: list[Change] = []
@@ -155,6 +159,12 @@ def diff_paths(old: str | Path, new: str | Path) -> DiffReport:
                         detail = f"same schema, different wire text through a library ({how})"
                     changes.append(Change("", "wire_changed", detail, NONE, name))
         schemas.append(row)
+    if old_sets or new_sets:
+        from schemaops.registry.tooldiff import diff_toolsets
+
+        set_changes, set_rows = diff_toolsets(old_sets, new_sets)
+        changes.extend(set_changes)
+        schemas.extend(set_rows)
     return DiffReport(str(o), str(n), changes, schemas)
 
 
