@@ -78,7 +78,8 @@ def test_compare_ray_equals_local(ray_cluster, tmp_path: Path) -> None:
 
 
 def test_check_ray_equals_local(ray_cluster, registry_dir: Path) -> None:
-    local = run_check(registry_dir, "xgrammar").to_dict()
+    # the CLI gates the registry's tool sets for tool_choice required by default (issue 35)
+    local = run_check(registry_dir, "xgrammar", tool_choice=["required"]).to_dict()
     r = _cli(ray_cluster, "check", "--backend", "xgrammar", "--registry", str(registry_dir),
              "--ray", ray_cluster.address, "--json", "-q")  # fmt: skip
     assert r.returncode == (0 if local["passed"] else 1), r.stderr[-3000:]
