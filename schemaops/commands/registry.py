@@ -226,8 +226,8 @@ def validate_cmd(
             plural(len(reg), "schema"),
             plural(len(reg.libraries), "library", "libraries"),
         )
-        toolsets = plural(len(reg.toolsets), "tool set")
-        out.print(f"ok: {schemas}, {libraries}, {toolsets}, no problems")
+        toolsets = f"{plural(len(reg.toolsets), 'tool set')}, " if reg.toolsets else ""
+        out.print(f"ok: {schemas}, {libraries}, {toolsets}no problems")
     raise typer.Exit(code)
 
 
