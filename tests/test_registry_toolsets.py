@@ -155,3 +155,17 @@ def test_diff_says_which_tool_changed_and_for_whom(tmp_path: Path, registry_dir:
     assert kb_change and got[kb_change[0]] == ["clients"]  # maxLength tightened
     row = next(x for x in doc["schemas"] if x["name"] == "s")
     assert row["kind"] == "toolset" and row["status"] == "changed"
+
+
+def test_a_registry_of_tool_sets_only(tmp_path: Path) -> None:
+    """Inline parameters need no schema file: such a folder is a registry, not empty."""
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    _write(reg, "only", [_fn("find", OBJ)])
+    r = runner.invoke(app, ["registry", "validate", str(reg)])
+    assert r.exit_code == 0, r.output
+    assert "ok: 0 schemas, 0 libraries, 1 tool set, no problems" in r.stdout
+    assert json.loads(load_registry(reg).toolset("only").wire())["tools"][0]["function"] == {
+        "name": "find",
+        "parameters": OBJ,
+    }

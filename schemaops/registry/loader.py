@@ -317,7 +317,7 @@ def inspect_registry(
     tool_files = [f for f in schema_files if f.name.endswith(TOOLS_SUFFIX)]
     schema_files = [f for f in schema_files if not f.name.endswith(TOOLS_SUFFIX)]
     problems: list[dict] = []
-    if not schema_files:
+    if not schema_files and not tool_files:
         msg = f"registry folder {root} has no schema files (expected NAME.json)"
         return reg, [problem(root, "", "empty_folder", msg)]
     stems = {f.with_suffix("") for f in schema_files}
