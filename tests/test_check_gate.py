@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from schemaops.check import CheckReport, evaluate, junit_xml
 
 
@@ -172,3 +174,18 @@ def test_non_ascii_refusals_fail_the_gate_and_retokenized_ones_warn():
     assert rep.to_dict()["rejects_valid_content"] == 1
     assert rep.to_dict()["accepted_retokenized"] == 1
     assert "rejects_valid_content=1" in junit_xml(rep)
+
+
+def test_a_huge_budget_gives_a_bounded_wait_and_bad_values_are_input_errors() -> None:
+    """A budget of 1e9 ms made a 34-day wait that epoll refused (OverflowError traceback in
+    the capacity measurement); the derived wait is now bounded, and a non-finite budget or an
+    over-long --timeout is exit 2."""
+    from schemaops.check.gate import MAX_TIMEOUT_S, gate_options
+    from schemaops.errors import InputError
+
+    assert gate_options(1e9, None, 1, None, None)[0] == MAX_TIMEOUT_S
+    for bad in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(InputError):
+            gate_options(bad, None, 1, None, None)
+    with pytest.raises(InputError):
+        gate_options(1000.0, MAX_TIMEOUT_S * 2, 1, None, None)

@@ -132,14 +132,42 @@ def test_date_pattern_is_schemaops_formats(value: str) -> None:
 @settings(max_examples=400, deadline=None)
 @given(_time_strings())
 def test_time_pattern_is_schemaops_formats(value: str) -> None:
-    assert bool(re.search(FORMAT_PATTERNS["time"], value)) == conforms(value, "time")
+    _exact_but_offset_leap_seconds(value, "time")
 
 
 @settings(max_examples=400, deadline=None)
 @given(_date_strings(), st.sampled_from(["T", "t", " ", ""]), _time_strings())
 def test_date_time_pattern_is_schemaops_formats(d: str, sep: str, t: str) -> None:
     value = d + sep + t
-    assert bool(re.search(FORMAT_PATTERNS["date-time"], value)) == conforms(value, "date-time")
+    _exact_but_offset_leap_seconds(value, "date-time")
+
+
+def _exact_but_offset_leap_seconds(value: str, fmt: str) -> None:
+    """Never wider than schemaops.formats; narrower only for a leap second written at a
+    non-zero offset (FORMAT_EXACT says so)."""
+    served = bool(re.search(FORMAT_PATTERNS[fmt], value))
+    if served:
+        assert conforms(value, fmt), value
+    elif conforms(value, fmt):
+        assert ":60" in value and not value.endswith(("Z", "z", "+00:00", "-00:00")), value
+
+
+@pytest.mark.parametrize(
+    ("value", "fmt", "served"),
+    [
+        ("23:59:60Z", "time", True),
+        ("23:59:60.5+00:00", "time", True),
+        ("12:00:60Z", "time", False),  # was served before: any :60 passed
+        ("23:59:60+01:00", "time", False),  # 22:59:60 UTC
+        ("2026-12-31T23:59:60Z", "date-time", True),
+        ("2026-12-03T12:00:60Z", "date-time", False),
+    ],
+)
+def test_time_patterns_serve_leap_seconds_only_at_23_59_60_utc(
+    value: str, fmt: str, served: bool
+) -> None:
+    assert bool(re.search(FORMAT_PATTERNS[fmt], value)) is served
+    assert conforms(value, fmt) is served
 
 
 @settings(max_examples=300, deadline=None)

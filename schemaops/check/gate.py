@@ -308,6 +308,10 @@ def evaluate(
     return case
 
 
+#: the longest wait per schema, derived or given (one day)
+MAX_TIMEOUT_S = 86400.0
+
+
 def gate_options(
     compile_budget_ms: float,
     timeout_s: float | None,
@@ -318,10 +322,14 @@ def gate_options(
     """(timeout_s, mem_mb, compile_threads) with their defaults, for ``run_check`` and
     ``run_engine_check`` alike; ``InputError`` (exit 2) for a negative budget or a value
     that must be positive."""
-    if compile_budget_ms < 0:
-        raise InputError("--compile-budget-ms must be >= 0")
+    if not compile_budget_ms >= 0 or compile_budget_ms == float("inf"):
+        raise InputError("--compile-budget-ms must be a finite number >= 0")
     if timeout_s is None:
-        timeout_s = max(DEFAULT_TIMEOUT_S, 3 * compile_budget_ms / 1000.0)
+        # bounded: a huge budget must not become a wait that the OS refuses (epoll's limit is
+        # ~24 days; a day is already far past any compile a deploy would wait for)
+        timeout_s = min(max(DEFAULT_TIMEOUT_S, 3 * compile_budget_ms / 1000.0), MAX_TIMEOUT_S)
+    elif timeout_s > MAX_TIMEOUT_S:
+        raise InputError(f"--timeout must be at most {MAX_TIMEOUT_S:g} seconds")
     compile_threads = DEFAULT_COMPILE_THREADS if compile_threads is None else compile_threads
     mem_mb = DEFAULT_MEM_MB if mem_mb is None else mem_mb
     if jobs < 1 or timeout_s <= 0 or mem_mb <= 0 or compile_threads < 1:

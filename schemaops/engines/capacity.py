@@ -151,7 +151,10 @@ def xgrammar_footprint(
             while len(fp.bytes_by_schema) + len(fp.unknown) + len(fp.uncached) < len(texts):
                 if b"\n" not in pending:
                     left = deadline - time.monotonic()
-                    if left <= 0 or not sel.select(left):
+                    # epoll refuses a wait past ~35 minutes (OverflowError): wait in slices
+                    if left <= 0 or not sel.select(min(left, 600.0)):
+                        if left > 600.0:
+                            continue
                         break
                     chunk = os.read(fd, 1 << 16)
                     if not chunk:

@@ -10,10 +10,12 @@ Two facts drive this module, both measured with ``schemaops.lower.probes``:
   ``schemaops.formats`` (the project's one format semantics): xgrammar lets ``2026-02-29``
   through as a ``date``, outlines refuses the offset in ``2026-12-02T14:00:00-08:00``.
   ``FORMAT_PATTERNS`` holds anchored patterns with exactly ``schemaops.formats``'s meaning
-  for ``date``, ``time``, ``date-time`` (RFC 3339, leap years included) and ``email``
-  (jsonschema's checker: the string contains an ``@``). For ``uuid`` the pattern is the
-  canonical 8-4-4-4-12 hex form, *narrower* than jsonschema's checker (which also takes
-  ``{...}``, ``urn:uuid:`` and extra hyphens after the fourth group): ``FORMAT_EXACT`` says so.
+  for ``date`` (RFC 3339, leap years included) and ``email`` (jsonschema's checker: the string
+  contains an ``@``); for ``time`` and ``date-time`` exactly but for leap seconds, which are
+  served only as ``23:59:60`` with a zero offset (narrower, see ``FORMAT_EXACT``). For
+  ``uuid`` the pattern is the canonical 8-4-4-4-12 hex form, *narrower* than jsonschema's
+  checker (which also takes ``{...}``, ``urn:uuid:`` and extra hyphens after the fourth
+  group): ``FORMAT_EXACT`` says so.
 """
 
 from __future__ import annotations
@@ -27,9 +29,18 @@ _MONTH_DAY = (
     "|02-(?:0[1-9]|1[0-9]|2[0-8]))"
 )
 DATE = f"(?:{_YEAR}-{_MONTH_DAY}|{_LEAP}-02-29)"
+_FRAC = "(?:\\.[0-9]+)?"
+# A leap second (``:60``) is valid only at 23:59:60 UTC, offset applied (``15:59:60-08:00``):
+# schemaops.formats, after the JSON-Schema-Test-Suite's format/time.json. The exact set needs
+# one alternative per offset (2,880), too big to compile, so the pattern serves it only as
+# ``23:59:60`` with a zero offset: narrower, declared in FORMAT_EXACT.
 TIME = (
-    "(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\\.[0-9]+)?"
-    "(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+    "(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    + _FRAC
+    + "(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+    + "|23:59:60"
+    + _FRAC
+    + "(?:[Zz]|[+-]00:00))"
 )
 DATE_TIME = f"{DATE}[Tt]{TIME}"
 UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -51,11 +62,15 @@ FORMAT_PATTERNS: dict[str, str] = {
     "email": f"^{ANY}@{ANY}$",
     "uuid": f"^{UUID}$",
 }
+_LEAP_SECOND_NARROWER = (
+    "a leap second only as 23:59:60 with Z or a zero offset; schemaops.formats also accepts "
+    "it at the offset-adjusted local time (15:59:60-08:00)"
+)
 #: format -> None when the pattern is exact, else why it is narrower than schemaops.formats
 FORMAT_EXACT: dict[str, str | None] = {
     "date": None,
-    "time": None,
-    "date-time": None,
+    "time": _LEAP_SECOND_NARROWER,
+    "date-time": _LEAP_SECOND_NARROWER,
     "email": None,
     "uuid": (
         "canonical 8-4-4-4-12 hex only; schemaops.formats (jsonschema's uuid checker) also "

@@ -154,13 +154,20 @@ PROBES: tuple[Probe, ...] = (
         "format.date-time",
         _obj({"type": "string", "format": "date-time"}),
         _v("2026-12-01T09:00:00Z", "2026-12-02T14:00:00-08:00", "2026-12-01t09:00:00.5z"),
-        _v("2026-12-01 09:00:00Z", "2026-12-01T25:00:00Z", "2026-02-30T00:00:00Z"),
+        # a leap second away from 23:59:60 UTC is no date-time (JSON-Schema-Test-Suite)
+        _v(
+            "2026-12-01 09:00:00Z",
+            "2026-12-01T25:00:00Z",
+            "2026-02-30T00:00:00Z",
+            "2026-12-01T12:00:60Z",
+        ),
     ),
     Probe(
         "format.time",
         _obj({"type": "string", "format": "time"}),
-        _v("09:00:00Z", "23:59:60+01:00"),
-        _v("09:00:00", "24:00:00Z"),
+        _v("09:00:00Z", "23:59:60Z"),
+        # 23:59:60+01:00 is 22:59:60 UTC: no leap second there (JSON-Schema-Test-Suite)
+        _v("09:00:00", "24:00:00Z", "12:00:60Z", "23:59:60+01:00"),
     ),
     Probe(
         "format.uuid",
