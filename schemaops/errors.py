@@ -14,6 +14,8 @@ class SchemaopsError(Exception):
     """Base error: its message is printed as is, and the process exits with ``exit_code``."""
 
     exit_code = EXIT_USAGE
+    #: the registry problems behind the error, when there are any (``--json`` lists them)
+    problems: list[dict] | None = None
 
 
 class InputError(SchemaopsError):

@@ -113,11 +113,22 @@ def fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
-def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Call a library function, turning a SchemaopsError into its message and exit code."""
+def call(fn: Callable[..., T], *args: Any, json_out: bool = False, **kwargs: Any) -> T:
+    """Call a library function, turning a SchemaopsError into its message and exit code.
+
+    With ``json_out`` (the command's ``--json``) the failure is also the one JSON document on
+    stdout (``ok``, ``error``, ``exit_code`` and, for a registry with problems, each
+    ``problems`` record as ``registry validate --json`` gives it), so a script reading stdout
+    never gets an empty document."""
     try:
         return fn(*args, **kwargs)
     except SchemaopsError as exc:
+        if json_out:
+            doc: dict[str, Any] = {"ok": False, "error": str(exc), "exit_code": exc.exit_code}
+            problems = getattr(exc, "problems", None)
+            if isinstance(problems, list):
+                doc["problems"] = problems
+            emit_json(doc)
         raise fail(f"error: {exc}", exc.exit_code) from None
 
 

@@ -103,6 +103,7 @@ def compare_cmd(
         generate=generate,
         compile_threads=compile_threads,
         ray=ray,
+        json_out=json_out,
     )
     if html is not None:
         from schemaops.compare.report_html import write_html
@@ -231,13 +232,21 @@ def check_cmd(
 
         chosen = backend.value if backend else None
         report = call(
-            run_engine_check, registry, engine, chosen, cache_headroom_pct=cache_headroom, **opts
+            run_engine_check,
+            registry,
+            engine,
+            chosen,
+            cache_headroom_pct=cache_headroom,
+            json_out=json_out,
+            **opts,
         )
     elif backend is None:
         raise fail("error: check needs --backend (or --engine sglang|vllm)", 2)
     else:
         modes = [m for m in (tool_choice or ["required"]) if m != "none"]
-        report = call(run_check, registry, backend.value, tool_choice=modes, **opts)
+        report = call(
+            run_check, registry, backend.value, tool_choice=modes, json_out=json_out, **opts
+        )
     if junit is not None:
         call(write_junit, report, junit)
         if hosted is not None:

@@ -105,6 +105,7 @@ def lower_cmd(
         generate=generate,
         progress=None if quiet else progress,
         mem_mb=mem_mb,
+        json_out=json_out,
     )
     if json_out:
         emit_json(report.to_dict())
@@ -150,6 +151,7 @@ def lower_target_cmd(
         timeout_s=timeout,
         generate=generate,
         progress=_lines(quiet),
+        json_out=json_out,
     )
     if json_out:
         emit_json(report.to_dict())
@@ -204,6 +206,7 @@ def check_fix(
         engine=engine,
         lower_progress=_lines(quiet),
         **check_opts,
+        json_out=json_out,
     )
     if junit is not None:
         call(write_junit, rep.after, junit)

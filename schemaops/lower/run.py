@@ -331,7 +331,9 @@ def lower_registry(
     try:
         reg = load_registry(root)
     except RegistryError as exc:
-        raise InputError(f"cannot lower registry {root}: {exc}") from None
+        err = InputError(f"cannot lower registry {root}: {exc}")
+        err.problems = exc.problems
+        raise err from None
     target = engine_target(engine, b) if engine is not None else None
     wanted = [name] if name is not None else list(names) if names is not None else None
     schemas = [reg.get(n) for n in wanted] if wanted is not None else list(reg)

@@ -327,7 +327,9 @@ def lower_registry_target(
     try:
         reg = load_registry(root)
     except RegistryError as exc:
-        raise InputError(f"cannot lower registry {root}: {exc}") from None
+        err = InputError(f"cannot lower registry {root}: {exc}")
+        err.problems = exc.problems
+        raise err from None
     schemas = [reg.get(name)] if name is not None else list(reg)
     cases: list[TargetCase] = []
     for s in schemas:
