@@ -324,7 +324,7 @@ def test_symlink_inside_the_registry_is_an_alias_under_its_own_name(tmp_path: Pa
     reg_dir = tmp_path / "reg"
     write(reg_dir, "plain.json", {"type": "object", "required": ["a"]})
     write(reg_dir, "withid.json", {"$id": "https://example.com/withid", "type": "integer"})
-    write(reg_dir, "named.json", {"x-schemaops-name": "Named/Thing", "type": "string"})
+    write(reg_dir, "named.json", {"x-schemaops-name": "Named Thing", "type": "string"})
     write(reg_dir, "user.json", {"$ref": "withid.json"})
     os.symlink("plain.json", reg_dir / "plain_alias.json")
     os.symlink("withid.json", reg_dir / "withid_alias.json")
@@ -334,9 +334,9 @@ def test_symlink_inside_the_registry_is_an_alias_under_its_own_name(tmp_path: Pa
     os.symlink("../plain.json", reg_dir / "sub" / "deep.json")
     reg, problems = inspect_registry(reg_dir)
     assert problems == []
-    aliases = {"plain_alias": "plain", "withid_alias": "withid", "nick": "Named/Thing"}
+    aliases = {"plain_alias": "plain", "withid_alias": "withid", "nick": "Named Thing"}
     aliases |= {"chain": "plain", "deep": "plain"}
-    assert set(reg.schemas) == {"plain", "withid", "Named/Thing", "user", *aliases}
+    assert set(reg.schemas) == {"plain", "withid", "Named Thing", "user", *aliases}
     for alias, target in aliases.items():
         assert reg.schemas[alias].hash == reg.schemas[target].hash
         assert reg.schemas[alias].path.name == f"{alias}.json"  # the link, not the target
