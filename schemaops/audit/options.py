@@ -47,6 +47,9 @@ class AuditOptions:
     #: ``--ray [ADDRESS]``: audit the shards as Ray tasks on this cluster (``auto`` = the
     #: running one, ``local`` = start one in this process); None = no Ray
     ray: str | None = None
+    #: ``--tools NAME``: judge every tool call against that registry tool set
+    #: (``verdict/toolcalls.py``): a function not in it is ``unknown_tool``, a model failure
+    tools: str | None = None
 
     def __post_init__(self) -> None:
         if self.steps is None:
@@ -64,6 +67,13 @@ class AuditOptions:
             raise InputError(f"--max-input-errors must be 0 or more, got {self.max_input_errors}")
         if not self.open_timeout > 0:  # also NaN
             raise InputError(f"--open-timeout must be above 0, got {self.open_timeout}")
+        if self.tools is not None and self.schema is not None:
+            raise InputError(
+                "--tools and --schema cannot be combined: --schema judges every output,"
+                " tool calls included, against one schema"
+            )
+        if self.tools is not None and not self.tools.strip():
+            raise InputError("--tools needs a tool set name (a NAME.tools.json in --registry)")
         if self.target == 0:
             raise InputError("--target-compound must be above 0")
         if self.records is not None and self.records.strip() in ("", "-"):

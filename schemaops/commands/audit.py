@@ -47,6 +47,12 @@ def audit_command(
     schema_field: str = typer.Option(
         "schema", "--schema-field", help="Record field naming its schema."
     ),
+    tools: str = typer.Option(
+        None,
+        "--tools",
+        help="Judge every tool call against this registry tool set (NAME.tools.json): a"
+        " function not in it is unknown_tool, a model failure; per-tool p in the report.",
+    ),
     episode_field: str = typer.Option(
         "episode_id", "--episode-field", help="Record field with an episode id."
     ),
@@ -160,6 +166,7 @@ def audit_command(
         cache_dir=str(cache_dir) if cache_dir else None,
         cache=not no_cache,
         ray=ray or None,
+        tools=tools,
     )
     code = EXIT_USAGE
     ended = False  # by a report or a clean typer.Exit (a traceback is left to Python)

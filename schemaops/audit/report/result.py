@@ -28,6 +28,19 @@ def _ordered_categories(categories: dict[str, int]) -> dict[str, int]:
     return out
 
 
+NO_SCHEMA_ROW = "(none)"  # run/lines.NO_SCHEMA: outputs judged as JSON only
+
+
+def tool_call_source(source: str) -> bool:
+    """Whether an output's source field is a tool call's arguments (extract, hosted_bodies)."""
+    return (
+        "tool_calls[" in source
+        or source.endswith(".input")
+        or "functionCall" in source
+        or (source.startswith("output[") and source.endswith(".arguments"))
+    )
+
+
 def to_json(result: Any) -> dict:
     """Build the contract document from an ``AuditResult``."""
     t = result.tally
@@ -93,6 +106,23 @@ def to_json(result: Any) -> dict:
         "jobs": result.jobs,
         "elapsed_s": round(result.elapsed_s, 3),
     }
+    toolset = getattr(opts, "tools", None)
+    if toolset is not None:  # --tools: per tool under the tool set, invented names (toolcalls.py)
+        from schemaops.audit.verdict.toolcalls import summary
+
+        by_tool, unknown = summary(by_schema, toolset)
+        doc["tool_set"] = toolset
+        doc["by_tool"] = by_tool
+        doc["unknown_tools"] = unknown
+    elif NO_SCHEMA_ROW in by_schema and any(tool_call_source(src) for src in t.sources):
+        from schemaops.audit.verdict.toolcalls import tools_hint
+
+        hint = tools_hint(opts.registry)
+        if hint:  # tool calls no schema is named like were judged as JSON only
+            doc["tools_hint"] = (
+                "tool calls to a function no registry schema is named like were judged as JSON"
+                " only" + hint
+            )
     if t.log_events:  # SGLang request-log events with no structured output (sglang_log.py)
         doc["log_events_skipped"] = t.log_events
     if result.shards is not None:  # several input files: how many, which were unreadable

@@ -99,6 +99,15 @@ def render_terminal(doc: dict, console: Console | None = None) -> None:
             fails = ", ".join(f"{c} {k}" for c, k in s["categories"].items() if c != "ok" and k)
             tab.add_row(esc(name), f"{s['outputs']:,}", fmt_p(s["p"]), esc(fails or "-"))
         con.print(tab)
+    if doc.get("tool_set") is not None:  # --tools (verdict/toolcalls.py)
+        calls = sum(t["n"] for t in doc["by_tool"].values())
+        invented = ", ".join(f"{esc(n)} {k}" for n, k in doc["unknown_tools"].items())
+        con.print(
+            f"Tool set {esc(doc['tool_set'])}: {calls:,} tool calls (rows"
+            f" {esc(doc['tool_set'])}/FUNCTION above); invented tool names: {invented or 'none'}"
+        )
+    if doc.get("tools_hint"):
+        con.print(f"Note: {esc(doc['tools_hint'])}")
     if doc["paths"]:
         tab = Table(title="Top failing locations", title_justify="left")
         for col in ("schema", "category", "path", "count"):

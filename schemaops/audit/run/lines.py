@@ -62,6 +62,11 @@ def _memo_plan(seen: int, on: bool, hits: int) -> tuple[int, bool, int]:
 
 
 def tool_schema_picker(resolver: SchemaResolver) -> Any:
+    """A tool call's checker name: with ``--tools`` the tool set's (``toolcalls.py``), else
+    the record's schema, else the registry schema named like the function."""
+    if resolver.toolcalls is not None:
+        return resolver.toolcalls.pick
+
     def pick(record_schema: str | None, name: Any) -> str | None:
         if record_schema is not None:
             return record_schema

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -62,8 +62,13 @@ class AuditResult:
         return to_json(self)
 
 
-def run_audit(path: str | Sequence[str], options: AuditOptions | None = None) -> AuditResult:
+def run_audit(
+    path: str | Sequence[str], options: AuditOptions | None = None, tools: str | None = None
+) -> AuditResult:
     """Audit a JSONL file (``-`` = stdin, gzip detected) and return the result.
+
+    ``tools``: a registry tool set to judge every tool call against (``--tools``; the same
+    as ``AuditOptions.tools``, which it overrides).
 
     ``path`` may also be several paths, folders, globs or URIs of JSONL, JSONL.gz and Parquet
     shards (``shards.py``): they are audited as their concatenation in that order, in one
@@ -72,8 +77,11 @@ def run_audit(path: str | Sequence[str], options: AuditOptions | None = None) ->
     Raises ``InputError`` (exit 2) for unreadable input, an unknown ``--schema``, or an input
     with no model output at all (an empty file, only blank lines, only unusable lines).
     """
+    opts = options or AuditOptions()
+    if tools is not None:
+        opts = replace(opts, tools=tools)
     with collector_restored():
-        return _run_audit(path, options or AuditOptions())
+        return _run_audit(path, opts)
 
 
 def _run_audit(path: str | Sequence[str], opts: AuditOptions) -> AuditResult:

@@ -83,6 +83,7 @@ class SchemaResolver:
         lazy: bool = True,
         cache_dir: str | Path | None = None,
         cache: bool = True,
+        tools: str | None = None,
     ) -> None:
         # settings kept one by one (the shape of registry/lazy.py's LazyRegistry.__init__)
         self.registry_path = Path(registry)
@@ -104,6 +105,12 @@ class SchemaResolver:
         self.verdicts: dict[tuple, list] | None = None if off else {}
         self._memo_chars = 0
         self.fixed: SchemaChecker | None = None
+        # ``--tools NAME``: tool calls are judged against that registry tool set
+        self.toolcalls: Any = None
+        if tools is not None:
+            from schemaops.audit.verdict.toolcalls import ToolCallJudge
+
+            self.toolcalls = ToolCallJudge(registry, tools, assert_format, timeout)
         if schema is not None:
             path = Path(schema)
             if path.is_file() or schema.endswith(".json"):
@@ -121,6 +128,7 @@ class SchemaResolver:
             opts.timeout,
             cache_dir=opts.cache_dir,
             cache=opts.cache,
+            tools=getattr(opts, "tools", None),
         )
 
     def _compile_file(self, path: Path) -> SchemaChecker:
@@ -246,6 +254,9 @@ class SchemaResolver:
         """The checker for a registry name; ``InputError`` if unknown (a per-line error)."""
         checker = self._cache.get(name)
         if checker is None:
+            judge = self.toolcalls
+            if judge is not None and judge.owns(name):
+                return judge.checker(name)
             checker = self._compile_from_registry(name)
             self._cache[name] = checker
             if len(self._cache) >= FREEZE_AFTER:
