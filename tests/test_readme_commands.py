@@ -3,7 +3,7 @@
 The commands are the lines of the README's fenced code blocks that run ``schemaops`` (``$ ``
 prompts and ``.venv/bin/`` stripped, ``# comments`` dropped, an ``install.sh && schemaops ...``
 line split at ``&&``). Each runs as ``python -m schemaops`` in a scratch folder holding the
-shipped ``schemas/`` and ``audits/example-outputs.jsonl``, so what a command writes (``served/``,
+shipped ``schemas/`` and ``audits/example-*.jsonl``, so what a command writes (``served/``,
 ``report.html``) stays there.
 
 The two commands that need a running server (``warm``, ``probe``) run here against a port
@@ -65,7 +65,8 @@ def test_the_readme_shows_the_workflow() -> None:
 def scratch(tmp_path: Path) -> Path:
     shutil.copytree(REPO / "schemas", tmp_path / "schemas")
     (tmp_path / "audits").mkdir()
-    shutil.copy(REPO / "audits" / "example-outputs.jsonl", tmp_path / "audits")
+    for example in ("example-outputs.jsonl", "example-toolcalls.jsonl"):
+        shutil.copy(REPO / "audits" / example, tmp_path / "audits")
     return tmp_path
 
 
