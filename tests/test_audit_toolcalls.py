@@ -85,6 +85,11 @@ def test_each_provider_shape_is_judged_against_the_set(tmp_path: Path):
             "content": [{"type": "tool_use", "id": "t", "name": "get_ordr", "input": {}}],
             "stop_reason": "tool_use",
         },
+        "responses": {
+            "output": [
+                {"type": "function_call", "call_id": "c", "name": "get_ordr", "arguments": "{}"}
+            ]
+        },
         "gemini": {
             "candidates": [
                 {"content": {"parts": [{"functionCall": {"name": "get_ordr", "args": {}}}]}}
@@ -126,3 +131,18 @@ def test_terminal_report_names_the_set_and_the_invented_names():
     out = " ".join(r.stdout.split())
     assert "Tool set support_agent: 7 tool calls" in out
     assert "invented tool names: get_ordr 1, lookup_customer 1" in out
+
+
+def test_jobs_and_shards_agree_with_one_process(tmp_path: Path):
+    big = tmp_path / "calls.jsonl"
+    big.write_text(EXAMPLE.read_text() * 400)
+    docs = [
+        run_audit(str(big), AuditOptions(registry=SCHEMAS, jobs=j), tools="support_agent").to_json()
+        for j in (1, 2)
+    ]
+    for doc in docs:
+        assert doc["outputs"] == 2800 and doc["input_errors"] == 0
+        assert doc["unknown_tools"] == {"get_ordr": 400, "lookup_customer": 400}
+    assert docs[1]["jobs"] == 2  # two worker processes, each with its own resolver
+    assert docs[0]["by_tool"] == docs[1]["by_tool"]
+    assert docs[0]["categories"] == docs[1]["categories"]
