@@ -65,8 +65,6 @@ def hosted_kind(rec: dict[str, Any]) -> str | None:
     return None
 
 
-
-
 def _view(
     rec: dict[str, Any], finish: str | None, provider: Any, tokens: Any, shared: bool
 ) -> dict[str, Any]:
