@@ -139,6 +139,7 @@ def test_once_prints_the_summary_and_serves_nothing_by_default(tmp_path: Path) -
     assert "serving" not in r.stderr
     assert f"30 total: 30 outputs classified, {full['ok']} ok, 0 input errors" in r.stdout
     assert "Per-step success p =" in r.stdout and "By schema" in r.stdout
+    assert r.stdout.startswith("schemaops watch --once "), r.stdout[:80]  # not "audit"
     r = run_cli(
         "watch", str(log), "--registry", str(reg), "--once", "--listen", "127.0.0.1:0",
         "--no-cache",

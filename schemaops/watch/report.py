@@ -33,4 +33,4 @@ def render_summary(
     doc: dict[str, Any] = result.to_json()
     if skipped:  # request-log events that are no structured output, as the audit says them
         doc["log_events_skipped"] = skipped
-    render_terminal(doc, Console(file=out, highlight=False))
+    render_terminal(doc, Console(file=out, highlight=False), command="schemaops watch --once")

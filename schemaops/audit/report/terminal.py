@@ -28,10 +28,13 @@ def _at(entry: dict) -> str:
     return f"{entry['line']} ({entry['shard']}:{entry['shard_line']})"
 
 
-def render_terminal(doc: dict, console: Console | None = None) -> None:
-    """Print the report of one ``--json`` document."""
+def render_terminal(
+    doc: dict, console: Console | None = None, command: str = "schemaops audit"
+) -> None:
+    """Print the report of one ``--json`` document; ``command`` heads it (``watch --once``
+    prints the same report of what it counted)."""
     con = console or Console(highlight=False)
-    con.print(f"[bold]schemaops audit[/bold] {esc(str(doc['input']))}")
+    con.print(f"[bold]{esc(command)}[/bold] {esc(str(doc['input']))}")
     con.print(headline(doc))
     sources = doc.get("sources") or {}
     if sources:
