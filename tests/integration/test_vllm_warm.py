@@ -54,7 +54,8 @@ def test_warm_then_probe_every_shipped_schema(vllm_url: str) -> None:
     doc, code = run_warm(_settings(vllm_url), notify=notes.append)
     assert code == 0, doc
     assert doc["engine"] == "vllm" and doc["api"] == "openai"  # detected: response_format
-    assert doc["vllm_precheck"] == {"backend": "auto", "schemas": []} and notes == []
+    assert doc["vllm_precheck"] == {"backend": "auto", "schemas": [], "latched_backend": None}
+    assert notes == []
     server = doc["servers"][0]
     assert server["engine"] == "vllm" and server["version"] == "0.32.0"
     assert server["dp_size"] == 1  # one engine label in /metrics
