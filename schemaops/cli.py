@@ -11,53 +11,109 @@ import sys
 import warnings
 from typing import Any
 
-import typer
-
-from schemaops import __version__
-from schemaops.commands import (
-    audit,
-    compare,
-    devserver,
-    drift,
-    lower,
-    probe,
-    registry,
-    warm,
-    watch,
-)
 from schemaops.commands._common import Process
-from schemaops.commands._help import PlainCommand
 
-app = typer.Typer(
-    name="schemaops",
-    help="Structured-output and schema reliability for LLM serving.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+#: the typer app, built on first use (``app`` below): a command that ``fastargs`` parses
+#: (``audit``) runs without it, and so without importing every other command module and
+#: typer's pydantic coercion (issue 36: start-up)
+_APP: list[Any] = []
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"schemaops {__version__}")
-        raise typer.Exit(0)
+def _build() -> Any:
+    """The ``schemaops`` typer app with every command registered."""
+    import typer
+
+    from schemaops import __version__
+    from schemaops.commands import (
+        audit,
+        compare,
+        devserver,
+        drift,
+        lower,
+        probe,
+        registry,
+        warm,
+        watch,
+    )
+    from schemaops.commands._help import PlainCommand
+
+    app = typer.Typer(
+        name="schemaops",
+        help="Structured-output and schema reliability for LLM serving.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    def _version(value: bool) -> None:
+        if value:
+            typer.echo(f"schemaops {__version__}")
+            raise typer.Exit(0)
+
+    @app.callback()
+    def _root(
+        version: bool = typer.Option(
+            False,
+            "--version",
+            callback=_version,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ) -> None:
+        """Registry, grammar warm-up, output audit and backend comparison for constrained
+        decoding."""
+
+    for area in (registry, audit, warm, watch, probe, compare, devserver, lower):
+        area.register(app)
+    drift.register(registry.registry_app)  # `registry drift`: the key-drift report of a log
+    for info in [*app.registered_commands, *registry.registry_app.registered_commands]:
+        info.cls = PlainCommand  # plain metavars, main options first (commands/_help.py)
+    return app
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
-    """Registry, grammar warm-up, output audit and backend comparison for constrained decoding."""
+def __getattr__(name: str) -> Any:
+    """``schemaops.cli.app``: built on first access (PEP 562)."""
+    if name == "app":
+        if not _APP:
+            _APP.append(_build())
+        return _APP[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-for _area in (registry, audit, warm, watch, probe, compare, devserver, lower):
-    _area.register(app)
-drift.register(registry.registry_app)  # `registry drift`: the key-drift report of a request log
-for _info in [*app.registered_commands, *registry.registry_app.registered_commands]:
-    _info.cls = PlainCommand  # plain metavars, main options first (commands/_help.py)
+def _run_fast(argv: list[str]) -> bool:
+    """Run ``schemaops audit ...`` without the typer app when ``fastargs`` reads its command
+    line exactly as typer would (else False: the app runs it). Ends as typer's standalone
+    mode does: ``typer.Exit`` -> its code, a return -> 0, Ctrl-C -> 130, a click error shown
+    with its code."""
+    if not argv or argv[0] != "audit":
+        return False
+    from schemaops.commands import audit
+    from schemaops.commands.fastargs import parse
+
+    kwargs = parse(audit.audit_command, argv[1:])
+    if kwargs is None:
+        return False
+    import typer
+    from typer._click.exceptions import ClickException
+
+    try:
+        audit.audit_command(**kwargs)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except EOFError:
+        typer.echo(err=True)
+        typer.echo("Aborted!", err=True)
+        sys.exit(1)
+    except typer.Abort:
+        typer.echo("Aborted!", err=True)
+        sys.exit(1)
+    except ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    sys.exit(0)
 
 
 class _ClosedPipeSafe:
@@ -111,7 +167,8 @@ def main() -> None:
     sys.stdout = _ClosedPipeSafe(sys.stdout)
     argv = normalise_ray_flag(sys.argv[1:])
     try:
-        app(args=argv)
+        if not _run_fast(argv):
+            __getattr__("app")(args=argv)
     except ModuleNotFoundError as exc:  # an optional extra not installed: say which, exit 2
         from schemaops.extras import missing_extra_message
 
