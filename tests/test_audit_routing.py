@@ -127,6 +127,11 @@ def test_routed_jobs_equal_one_process(
     real = routing.run_routed
     monkeypatch.setattr(routing, "run_routed", lambda *a: calls.append(a) or real(*a))
     monkeypatch.setenv("SCHEMAOPS_AUDIT_ROUTE", "schema")
+
+    def no_count(*a: object) -> None:
+        raise AssertionError("issue 36: no serial newline count before the workers")
+
+    monkeypatch.setattr(routing.parallel, "slices", no_count)
     many, many_rows = _report(data, reg, jobs, tmp_path / "many.jsonl")
     assert len(calls) == 1  # the routed path ran
     hot = routing.hot_schemas(str(data), AuditOptions(registry=str(reg)), calls[0][3], jobs)
@@ -169,12 +174,27 @@ def test_routing_is_chosen_for_a_large_registry_only(
     assert not SchemaResolver(None, large, lazy=True, cache=False).routes_by_schema()
 
 
-def test_line_ranges_cover_every_line_once() -> None:
-    slices = [(0, 100, 1), (100, 200, 11), (200, 300, 25), (300, 400, 31)]
+def test_slice_ranges_cover_every_slice_once() -> None:
+    spans = [(0, 100), (100, 200), (200, 300), (300, 400)]
     for jobs in (1, 2, 3, 4, 6):
-        ranges = routing.line_ranges(slices, jobs, 40)
-        assert ranges[0][0] == 1 and ranges[-1][1] == 40 and len(ranges) == jobs
+        ranges = routing.slice_ranges(spans, jobs)
+        assert ranges[0][0] == 0 and ranges[-1][1] == len(spans) and len(ranges) == jobs
         assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+
+
+def test_numbered_slices_open_the_range_at_the_right_line(tmp_path: Path) -> None:
+    """Issue 36: the worker numbers the lines itself (no count by the parent): worker 1's
+    range of slices [1, 3) is lines 3 to 7 here, and every other line is out of it."""
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"a\nb\nc\nd\ne\nf\ng\nh\n")
+    spans = [(0, 4), (4, 8), (8, 14), (14, 16)]  # lines 1-2, 3-4, 5-7, 8
+    route = routing.Route(1, 2, 1, 3, frozenset())
+    seen = []
+    with open(path, "rb") as fh:
+        for n, line in enumerate(routing.numbered_slices(fh, spans, route), 1):
+            seen.append((n, line, route.lo <= n < route.hi))
+    assert [x[1] for x in seen] == [b"a", b"b", b"c", b"d", b"e", b"f", b"g", b"h"]
+    assert [n for n, _, inside in seen if inside] == [3, 4, 5, 6, 7]
 
 
 @pytest.mark.corpus("jsonschemabench")

@@ -23,6 +23,10 @@ The merge is exact, equal to one process:
 - the capped lists (first examples, input-error lines, timeouts) are re-cut from the union of
   every worker's first few, sorted by line and by the output's position in its line;
 - ``--records`` parts carry a ``line ordinal`` prefix and are merged by it (``heapq.merge``).
+
+No serial pass before the workers: the file is cut at line-aligned byte offsets
+(``parallel.cut_points``, a few small reads) and each worker numbers the lines itself as it
+reads them from the start (``numbered_slices``).
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ import os
 import zlib
 from collections import Counter
 from collections.abc import Iterator
-from itertools import chain
 from typing import IO, Any
 
 import orjson
@@ -57,18 +60,21 @@ HOT_SHARE = 0.25
 
 class Route:
     """Which outputs worker ``k`` of ``n`` audits: its schemas' outputs, and everything of
-    lines ``[lo, hi)`` that has no home (hot schemas, schema-less outputs, unusable lines)."""
+    the lines of slices ``[first, end)`` that has no home (hot schemas, schema-less outputs,
+    unusable lines). ``lo``/``hi``: that range as line numbers ``[lo, hi)``, set by
+    ``numbered_slices`` as the worker reads (what ``lines.audit_lines`` tests)."""
 
     def __init__(
         self,
         k: int,
         n: int,
-        lo: int,
-        hi: int,
+        first: int,
+        end: int,
         hot: frozenset[str],
         homes: dict[str, int] | None = None,
     ) -> None:
-        self.k, self.n, self.lo, self.hi, self.hot = k, n, lo, hi, hot
+        self.k, self.n, self.first, self.end, self.hot = k, n, first, end, hot
+        self.lo = self.hi = 0  # no line is in range until numbered_slices reaches ``first``
         # the registry's schemas placed by ``balanced_homes``; any other name by ``home``
         self._home: dict[str, bool] = {name: h == k for name, h in (homes or {}).items()}
 
@@ -168,7 +174,7 @@ def hot_schemas(path: str, opts: Any, resolver: Any, jobs: int) -> frozenset[str
 
 def _work(args: tuple) -> Tally:
     """Worker ``route.k``: every slice of the file in order, its own outputs only."""
-    path, slices, opts, route, part = args
+    path, spans, opts, route, part = args
     from schemaops.audit.run.lines import audit_lines
 
     resolver = parallel.worker_resolver(opts)
@@ -180,9 +186,8 @@ def _work(args: tuple) -> Tally:
             # one pass over the slices in order, read one at a time (flat memory): line
             # numbers run on from slice to slice, as in one process, and there is one tally
             # to build instead of one per slice merged (thousands of schemas' counters each)
-            lines = chain.from_iterable(parallel.read_slice(fh, s, e) for s, e, _ in slices)
-            first = slices[0][2] if slices else 1
-            total = audit_lines(lines, opts, resolver, first, keyed, route=route)  # type: ignore[arg-type]
+            lines = numbered_slices(fh, spans, route)
+            total = audit_lines(lines, opts, resolver, 1, keyed, route=route)  # type: ignore[arg-type]
     finally:
         if out is not None:
             out.close()
@@ -190,30 +195,51 @@ def _work(args: tuple) -> Tally:
     return total
 
 
-def line_ranges(slices: list[tuple[int, int, int]], jobs: int, last: int) -> list[tuple[int, int]]:
-    """``jobs`` contiguous line ranges of about equal bytes, from the file's slices."""
-    size = slices[-1][1] if slices else 0
-    bounds = [1]
+def numbered_slices(fh: IO[bytes], spans: list[tuple[int, int]], route: Route) -> Iterator[Any]:
+    """The lines of every slice in order; on reaching slice ``route.first`` (then
+    ``route.end``) the route's line range opens (then closes) at the next line's number.
+
+    Why here: the line range of the hot schemas is a range of slices, and only a reader that
+    has counted the lines before it knows where it starts. Every worker reads the file from
+    its start anyway, so it counts them itself: the parent no longer counts every newline of
+    the file before any worker starts (issue 36; a serial pass as long as reading the file)."""
+    n = 0
+    route.lo = route.hi = 0
+    for i, (start, end) in enumerate(spans):
+        if i == route.first:
+            route.lo, route.hi = n + 1, 1 << 62
+        if i == route.end:
+            route.hi = n + 1
+        for line in parallel.read_slice(fh, start, end):
+            n += 1
+            yield line
+
+
+def slice_ranges(spans: list[tuple[int, int]], jobs: int) -> list[tuple[int, int]]:
+    """``jobs`` contiguous ranges of slice indices of about equal bytes: worker k's share of
+    the lines that have no home (``Route``), as (first slice, end slice)."""
+    size = spans[-1][1] if spans else 0
+    bounds = [0]
     for k in range(1, jobs):
         target = size * k // jobs
-        first = next((f for s, _e, f in slices if s >= target), last)
+        first = next((i for i, (s, _e) in enumerate(spans) if s >= target), len(spans))
         bounds.append(max(first, bounds[-1]))
-    bounds.append(last)
+    bounds.append(len(spans))
     return list(zip(bounds, bounds[1:], strict=False))
 
 
 def run_routed(path: str, opts: Any, jobs: int, resolver: Any) -> Tally:
     """Audit ``path`` with ``jobs`` workers, each owning its schemas (see the module doc)."""
-    slices = parallel.slices(path, jobs)
-    last = _line_after(path, slices)
+    cuts = parallel.cut_points(path, jobs)  # line-aligned offsets: no newline counted here
+    spans = list(zip(cuts, cuts[1:], strict=False))
     hot = hot_schemas(path, opts, resolver, jobs)
-    ranges = line_ranges(slices, jobs, last)
+    ranges = slice_ranges(spans, jobs)
     records = getattr(opts, "records", None)
     parts = [f"{records}.part{k}" if records else None for k in range(jobs)]
     homes = balanced_homes(resolver.schema_sizes(), jobs, hot)
     args = [
-        (path, slices, opts, Route(k, jobs, lo, hi, hot, homes), parts[k])
-        for k, (lo, hi) in enumerate(ranges)
+        (path, spans, opts, Route(k, jobs, first, end, hot, homes), parts[k])
+        for k, (first, end) in enumerate(ranges)
     ]
     resolver.flush_cache()  # the index's entries: written once here, not once per worker
     try:  # forked workers share the registry index
@@ -226,26 +252,6 @@ def run_routed(path: str, opts: Any, jobs: int, resolver: Any) -> Tally:
     if records:
         merge_records(records, [p for p in parts if p])
     return total
-
-
-def _line_after(path: str, slices: list[tuple[int, int, int]]) -> int:
-    """The number one past the file's last line (``slices`` counted the ones before)."""
-    if not slices:
-        return 1
-    start, end, first = slices[-1]
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        n = 0
-        left = end - start
-        tail = b""
-        while left > 0:
-            block = fh.read(min(parallel.READ_BLOCK, left))
-            if not block:
-                break
-            left -= len(block)
-            n += block.count(b"\n")
-            tail = block
-    return first + n + (0 if tail.endswith(b"\n") or not tail else 1)
 
 
 def merge_routed(tallies: list[Tally]) -> Tally:
