@@ -2,8 +2,10 @@
 
 Why byte ranges: workers read their own slice of the file (no pickling of lines through a
 pipe, which would cost as much as the audit). The parent only finds line-aligned cut points
-and counts newlines per slice, so every worker knows its first line number and the merged
-tally, examples and ``--records`` file carry global line numbers. Slices are capped in size
+(a few small reads, never a pass over the file); line numbers come from the merge (each
+tally shifted by the lines before it) or, for ``--records``, from the slices' newlines counted
+by the workers, so the merged tally, examples and ``--records`` file carry global line
+numbers. Slices are capped in size
 so memory stays flat however large the file is.
 """
 
@@ -94,23 +96,21 @@ def cut_points(path: str, jobs: int) -> list[int]:
     return cuts
 
 
-def slices(path: str, jobs: int) -> list[tuple[int, int, int]]:
-    """(start, end, first_line) per slice, cut just after a newline. Counting the newlines
-    reads the whole file once before any worker starts; ``run_parallel`` needs it only for
-    ``--records`` (each row carries its global line), ``routing`` always."""
-    cuts = cut_points(path, jobs)
+def count_lines(args: tuple[str, int, int]) -> int:
+    """The newlines in ``[start, end)`` of ``path`` (a worker's task: the lines before a
+    slice give its first global line number)."""
+    path, start, end = args
+    n = 0
     with open(path, "rb") as fh:
-        out = []
-        line = 1
-        for start, end in zip(cuts, cuts[1:], strict=False):
-            out.append((start, end, line))
-            fh.seek(start)
-            left = end - start
-            while left > 0:
-                block = fh.read(min(READ_BLOCK, left))
-                left -= len(block)
-                line += block.count(b"\n")
-    return out
+        fh.seek(start)
+        left = end - start
+        while left > 0:
+            block = fh.read(min(READ_BLOCK, left))
+            if not block:
+                break
+            left -= len(block)
+            n += block.count(b"\n")
+    return n
 
 
 def _after_newline(fh: Any, pos: int) -> int:
@@ -203,16 +203,13 @@ def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally
     pipeline chooses.)
 
     Line numbers: with ``--records`` each worker is told its slice's first global line (the
-    rows it writes carry it), which costs a pass over the file counting newlines before the
-    workers start. Without, each worker numbers its slice from 1 and the merge shifts its
-    tally by the lines of the slices before it (``Tally.merge``'s ``line_offset``): the same
-    report, without that serial pass."""
+    rows it writes carry it), from the slices' newlines counted by the workers in parallel
+    (``count_lines``) before they audit: no serial pass over the file (issue 36). Without,
+    each worker numbers its slice from 1 and the merge shifts its tally by the lines of the
+    slices before it (``Tally.merge``'s ``line_offset``): the same report."""
     records = getattr(opts, "records", None)
-    if records:
-        cuts = slices(path, jobs)
-    else:
-        points = cut_points(path, jobs)
-        cuts = [(s, e, 1) for s, e in zip(points, points[1:], strict=False)]
+    points = cut_points(path, jobs)
+    spans = list(zip(points, points[1:], strict=False))
     if resolver is not None:
         for name in resolver.precompile_names():
             try:
@@ -221,13 +218,20 @@ def run_parallel(path: str, opts: Any, jobs: int, resolver: Any = None) -> Tally
             except SchemaopsError:
                 pass  # reported per line, as in one process, if a record names it
         resolver.flush_cache()  # written once here, not once per forked worker
-    parts = [f"{records}.part{i}" if records else None for i in range(len(cuts))]
-    args = [
-        (path, s, e, first, opts, part) for (s, e, first), part in zip(cuts, parts, strict=False)
-    ]
+    parts = [f"{records}.part{i}" if records else None for i in range(len(spans))]
     total = Tally()
     try:
         with inherited(resolver), worker_pool(jobs) as pool:
+            firsts = [1] * len(spans)
+            if records:  # each slice's first global line: its newlines counted in parallel
+                tasks = [(path, s, e) for s, e in spans]
+                for i, n in enumerate(pool.map(count_lines, tasks)):
+                    if i + 1 < len(firsts):
+                        firsts[i + 1] = firsts[i] + n
+            args = [
+                (path, s, e, first, opts, part)
+                for (s, e), first, part in zip(spans, firsts, parts, strict=False)
+            ]
             for tally in pool.map(_work, args):
                 total.merge(tally, 0 if records else total.lines)
     except BaseException:
