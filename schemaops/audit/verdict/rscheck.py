@@ -224,6 +224,9 @@ class RsCheck(NamedTuple):
     #: ``is_valid`` calls back into Python's ``re`` (a ``"format": "regex"`` value is compiled
     #: there), so it must run under the audit's watchdog; fancy-regex bounds itself
     watched: bool = False
+    #: the compiled jsonschema-rs validator (its ``iter_errors`` locates a failure's
+    #: ``best_match``: ``rsexplain.py``), None with ``is_valid``
+    validator: Any = None
 
 
 def compile_rs(schema: Any, cls: type, assert_format: bool) -> RsCheck:
@@ -251,4 +254,4 @@ def compile_rs(schema: Any, cls: type, assert_format: bool) -> RsCheck:
         validator = rs_cls(schema, **options)
     except Exception as exc:  # jsonschema-rs refuses the schema: jsonschema answers alone
         return RsCheck(None, f"jsonschema-rs refuses it: {str(exc).splitlines()[0][:200]}")
-    return RsCheck(validator.is_valid, "", assert_format and regex_format)
+    return RsCheck(validator.is_valid, "", assert_format and regex_format, validator)

@@ -35,6 +35,7 @@ from schemaops.audit.verdict.classify import (
 )
 from schemaops.audit.verdict.explain import explain, skipping_class
 from schemaops.audit.verdict.rscheck import compile_rs
+from schemaops.audit.verdict.rsexplain import explainable, rs_best_match
 from schemaops.audit.verdict.schemakeys import schema_hints, well_formed
 from schemaops.audit.verdict.subset import Unsupported, inline_refs
 from schemaops.audit.verdict.treecheck import compile_tree
@@ -96,6 +97,11 @@ class SchemaChecker:
         #: jsonschema-rs's yes/no check, compiled on first use; None when it cannot answer
         self._fast: Any = _PENDING
         self.fast_reason = ""
+        #: jsonschema-rs's compiled validator, whose errors locate a failure's
+        #: ``best_match`` (``rsexplain.py``) where the schema has no ``$id``-family key;
+        #: None where jsonschema explains alone
+        self._rs: Any = None
+        self._worder: Any = None  # jsonschema's validator that words those errors
         #: ``fast`` when it may run outside the watchdog (the audit's lean loop calls it
         #: directly: True is the verdict ``ok``, anything else goes through ``check``); set by
         #: ``fast``
@@ -122,6 +128,8 @@ class SchemaChecker:
         if self._fast is _PENDING:
             rs = compile_rs(self.schema, self._cls, self._assert_format)
             self._fast, self.fast_reason = rs.is_valid, rs.reason
+            if rs.validator is not None and self.hints["no_ids"] and explainable(self.schema):
+                self._rs = rs.validator
             self.quick = rs.is_valid if not rs.watched else None
         return self._fast
 
@@ -170,6 +178,13 @@ class SchemaChecker:
             return _too_deep()
 
     def _slow(self, value: Any) -> Classification:
+        if self._rs is not None:
+            found = self._rs_explained(value)
+            if found is not None:
+                keyword, path, message = found
+                return Classification(
+                    f"{VIOLATION}:{keyword}", None, pointer(path), truncate(message, MESSAGE_LIMIT)
+                )
         try:
             if self._explainer is not None:
                 err = explain(self._explainer, self.tree, value)
@@ -188,6 +203,19 @@ class SchemaChecker:
             pointer(err.absolute_path),
             truncate(err.message, MESSAGE_LIMIT),
         )
+
+    def _rs_explained(self, value: Any) -> Any:
+        """``rsexplain.rs_best_match`` (keyword, path, message), or None: jsonschema explains.
+        The watchdog's timeout and the recursion limit pass through, as in ``_slow``."""
+        if self._worder is None:
+            schema, cls, fmt = self._fast_args
+            self._worder = cls(schema, format_checker=fmt)
+        try:
+            return rs_best_match(self._rs, self._worder, self.schema, value)
+        except (WatchdogTimeout, RecursionError):
+            raise
+        except Exception:  # noqa: BLE001 (anything unexpected: jsonschema answers alone)
+            return None
 
     def all_errors(self, value: Any) -> tuple[Counter, bool]:
         """Keyword -> count of every top-level violation (for ``--all-errors``), and whether
