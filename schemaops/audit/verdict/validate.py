@@ -178,6 +178,8 @@ class SchemaChecker:
             return _too_deep()
 
     def _slow(self, value: Any) -> Classification:
+        if self.tree is not None and self.tree.broken:
+            self.tree = None  # a lazy subtree could not answer: jsonschema alone from now on
         if self._rs is not None:
             found = self._rs_explained(value)
             if found is not None:
