@@ -50,6 +50,19 @@ class AuditOptions:
     #: ``--tools NAME``: judge every tool call against that registry tool set
     #: (``verdict/toolcalls.py``): a function not in it is ``unknown_tool``, a model failure
     tools: str | None = None
+    #: the record field naming a registry tool set (``toolset`` when None), used where
+    #: ``--tools`` is not given
+    tools_field: str | None = None
+    #: ``--tool-choice required | named[:FUNCTION] | auto``: the tool choice of records whose
+    #: request does not say (a log of responses only)
+    tool_choice: str | None = None
+
+    @property
+    def tool_choice_mode(self) -> tuple[str, str | None] | None:
+        """``tool_choice`` read (``read/toolrequest.parse_choice_option``)."""
+        from schemaops.audit.read.toolrequest import parse_choice_option
+
+        return parse_choice_option(self.tool_choice)
 
     def __post_init__(self) -> None:
         if self.steps is None:
@@ -72,6 +85,11 @@ class AuditOptions:
                 "--tools and --schema cannot be combined: --schema judges every output,"
                 " tool calls included, against one schema"
             )
+        if self.tool_choice is not None:
+            try:
+                self.tool_choice_mode  # noqa: B018 (checked here: exit 2 before reading)
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
         if self.tools is not None and not self.tools.strip():
             raise InputError("--tools needs a tool set name (a NAME.tools.json in --registry)")
         if self.target == 0:

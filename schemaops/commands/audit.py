@@ -53,6 +53,18 @@ def audit_command(
         help="Judge every tool call against this registry tool set (NAME.tools.json): a"
         " function not in it is unknown_tool, a model failure; per-tool p in the report.",
     ),
+    tools_field: str = typer.Option(
+        None,
+        "--tools-field",
+        help="Record field naming a registry tool set to judge the record's calls against"
+        " (default toolset; --tools wins, a request's own tools come after).",
+    ),
+    tool_choice: str = typer.Option(
+        None,
+        "--tool-choice",
+        help="required, named[:FUNCTION] or auto: the tool choice of records whose request"
+        " does not say; under required/named a response with no call is no_tool_call.",
+    ),
     episode_field: str = typer.Option(
         "episode_id", "--episode-field", help="Record field with an episode id."
     ),
@@ -167,6 +179,8 @@ def audit_command(
         cache=not no_cache,
         ray=ray or None,
         tools=tools,
+        tools_field=tools_field,
+        tool_choice=tool_choice,
     )
     code = EXIT_USAGE
     ended = False  # by a report or a clean typer.Exit (a traceback is left to Python)

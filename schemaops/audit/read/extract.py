@@ -16,6 +16,7 @@ import orjson
 from schemaops import jsonl
 from schemaops.audit.read.args import InexactArgs, args_text, exact_record, exactly
 from schemaops.audit.read.output import Output, RecordError
+from schemaops.errors import InputError
 from schemaops.jsonl import OverlongLine
 
 AUTO_FIELDS = ("text", "generated_text", "output")
@@ -146,14 +147,26 @@ def find_outputs(
     outputs found in that, so the arguments are judged as the provider sent them. Without
     ``raw`` such a record is a ``RecordError``.
     """
+    tools = None
+    for_record = getattr(tool_schema, "for_record", None)
+    if for_record is not None and rec.__class__ is dict and field is None:
+        # the record's tool set and tool choice (verdict/toolcalls.py): its calls are judged
+        # against the set, and a required call that is absent is a failure of its own
+        try:
+            tools = for_record(rec)
+        except InputError as exc:
+            raise RecordError(str(exc)) from None
+        if tools is not None:
+            tool_schema = tools
     try:
-        return _find_outputs(rec, field, schema_field, tool_schema)
+        outs = _find_outputs(rec, field, schema_field, tool_schema)
     except InexactArgs:
         if raw is None:
             raise
-    exact = exact_record(raw)
-    with exactly():
-        return _find_outputs(exact, field, schema_field, tool_schema)
+        exact = exact_record(raw)
+        with exactly():
+            outs = _find_outputs(exact, field, schema_field, tool_schema)
+    return outs if tools is None else tools.finish(outs)
 
 
 def _find_outputs(rec: Any, field: str | None, schema_field: str, tool_schema: Any) -> list[Output]:
@@ -191,6 +204,18 @@ def _find_outputs(rec: Any, field: str | None, schema_field: str, tool_schema: A
             return hosted_bodies.hosted_outputs(
                 kind, rec, schema, schema_field, tool_schema, _find_outputs
             )
+    resp = rec.get("response")
+    if resp.__class__ is dict and "custom_id" not in rec and "output" not in rec:
+        # an OpenAI-style log line holding its request and the answer: the answer is read
+        # as a body of its own (sources prefixed ``response.``); the request gave the tools
+        if schema is not None and "." not in schema_field and resp.get(schema_field) is None:
+            resp = {**resp, schema_field: schema}
+        return [
+            o._replace(
+                record=o.record if o.record is not None else resp, source=f"response.{o.source}"
+            )
+            for o in _find_outputs(resp, None, schema_field, tool_schema)
+        ]
     for key in AUTO_FIELDS:
         text = rec.get(key)
         if text is not None:

@@ -8,7 +8,7 @@ hosted body to ``hosted_bodies``: the types cannot live in either without an imp
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class Output(NamedTuple):
@@ -35,6 +35,12 @@ class Output(NamedTuple):
     # ``record`` is a view whose ``usage`` counts this answer alone (a hosted body with one
     # candidate): the token budget may read it although ``record`` is set (hosted_bodies.py)
     own_usage: bool = False
+    # the verdict when the reader knows it without the text (``no_tool_call``), or
+    # ``toolcalls.SKIP`` for a text answer that is no tool output (not counted)
+    verdict: Any = None
+    # (tool set, response) of an output of a response judged against a tool set: the audit
+    # counts agent steps by it (``verdict/toolcalls.py``)
+    step: tuple | None = None
 
 
 class RecordError(Exception):

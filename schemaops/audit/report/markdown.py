@@ -174,6 +174,12 @@ def render_markdown(doc: dict) -> str:
         for name, s in doc["by_schema"].items()
     ]
     lines += ["## By schema", ""] + _table(["schema", "outputs", "p", "failures"], rows)
+    if doc.get("by_tool_set"):  # calls judged against tool sets (report/tools.py)
+        from schemaops.audit.report import tools
+
+        rows = [[_code(r[0], table=True), *r[1:]] for r in tools.rows(doc)]
+        lines += ["## Tool calls and agent steps", ""] + _table(tools.head(doc), rows)
+        lines += [_text(tools.summary_line(doc)), "", _text(tools.STEP_NOTE), ""]
     lines += _sources(doc.get("sources") or {})
     if doc["paths"]:
         rows = [

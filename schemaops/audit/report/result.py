@@ -106,17 +106,17 @@ def to_json(result: Any) -> dict:
         "jobs": result.jobs,
         "elapsed_s": round(result.elapsed_s, 3),
     }
-    toolset = getattr(opts, "tools", None)
-    if toolset is not None:  # --tools: per tool under the tool set, invented names (toolcalls.py)
-        from schemaops.audit.verdict.toolcalls import summary
+    from schemaops.audit.tally.toolsummary import summary, tools_hint
 
-        by_tool, unknown = summary(by_schema, toolset)
-        doc["tool_set"] = toolset
-        doc["by_tool"] = by_tool
-        doc["unknown_tools"] = unknown
-    elif NO_SCHEMA_ROW in by_schema and any(tool_call_source(src) for src in t.sources):
-        from schemaops.audit.verdict.toolcalls import tools_hint
-
+    # calls judged against a tool set (--tools, a record's tool set field, a request's own
+    # tools): per tool, per tool set, invented names, agent steps (tally/toolsummary.py)
+    tool_doc = summary(by_schema, t.tool_steps, getattr(opts, "tools", None), list(opts.steps))
+    doc.update(tool_doc)
+    if (
+        not tool_doc
+        and NO_SCHEMA_ROW in by_schema
+        and any(tool_call_source(src) for src in t.sources)
+    ):
         hint = tools_hint(opts.registry)
         if hint:  # tool calls no schema is named like were judged as JSON only
             doc["tools_hint"] = (

@@ -102,13 +102,17 @@ def render_terminal(
             fails = ", ".join(f"{c} {k}" for c, k in s["categories"].items() if c != "ok" and k)
             tab.add_row(esc(name), f"{s['outputs']:,}", fmt_p(s["p"]), esc(fails or "-"))
         con.print(tab)
-    if doc.get("tool_set") is not None:  # --tools (verdict/toolcalls.py)
-        calls = sum(t["n"] for t in doc["by_tool"].values())
-        invented = ", ".join(f"{esc(n)} {k}" for n, k in doc["unknown_tools"].items())
-        con.print(
-            f"Tool set {esc(doc['tool_set'])}: {calls:,} tool calls (rows"
-            f" {esc(doc['tool_set'])}/FUNCTION above); invented tool names: {invented or 'none'}"
-        )
+    if doc.get("by_tool_set"):  # calls judged against tool sets (report/tools.py)
+        from schemaops.audit.report import tools
+
+        tab = Table(title="Tool calls and agent steps", title_justify="left")
+        for col in tools.head(doc):
+            tab.add_column(col, justify="left" if col == "tool set" else "right")
+        for row in tools.rows(doc):
+            tab.add_row(*(esc(c) for c in row))
+        con.print(tab)
+        con.print(esc(tools.summary_line(doc)))
+        con.print(esc(tools.STEP_NOTE))
     if doc.get("tools_hint"):
         con.print(f"Note: {esc(doc['tools_hint'])}")
     if doc["paths"]:

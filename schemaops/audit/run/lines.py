@@ -23,6 +23,7 @@ from schemaops.audit.tally.budget import note as note_length
 from schemaops.audit.tally.budget import note_counted as note_lengths
 from schemaops.audit.tally.diagnose import close_runs, note_run
 from schemaops.audit.tally.stats import Tally
+from schemaops.audit.tally.toolsummary import note_steps
 from schemaops.audit.verdict.classify import (
     MAX_DEPTH,
     OK,
@@ -34,6 +35,7 @@ from schemaops.audit.verdict.classify import (
     parse_output,
 )
 from schemaops.audit.verdict.resolver import SchemaResolver
+from schemaops.audit.verdict.toolcalls import SKIP
 from schemaops.errors import InputError
 from schemaops.exactjson import may_have_long_int
 from schemaops.strings import truncate
@@ -62,10 +64,9 @@ def _memo_plan(seen: int, on: bool, hits: int) -> tuple[int, bool, int]:
 
 
 def tool_schema_picker(resolver: SchemaResolver) -> Any:
-    """A tool call's checker name: with ``--tools`` the tool set's (``toolcalls.py``), else
-    the record's schema, else the registry schema named like the function."""
-    if resolver.toolcalls is not None:
-        return resolver.toolcalls.pick
+    """A tool call's checker name: the record's tool set's (``--tools``, a tool set field, the
+    request's own tools: ``toolcalls.py``), else the record's schema, else the registry
+    schema named like the function."""
 
     def pick(record_schema: str | None, name: Any) -> str | None:
         if record_schema is not None:
@@ -74,7 +75,8 @@ def tool_schema_picker(resolver: SchemaResolver) -> Any:
             return name
         return None
 
-    return pick
+    judges = resolver.toolcalls  # a record's own tool set, when it has one (toolcalls.py)
+    return pick if judges is None else judges.picker(pick)
 
 
 def audit_lines(
@@ -251,12 +253,22 @@ def audit_lines(
                 input_error(tally, records_out, lineno, None, str(exc), shard, first_line)
             continue
         batch = type(rec) is list
+        steps = None  # (tool set, response) -> every call good (agent steps, toolcalls.py)
         for ordinal, out in enumerate(outs):
             if out.record is not None:  # a batch element, or one choice of several
                 rec = out.record
             name = out.schema
+            if out.step is not None:
+                if steps is None:
+                    steps = {}
+                if out.verdict is SKIP:  # a text answer under auto: a step, not an output
+                    if in_range:
+                        steps.setdefault(out.step, True)
+                    continue
             if route is not None:
-                if not mine and not route.owns(name, in_range):
+                # a response's tool calls stay in one worker (its line range): its step is exact
+                owned = in_range if out.step is not None else route.owns(name, in_range)
+                if not mine and not owned:
                     continue
                 tally.order = ordinal
                 if records_out is not None:
@@ -292,6 +304,9 @@ def audit_lines(
             if out.refusal is not None:  # the provider's refusal: its own category
                 value, dups = None, None
                 outcome = Classification(REFUSAL, None, None, truncate(out.refusal, 300))
+            elif out.verdict is not None:  # known without the text: no_tool_call
+                value, dups = None, None
+                outcome = out.verdict
             elif hit is not None:  # this schema has seen this exact text: the same verdict
                 outcome, dups = hit[0], hit[1]
                 value = None  # only --all-errors reads it, and that turns the memo off
@@ -321,6 +336,8 @@ def audit_lines(
                     hit = [outcome, dups, None]
                     resolver.remember(key, hit)
             ok = outcome is OUTCOME_OK
+            if steps is not None and out.step is not None:
+                steps[out.step] = steps.get(out.step, True) and ok
             plain = not (
                 "meta_info" in rec or "usage" in rec or "choices" in rec or "finish_reason" in rec
             )
@@ -376,6 +393,8 @@ def audit_lines(
                     first_line,
                     found,
                 )
+        if steps:
+            note_steps(tally.tool_steps, steps)
     for (name, fr, tokens), n in pending_lengths.items():
         note_lengths(tally.lengths, name, fr, tokens, n)
     tally.lines = lineno - first_line + 1 if route is None else ranged

@@ -97,6 +97,9 @@ class Tally:
     #: schema -> its outputs' token counts by finish reason (``budget.note``; bounded, exact
     #: merge), for the recommended ``max_tokens`` of schemas whose outputs were cut
     lengths: dict[str, budget.Lengths] = field(default_factory=dict)
+    #: tool set -> [agent steps, good steps]: responses judged against a tool set, good when
+    #: every call in them is (``toolsummary.note_steps``)
+    tool_steps: dict[str, list[int]] = field(default_factory=dict)
     #: the position in its line of the output being counted, set only by a routed worker
     #: (``routing.py``): its examples and input errors then carry it as ``_ord``, so that the
     #: merge can order two outputs of one line that different workers audited
@@ -200,6 +203,10 @@ class Tally:
                 self.duplicate_key_lines.append(d + line_offset)
         for name, used in other.fast_path.items():
             self.fast_path[name] = self.fast_path.get(name, False) or used
+        for name, (n, good) in other.tool_steps.items():
+            cur = self.tool_steps.setdefault(name, [0, 0])
+            cur[0] += n
+            cur[1] += good
         for src, dst in ((other.episodes, self.episodes), (other.by_step, self.by_step)):
             for k, (n, f) in src.items():
                 cur = dst.setdefault(k, [0, 0])

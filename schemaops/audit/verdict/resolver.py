@@ -84,6 +84,8 @@ class SchemaResolver:
         cache_dir: str | Path | None = None,
         cache: bool = True,
         tools: str | None = None,
+        tools_field: str | None = None,
+        tool_choice: Any = None,
     ) -> None:
         # settings kept one by one (the shape of registry/lazy.py's LazyRegistry.__init__)
         self.registry_path = Path(registry)
@@ -105,12 +107,14 @@ class SchemaResolver:
         self.verdicts: dict[tuple, list] | None = None if off else {}
         self._memo_chars = 0
         self.fixed: SchemaChecker | None = None
-        # ``--tools NAME``: tool calls are judged against that registry tool set
-        self.toolcalls: Any = None
-        if tools is not None:
-            from schemaops.audit.verdict.toolcalls import ToolCallJudge
+        # tool calls are judged against a tool set: ``--tools NAME``, a record's tool set
+        # field, or the request's own tools (``toolcalls.py``; nothing is read until a
+        # record has one)
+        from schemaops.audit.verdict.toolcalls import ToolJudges
 
-            self.toolcalls = ToolCallJudge(registry, tools, assert_format, timeout)
+        self.toolcalls: Any = ToolJudges(
+            registry, tools, tools_field, tool_choice, assert_format, timeout
+        )
         if schema is not None:
             path = Path(schema)
             if path.is_file() or schema.endswith(".json"):
@@ -129,6 +133,8 @@ class SchemaResolver:
             cache_dir=opts.cache_dir,
             cache=opts.cache,
             tools=getattr(opts, "tools", None),
+            tools_field=getattr(opts, "tools_field", None),
+            tool_choice=getattr(opts, "tool_choice_mode", None),
         )
 
     def _compile_file(self, path: Path) -> SchemaChecker:

@@ -1,38 +1,66 @@
-"""Tool calls judged against a registry tool set (``audit --tools NAME``).
+"""Tool calls judged against the tool set the application offered.
 
 Why its own module: without a tool set a tool call's arguments are judged against the
 registry schema named like the function (``run/lines.tool_schema_picker``), so a function the
-model invented is nobody's failure. With ``--tools NAME`` each call is judged against the
-tool set the application offered (``registry/toolsets.py``): a function not in it is the
-model failure ``unknown_tool`` (counted in p, its invented name kept), and an offered
-function's arguments are checked against its bundled ``parameters`` by the usual
-``SchemaChecker`` (parse failures and ``schema_violation:<keyword>`` with the path as for any
-output).
+model invented is nobody's failure. Here each record's calls are judged against a tool set,
+taken in this order (``ToolJudges.for_record``):
+
+1. ``--tools NAME``: the registry tool set ``NAME.tools.json`` for every record;
+2. the record's ``--tools-field`` (default ``toolset``) naming a registry tool set;
+3. the request's own ``tools`` where the record holds its request (``read/toolrequest.py``):
+   the registry tool set with exactly these functions and parameters when there is one, else
+   the offered set judged on its own, named ``offered-<sha256 prefix>``.
+
+A function not in the set is the model failure ``unknown_tool`` (counted in p, its invented
+name kept); an offered function's arguments are checked against its parameters by the usual
+``SchemaChecker`` (parse failures and ``schema_violation:<keyword>`` with the path, as for any
+output). When the tool choice is ``required`` or names a function (the request's
+``tool_choice``, else ``--tool-choice``) and a response has no call, that response is one
+``no_tool_call`` output (a model failure, under the named tool, or ``(no call)``); under
+``auto`` a plain text answer is no tool output at all (``SKIP``: not in p, a good step).
 
 A call's checker is named ``SET/FUNCTION`` (``/`` is in no provider's tool-name rule,
 ``toolsets.PROVIDER_NAME_RULES``, so it cannot collide with a function), which makes each
-tool a row of ``by_schema`` and gives ``by_tool`` for free (``summary``).
+tool a row of ``by_schema`` and gives ``by_tool`` for free (``tally/toolsummary.py``).
+Each output of a judged response carries ``Output.step`` = (set, response): the audit loop
+counts agent steps from it (a step is good when every call in it is).
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
-from schemaops.audit.verdict.classify import OK, Classification
+from schemaops.audit.read.output import Output
+from schemaops.audit.read.toolrequest import (
+    EMPTY_PARAMETERS,
+    NAMED,
+    REQUIRED,
+    offered_tools,
+    request_of,
+    tool_choice,
+)
+from schemaops.audit.verdict.classify import Classification
 from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.errors import InputError
 
 UNKNOWN_TOOL = "unknown_tool"
+NO_TOOL_CALL = "no_tool_call"
 #: the name reported for a call that names no function at all (a Gemini ``functionCall``
 #: without ``name``, an OpenAI call whose ``function.name`` is not a string)
 NO_NAME = "(no name)"
+#: the row of a response that made no call although the tool choice required one
+NO_CALL = "(no call)"
 SEP = "/"
+OFFERED = "offered-"
+#: ``Output.verdict`` of a text answer under ``auto``: not a tool output (not counted)
+SKIP = Classification("skip", None, None, None)
 
 
-class UnknownToolChecker:
-    """The checker of a call to a function the tool set does not offer: every value is
-    ``unknown_tool`` (the arguments of a function that does not exist have nothing to obey).
+class VerdictChecker:
+    """The checker of an output whose verdict does not depend on its text (a call to a
+    function the set does not offer, a response with no call): one fixed classification.
     Has the attributes the audit loop reads of a ``SchemaChecker`` (``fast``, ``quick``,
     ``fast_path``), none of which may take it off the general path."""
 
@@ -41,106 +69,252 @@ class UnknownToolChecker:
     fast_path = False
     hints = None
 
-    def __init__(self, name: str, toolset: str, function: str, offered: list[str]) -> None:
+    def __init__(self, name: str, outcome: Classification) -> None:
         self.name = name
-        self.outcome = Classification(
-            UNKNOWN_TOOL,
-            None,
-            None,
-            f"the model called {function!r}, which tool set {toolset!r} does not offer"
-            f" (tools: {', '.join(offered)})",
-        )
+        self.outcome = outcome
 
     def check(self, value: Any) -> Classification:
         return self.outcome
 
 
-class ToolCallJudge:
-    """One registry tool set, and the checkers its calls are judged by (compiled on use)."""
+class SetJudge:
+    """One tool set (a registry one or a request's own) and its calls' checkers, compiled
+    on first use."""
 
     def __init__(
-        self, registry: str | Path, name: str, assert_format: bool = True, timeout: float = 1.0
+        self, name: str, tools: dict[str, Any], assert_format: bool, timeout: float
     ) -> None:
-        from schemaops.registry.loader import inspect_registry
-
-        root = Path(registry)
-        if not root.is_dir():
-            raise InputError(f"--tools {name}: registry folder not found: {root}")
-        reg, problems = inspect_registry(root, examples=False)
-        if name not in reg.toolsets:
-            known = ", ".join(sorted(reg.toolsets)) or "(none)"
-            bad = [p for p in problems if str(p.get("file", "")).endswith(f"{name}.tools.json")]
-            why = f" ({bad[0].get('reason')}; see schemaops registry validate)" if bad else ""
-            raise InputError(
-                f"--tools {name}: no tool set {name!r} in {root}{why}; tool sets: {known}"
-            )
-        self.set = reg.toolsets[name]
         self.name = name
+        self.tools = tools  # function -> its parameters (bundled), None for none
         self.assert_format = assert_format
         self.timeout = timeout
         self._checkers: dict[str, Any] = {}
 
-    def pick(self, record_schema: str | None, function: Any) -> str:
-        """The checker name of a call to ``function`` (the record's own schema is for its
-        text answer, not for its tool calls)."""
-        fn = function if isinstance(function, str) and function else NO_NAME
-        return f"{self.name}{SEP}{fn}"
+    @property
+    def names(self) -> list[str]:
+        return list(self.tools)
 
-    def owns(self, name: str) -> bool:
-        return name.startswith(self.name + SEP)
-
-    def checker(self, name: str) -> Any:
-        """The checker for ``SET/FUNCTION``: the function's bundled parameters, or
-        ``UnknownToolChecker`` for a function the set does not offer."""
-        found = self._checkers.get(name)
+    def checker(self, fn: str) -> Any:
+        found = self._checkers.get(fn)
         if found is None:
-            fn = name[len(self.name) + len(SEP) :]
-            offered = self.set.names
-            if fn in offered:
-                params = self.set.get(fn).bundled
+            name = f"{self.name}{SEP}{fn}"
+            if fn == NO_CALL:
+                found = VerdictChecker(name, no_call(self.name, None))
+            elif fn in self.tools:
+                params = self.tools[fn]
                 if params is None:  # no parameters: OpenAI's empty object schema
-                    params = {"type": "object", "properties": {}}
+                    params = EMPTY_PARAMETERS
                 found = SchemaChecker(name, params, self.assert_format, self.timeout)
             else:
-                found = UnknownToolChecker(name, self.name, fn, offered)
-            self._checkers[name] = found
+                found = VerdictChecker(
+                    name,
+                    Classification(
+                        UNKNOWN_TOOL,
+                        None,
+                        None,
+                        f"the model called {fn!r}, which tool set {self.name!r} does not offer"
+                        f" (tools: {', '.join(self.names)})",
+                    ),
+                )
+            self._checkers[fn] = found
         return found
 
 
-def summary(by_schema: dict[str, Any], toolset: str) -> tuple[dict, dict]:
-    """(``by_tool``, ``unknown_tools``) from the JSON report's ``by_schema`` rows of
-    ``toolset``: each offered or called function with n, ok, p and its categories; the
-    invented names with their counts, most frequent first."""
-    prefix = toolset + SEP
-    by_tool: dict[str, dict] = {}
-    unknown: dict[str, int] = {}
-    for name, row in by_schema.items():
-        if not name.startswith(prefix):
-            continue
-        fn = name[len(prefix) :]
-        cats = row.get("categories") or {}
-        by_tool[fn] = {
-            "n": row["outputs"],
-            "ok": row.get("ok", cats.get(OK, 0)),
-            "p": row["p"],
-            "categories": cats,
-            "offered": not cats.get(UNKNOWN_TOOL),
-        }
-        if cats.get(UNKNOWN_TOOL):
-            unknown[fn] = cats[UNKNOWN_TOOL]
-    unknown = dict(sorted(unknown.items(), key=lambda kv: (-kv[1], kv[0])))
-    return by_tool, unknown
+def no_call(toolset: str, named: str | None) -> Classification:
+    """The verdict of a response with no tool call where the tool choice required one."""
+    want = f"a call to {named!r}" if named else "a tool call"
+    return Classification(
+        NO_TOOL_CALL, None, None, f"tool_choice required {want} from tool set {toolset!r}; none"
+    )
 
 
-def tools_hint(registry: str | Path) -> str:
-    """`` (or judge tool calls against a tool set: --tools NAME, here: a, b)`` when the
-    registry has tool sets, else ``""``: the suggestion for a call no schema is named like."""
-    root = Path(registry)
-    if not root.is_dir():
-        return ""
-    from schemaops.registry.loader import TOOLS_SUFFIX
+def signature(tools: list[tuple[str, Any]]) -> str:
+    """What identifies a tool set for judging: its functions and their parameters (order and
+    descriptions aside), as canonical text."""
+    from schemaops.registry.model import canonical_text
 
-    names = sorted(f.name[: -len(TOOLS_SUFFIX)] for f in root.rglob(f"*{TOOLS_SUFFIX}"))
-    if not names:
-        return ""
-    return f"; judge tool calls against a tool set with --tools NAME ({', '.join(names)})"
+    return canonical_text(
+        sorted([name, EMPTY_PARAMETERS if params is None else params] for name, params in tools)
+    )
+
+
+class ToolJudges:
+    """Every tool set an audit judges calls against, and which one judges a record."""
+
+    def __init__(
+        self,
+        registry: str | Path,
+        fixed: str | None = None,
+        field: str | None = None,
+        choice: tuple[str, str | None] | None = None,
+        assert_format: bool = True,
+        timeout: float = 1.0,
+    ) -> None:
+        self.root = Path(registry)
+        self.field = field or "toolset"
+        self.choice = choice
+        self.assert_format = assert_format
+        self.timeout = timeout
+        self._sets: dict[str, SetJudge] = {}
+        self._registry: Any = None  # (toolsets, problems), read on first use
+        self._by_signature: dict[str, str] | None = None
+        self.fixed = self._registry_set(fixed, "--tools") if fixed is not None else None
+
+    def _load(self) -> tuple[dict, list]:
+        if self._registry is None:
+            if not self.root.is_dir():
+                self._registry = ({}, [])
+            else:
+                from schemaops.registry.loader import inspect_registry
+
+                reg, problems = inspect_registry(self.root, examples=False)
+                self._registry = (reg.toolsets, problems)
+        return self._registry
+
+    def _registry_set(self, name: str, flag: str) -> SetJudge:
+        got = self._sets.get(name)
+        if got is not None:
+            return got
+        if not self.root.is_dir():
+            raise InputError(f"{flag} {name}: registry folder not found: {self.root}")
+        toolsets, problems = self._load()
+        if name not in toolsets:
+            known = ", ".join(sorted(toolsets)) or "(none)"
+            bad = [p for p in problems if str(p.get("file", "")).endswith(f"{name}.tools.json")]
+            why = f" ({bad[0].get('reason')}; see schemaops registry validate)" if bad else ""
+            raise InputError(
+                f"{flag} {name}: no tool set {name!r} in {self.root}{why}; tool sets: {known}"
+            )
+        ts = toolsets[name]
+        got = SetJudge(
+            name, {t.name: t.bundled for t in ts.tools}, self.assert_format, self.timeout
+        )
+        self._sets[name] = got
+        return got
+
+    def _offered_set(self, tools: list[tuple[str, Any]]) -> SetJudge:
+        sig = signature(tools)
+        if self._by_signature is None:
+            toolsets, _ = self._load()
+            self._by_signature = {
+                signature([(t.name, t.bundled) for t in ts.tools]): name
+                for name, ts in sorted(toolsets.items())
+            }
+        known = self._by_signature.get(sig)
+        if known is not None:
+            return self._registry_set(known, "request tools")
+        name = OFFERED + hashlib.sha256(sig.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        got = self._sets.get(name)
+        if got is None:
+            got = self._sets[name] = SetJudge(name, dict(tools), self.assert_format, self.timeout)
+        return got
+
+    def picker(self, default: Any) -> Picker:
+        """The picker the readers call: ``default`` for a record with no tool set."""
+        return Picker(self, default)
+
+    def owns(self, name: str) -> bool:
+        head, sep, _ = name.partition(SEP)
+        return bool(sep) and head in self._sets
+
+    def checker(self, name: str) -> Any:
+        """The checker for ``SET/FUNCTION`` (``owns(name)`` is true)."""
+        head, _, fn = name.partition(SEP)
+        return self._sets[head].checker(fn)
+
+    def for_record(self, rec: dict[str, Any]) -> RecordTools | None:
+        """The tool set and tool choice ``rec`` is judged under, or None (no tool set: the
+        calls keep the default picker). A record naming a tool set the registry lacks raises
+        ``InputError`` (read by the caller as the record's input error)."""
+        req = request_of(rec)
+        choice = tool_choice(req) if req is not None else None
+        if choice is None:
+            choice = self.choice
+        judge = self.fixed
+        if judge is None:
+            named = rec.get(self.field)
+            if isinstance(named, str):
+                judge = self._registry_set(named, f"record field {self.field!r}:")
+            elif req is not None:
+                offered = offered_tools(req)
+                if offered is not None:
+                    judge = self._offered_set(offered)
+        if judge is None:
+            return None
+        return RecordTools(judge, choice)
+
+
+class Picker:
+    """The tool-call picker the readers get (``extract.find_outputs``): ``default`` for a
+    record with no tool set, ``for_record`` for the record's own."""
+
+    __slots__ = ("judges", "default")
+
+    def __init__(self, judges: ToolJudges, default: Any) -> None:
+        self.judges, self.default = judges, default
+
+    def __call__(self, record_schema: str | None, function: Any) -> str | None:
+        return self.default(record_schema, function)
+
+    def for_record(self, rec: dict[str, Any]) -> RecordTools | None:
+        return self.judges.for_record(rec)
+
+
+class RecordTools:
+    """One record's tool set and tool choice: the picker its readers call for each tool
+    call (``SET/FUNCTION``), and ``finish``, which marks its responses' outputs as steps and
+    turns a required-but-absent call into ``no_tool_call``."""
+
+    __slots__ = ("set", "mode", "named", "prefix")
+
+    def __init__(self, judge: SetJudge, choice: tuple[str, str | None] | None) -> None:
+        self.set = judge
+        self.mode, self.named = choice if choice is not None else (None, None)
+        self.prefix = judge.name + SEP
+
+    def __call__(self, record_schema: str | None, function: Any) -> str:
+        fn = function if isinstance(function, str) and function else NO_NAME
+        return self.prefix + fn
+
+    def finish(self, outs: list[Output]) -> list[Output]:
+        """The record's outputs, each response's marked with its step; a response without a
+        call becomes one ``no_tool_call`` output under required/named, and a text answer with
+        no schema of its own is ``SKIP`` otherwise."""
+        groups: dict[str, list[Output]] = {}
+        for o in outs:
+            groups.setdefault(_response_of(o.source), []).append(o)
+        name = self.set.name
+        result: list[Output] = []
+        for key, group in groups.items():
+            step = (name, key)
+            calls = any(o.schema is not None and o.schema.startswith(self.prefix) for o in group)
+            required = self.mode == REQUIRED or self.mode == NAMED
+            if not calls and required and not any(o.refusal is not None for o in group):
+                first = group[0]
+                fn = self.named if self.mode == NAMED and self.named else NO_CALL
+                result.append(
+                    first._replace(
+                        schema=self.prefix + fn,
+                        verdict=no_call(name, self.named if self.mode == NAMED else None),
+                        step=step,
+                        index=None,
+                    )
+                )
+                continue
+            for o in group:
+                if o.schema is None and o.refusal is None:
+                    o = o._replace(verdict=SKIP)  # a text answer: not a tool output
+                result.append(o._replace(step=step))
+        return result
+
+
+def _response_of(source: str) -> str:
+    """Which response of a record an output belongs to (its choice or candidate), from its
+    source path: ``choices[1].message.content`` -> ``choices[1]``; one response otherwise."""
+    for lead in ("response.body.", "response."):
+        if source.startswith(lead):
+            source = source[len(lead) :]
+            break
+    if source.startswith(("choices[", "candidates[")):
+        return source[: source.index("]") + 1]
+    return ""
