@@ -5,7 +5,9 @@ documented rules, their SDKs' transforms and reported API errors.
 Public API:
 
 - ``check_targets(registry, targets) -> HostedReport``: every schema of the registry folder
-  (its wire form, cross-file refs inlined) judged against each target's table.
+  (its wire form, cross-file refs inlined) judged against each target's table, and every
+  tool set (``NAME.tools.json``) as that provider's strict tool calling takes it
+  (``tools.py``: each tool's parameters by the same table, plus names and counts).
 - ``TABLES``: target name -> ``Table`` (its rules, each with source URL and read date).
 - ``HostedReport``, ``TargetVerdict``, ``Finding``, ``Rule``.
 
@@ -40,10 +42,16 @@ class HostedReport:
     registry: str
     targets: list[str]
     results: list[TargetVerdict] = field(default_factory=list)
+    #: one per (tool set, target): ``tools.ToolSetVerdict``
+    toolsets: list[Any] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return all(r.passed for r in self.results)
+        return all(r.passed for r in self.results) and all(t.passed for t in self.toolsets)
+
+    @property
+    def failed_toolsets(self) -> list[Any]:
+        return [t for t in self.toolsets if not t.passed]
 
     @property
     def failed(self) -> list[TargetVerdict]:
@@ -63,8 +71,17 @@ class HostedReport:
             "passed": self.passed,
             "counts": self.counts(),
             "tables": {t: TABLES[t].to_dict() for t in self.targets},
+            "tool_rules": {t: tool_rules(t) for t in self.targets},
             "results": [r.to_dict() for r in self.results],
+            "toolsets": [t.to_dict() for t in self.toolsets],
         }
+
+
+def tool_rules(target: str) -> list[dict[str, str]]:
+    """The tool-set rules of ``target`` (``tools.RULES``), as the report lists them."""
+    from schemaops.providers.tools import RULES
+
+    return [r.to_dict() for r in RULES[target].values()]
 
 
 def parse_targets(targets: list[str]) -> list[str]:
@@ -93,7 +110,8 @@ def judge_schema(name: str, schema: Any, target: str) -> TargetVerdict:
 
 def check_targets(registry: str | Path, targets: list[str]) -> HostedReport:
     """Judge every schema of the registry folder against each target (schema order, then
-    target order). A registry with problems raises RegistryError (exit 2) as ``check`` does."""
+    target order), then every tool set (``toolsets``). A registry with problems raises
+    RegistryError (exit 2) as ``check`` does."""
     from schemaops.registry import load_registry
 
     names = parse_targets(targets)
@@ -102,6 +120,11 @@ def check_targets(registry: str | Path, targets: list[str]) -> HostedReport:
     for s in reg.schemas.values():
         for t in names:
             report.results.append(judge_schema(s.name, s.bundled(), t))
+    from schemaops.providers.tools import judge_toolset
+
+    for ts in reg.toolsets.values():
+        for t in names:
+            report.toolsets.append(judge_toolset(ts, t))
     return report
 
 

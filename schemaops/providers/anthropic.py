@@ -225,6 +225,28 @@ def _pattern_findings(where: str, pat: str) -> list[Finding]:
     return out
 
 
+def _node_counts(s: dict[str, Any]) -> tuple[int, int]:
+    """(optional properties, 1 if a union parameter else 0) of one subschema."""
+    optional = 0
+    props = s.get("properties")
+    if isinstance(props, dict):
+        req = s.get("required")
+        required = set(req) if isinstance(req, list) else set()
+        optional = sum(1 for k in props if k not in required)
+    return optional, int("anyOf" in s or isinstance(s.get("type"), list))
+
+
+def request_counts(schema: Any) -> tuple[int, int]:
+    """(optional parameters, union parameters) of one strict schema, counted as ``judge``
+    counts them: the limits ``max-optional``/``max-unions`` are across all strict schemas of
+    a request, so a tool set sums these over its tools (``providers/tools.py``)."""
+    optional = unions = 0
+    for node in walk(schema):
+        o, u = _node_counts(node.schema)
+        optional, unions = optional + o, unions + u
+    return optional, unions
+
+
 def judge(schema: Any) -> list[Finding]:
     """Every documented Anthropic structured-output rule the schema breaks."""
     out: list[Finding] = []
@@ -266,13 +288,8 @@ def judge(schema: Any) -> list[Finding]:
         pat = s.get("pattern")
         if isinstance(pat, str):
             out.extend(_pattern_findings(node.at("pattern"), pat))
-        props = s.get("properties")
-        if isinstance(props, dict):
-            req = s.get("required")
-            required = set(req) if isinstance(req, list) else set()
-            optional += sum(1 for k in props if k not in required)
-        if "anyOf" in s or isinstance(s.get("type"), list):
-            unions += 1
+        o, u = _node_counts(s)
+        optional, unions = optional + o, unions + u
     if optional > MAX_OPTIONAL:
         out.append(Finding(_r("max-optional"), "", f"{optional} optional parameters"))
     if unions > MAX_UNIONS:

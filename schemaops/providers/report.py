@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from schemaops.check.junit import xml_safe
 from schemaops.providers import TABLES, HostedReport
 from schemaops.providers.base import Table, TargetVerdict
+from schemaops.providers.tools import READ as TOOLS_READ
 
 #: Findings shown per (schema, target) in the table; ``--json`` has them all.
 ROWS_PER_PAIR = 4
@@ -20,7 +21,7 @@ ROWS_PER_PAIR = 4
 
 def _rows(report: HostedReport, sources: dict[str, int]) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
-    for r in report.results:
+    for r in verdict_rows(report):
         shown = r.refused or (r.unproven + r.narrowed + r.residual)
         if not shown:
             rows.append((r.schema, r.target, r.verdict, "-", "-", "-"))
@@ -43,6 +44,11 @@ def _rows(report: HostedReport, sources: dict[str, int]) -> list[tuple[str, ...]
     return rows
 
 
+def verdict_rows(report: HostedReport) -> list[TargetVerdict]:
+    """Schemas, then each tool set's own row and one row per tool (``providers.tools``)."""
+    return [*report.results, *(v for ts in report.toolsets for v in ts.rows())]
+
+
 def _cites(table: Table, url: str) -> bool:
     return any(r.source == url for r in table.rules.values())
 
@@ -63,7 +69,7 @@ def render_text(report: HostedReport) -> str:
         lines.append("")
         lines.append("sources:")
         for url, n in sources.items():
-            read = next((t.version for t in TABLES.values() if _cites(t, url)), "")
+            read = next((t.version for t in TABLES.values() if _cites(t, url)), TOOLS_READ)
             lines.append(f"  [{n}] {url} (read {read})")
     lines.append("")
     for target, c in report.counts().items():
@@ -74,11 +80,20 @@ def render_text(report: HostedReport) -> str:
             f"{c['unproven']} unproven "
             f"(a documented restriction, effect unknown), {c['refused']} refused"
         )
+    for ts in report.toolsets:
+        lines.append(
+            f"{ts.target}: tool set {ts.toolset} ({len(ts.tools)} tools): {ts.verdict}"
+            + (
+                f"; refused: {', '.join(t.schema for t in ts.rows() if not t.passed)}"
+                if not ts.passed
+                else ""
+            )
+        )
     return "\n".join(lines)
 
 
 def _suite(report: HostedReport, target: str) -> ET.Element:
-    cases = [r for r in report.results if r.target == target]
+    cases = [r for r in verdict_rows(report) if r.target == target]
     suite = ET.Element(
         "testsuite",
         {
