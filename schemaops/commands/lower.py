@@ -168,6 +168,13 @@ def lower_target_cmd(
             f"{report.target}: {', '.join(bad[:10])}",
             EXIT_GATE,
         )
+    if report.toolsets_not_lowered:  # tool sets (NAME.tools.json): lower/toolsets.py
+        bad = report.toolsets_not_lowered
+        raise fail(
+            f"lower failed: {len(bad)} of {len(report.toolsets)} tool set(s) cannot be lowered "
+            f"for {report.target}: {', '.join(bad[:10])}",
+            EXIT_GATE,
+        )
     if not report.passed:
         raise fail(unproven_line(report), EXIT_GATE)
 

@@ -121,12 +121,19 @@ class TargetReport:
     registry: str
     cases: list[TargetCase]
     out: str | None = None
+    #: ``lower.toolsets.ToolSetCase`` per registry tool set (all, or the one NAME named)
+    toolsets: list[Any] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        """Every schema lowered and proven: a lowered schema without evidence (``unproven``:
-        ``--generate 0``, no instance generated, the deadline) is served but does not pass."""
-        return all(c.proven for c in self.cases)
+        """Every schema and tool set lowered and proven: a lowered schema without evidence
+        (``unproven``: ``--generate 0``, no instance generated, the deadline) is served but
+        does not pass."""
+        return all(c.proven for c in self.cases) and all(t.proven for t in self.toolsets)
+
+    @property
+    def toolsets_not_lowered(self) -> list[str]:
+        return [t.toolset for t in self.toolsets if not t.lowered_ok]
 
     @property
     def not_lowered(self) -> list[str]:
@@ -156,6 +163,7 @@ class TargetReport:
             "unproven": len(self.unproven),
             "table": {"target": t.target, "version": t.version, "api": t.api},
             "cases": [c.to_dict() for c in self.cases],
+            "toolsets": [t.to_dict() for t in self.toolsets],
         }
 
 
@@ -330,7 +338,8 @@ def lower_registry_target(
         err = InputError(f"cannot lower registry {root}: {exc}")
         err.problems = exc.problems
         raise err from None
-    schemas = [reg.get(name)] if name is not None else list(reg)
+    named_set = name is not None and name in reg.toolsets and name not in reg.schemas
+    schemas = [] if named_set else [reg.get(name)] if name is not None else list(reg)
     cases: list[TargetCase] = []
     for s in schemas:
         if progress:
@@ -348,7 +357,19 @@ def lower_registry_target(
         if out is not None:
             _write(Path(out), case, valid, invalid)
         cases.append(case)
-    return TargetReport(t, str(root), cases, str(out) if out is not None else None)
+    report = TargetReport(t, str(root), cases, str(out) if out is not None else None)
+    from schemaops.lower.toolsets import lower_toolset, write_toolset
+
+    for ts in reg.toolsets.values():  # NAME.tools.json: each tool lowered, one request
+        if name is not None and not named_set or named_set and ts.name != name:
+            continue
+        if progress:
+            progress(f"lowering tool set {ts.name} for {t}")
+        tc = lower_toolset(reg, ts, t, generate=generate, timeout_s=timeout_s)
+        if out is not None:
+            write_toolset(Path(out), tc)
+        report.toolsets.append(tc)
+    return report
 
 
 def print_lower_target(report: TargetReport, file: Any = None) -> None:
@@ -384,6 +405,10 @@ def print_lower_target(report: TargetReport, file: Any = None) -> None:
             w(f"  unproven (not claimed {c['claimed']}): {why}\n")
         for p in c["problems"]:
             w(f"  problem: {p}\n")
+    from schemaops.lower.toolsets import toolset_lines
+
+    for tc in report.toolsets:
+        w("\n" + "\n".join(toolset_lines(tc)) + "\n")
     w(f"\n{summary_line(report)}\n")
 
 
@@ -400,11 +425,15 @@ def unproven_line(report: TargetReport) -> str:
         )
     if any(n not in restricted for n in bad):
         why.append("--generate N > 0 proves those without a differential")
-    return (
+    line = (
         f"lower unproven: {len(bad)} of {len(report.cases)} schema(s) lowered for "
         f"{report.target} without proof (served, labelled unproven; {'; '.join(why)}): "
         f"{', '.join(bad[:10])}"
     )
+    sets = [t.toolset for t in report.toolsets if t.lowered_ok and t.unproven]
+    if sets:  # each tool set's report says why (a restriction, or a tool without proof)
+        line += f"; tool set(s) lowered without proof: {', '.join(sets[:10])}"
+    return line
 
 
 def summary_line(report: TargetReport) -> str:
@@ -417,4 +446,7 @@ def summary_line(report: TargetReport) -> str:
         line += f"; {len(report.unproven)} lowered but unproven (served, no exactness claim)"
     if report.not_lowered:
         line += f"; {len(report.not_lowered)} not lowered"
+    if report.toolsets:
+        ok = sum(1 for t in report.toolsets if t.proven)
+        line += f"; {ok} of {len(report.toolsets)} tool set(s) lowered and proven"
     return line
