@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from schemaops.probe.canary import Canary, Kind
@@ -59,6 +59,8 @@ class Reading:
     aborted: str | None = None
     tool_call: bool = False  # the answer holds a tool call (tool_calls, or SGLang's array)
     reasoning: str | None = None
+    #: the function the (first) tool call names; ``text`` is its arguments
+    tool_name: str | None = None
 
 
 def split_reasoning(text: str | None) -> tuple[str | None, str | None, str | None]:
@@ -85,6 +87,10 @@ class PathSpec:
     what: str
     build: Callable[[Canary, int, str | None], dict[str, Any]]
     tools: str | None = None  # "required", "named", "auto", "auto_strict"
+    #: a registry tool set sent beside the canary tool (``probe/toolsets.py``): its name
+    toolset: str | None = None
+    #: that tool set's functions: name -> bundled parameters (what a call to one is judged by)
+    offered: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
 def _native(field: str) -> Callable[[Canary, int, str | None], dict[str, Any]]:
@@ -114,7 +120,12 @@ def _response_format(c: Canary, max_tokens: int, model: str | None) -> dict[str,
     return _chat(c, max_tokens, model, response_format=rf)
 
 
-def _tools(choice: str) -> Callable[[Canary, int, str | None], dict[str, Any]]:
+def tools_request(
+    choice: str, others: tuple[dict[str, Any], ...] = ()
+) -> Callable[[Canary, int, str | None], dict[str, Any]]:
+    """The tools paths' request: the canary function, after ``others`` (a registry tool set's
+    ``tools`` array, sent as it is: the grammar the engine derives covers the whole set)."""
+
     def build(c: Canary, max_tokens: int, model: str | None) -> dict[str, Any]:
         fn: dict[str, Any] = {
             "name": TOOL_NAME,
@@ -132,7 +143,7 @@ def _tools(choice: str) -> Callable[[Canary, int, str | None], dict[str, Any]]:
             c,
             max_tokens,
             model,
-            tools=[{"type": "function", "function": fn}],
+            tools=[*others, {"type": "function", "function": fn}],
             tool_choice=tool_choice,
         )
 
@@ -192,7 +203,7 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         'chat tools, tool_choice "required", no strict',
-        _tools("required"),
+        tools_request("required"),
         "required",
     ),
     PathSpec(
@@ -200,7 +211,7 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         'chat tools, tool_choice "required", strict: true',
-        _tools("required_strict"),
+        tools_request("required_strict"),
         "required_strict",
     ),
     PathSpec(
@@ -208,7 +219,7 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         "chat tools, tool_choice naming the function, no strict",
-        _tools("named"),
+        tools_request("named"),
         "named",
     ),
     PathSpec(
@@ -216,7 +227,7 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         "chat tools, tool_choice naming the function, strict: true",
-        _tools("named_strict"),
+        tools_request("named_strict"),
         "named_strict",
     ),
     PathSpec(
@@ -224,7 +235,7 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         'chat tools, tool_choice "auto", no strict',
-        _tools("auto"),
+        tools_request("auto"),
         "auto",
     ),
     PathSpec(
@@ -232,7 +243,7 @@ PATHS: tuple[PathSpec, ...] = (
         "json",
         CHAT,
         'chat tools, tool_choice "auto", strict: true',
-        _tools("auto_strict"),
+        tools_request("auto_strict"),
         "auto_strict",
     ),
     PathSpec(
@@ -327,7 +338,7 @@ def read(spec: PathSpec, body: Any) -> Reading | str:
         if isinstance(calls, list) and calls:
             first = calls[0] if isinstance(calls[0], dict) else {}
             fn = first.get("function") if isinstance(first.get("function"), dict) else {}
-            if fn.get("name") != TOOL_NAME:
+            if fn.get("name") != TOOL_NAME and fn.get("name") not in spec.offered:
                 notes.append(f"tool call names {fn.get('name')!r}, not {TOOL_NAME!r}")
             if isinstance(content, str) and content.strip():
                 notes.append("prose next to the tool call")
@@ -339,12 +350,14 @@ def read(spec: PathSpec, body: Any) -> Reading | str:
                 tuple(notes),
                 _abort_message(choice.get("finish_reason")),
                 True,
+                tool_name=fn.get("name") if isinstance(fn.get("name"), str) else None,
             )
         if fr == "tool_calls":
             notes.append("finish_reason tool_calls but no tool call")
-        arguments = _array_form(content)
-        if arguments is not None:  # SGLang without a tool-call parser
-            return Reading(arguments, fr == "length", fr, tuple(notes), None, True)
+        found = _array_form(content, {TOOL_NAME, *spec.offered})
+        if found is not None:  # SGLang without a tool-call parser
+            name, arguments = found
+            return Reading(arguments, fr == "length", fr, tuple(notes), None, True, tool_name=name)
     text = content if isinstance(content, str) else None
     if state is None:  # no parser split it off: markers in the content itself
         text, state, note = split_reasoning(text)
@@ -359,8 +372,11 @@ def read(spec: PathSpec, body: Any) -> Reading | str:
     )
 
 
-def _array_form(content: Any) -> str | None:
-    """The parameters of SGLang's ``[{"name", "parameters"}]`` content, as JSON text."""
+def _array_form(content: Any, names: set[str] | None = None) -> tuple[str, str] | None:
+    """(name, parameters as JSON text) of the first call of SGLang's ``[{"name",
+    "parameters"}]`` content; every call must name one of ``names`` (the canary tool and the
+    registry tool set's functions)."""
+    names = names or {TOOL_NAME}
     if not isinstance(content, str) or not content.lstrip().startswith("["):
         return None
     try:
@@ -377,12 +393,10 @@ def _array_form(content: Any) -> str | None:
     if (
         isinstance(value, list)
         and value
-        and all(
-            isinstance(v, dict) and v.get("name") == TOOL_NAME and "parameters" in v for v in value
-        )
+        and all(isinstance(v, dict) and v.get("name") in names and "parameters" in v for v in value)
     ):
         try:
-            return json.dumps(value[0]["parameters"])  # parallel calls share one schema
+            return str(value[0]["name"]), json.dumps(value[0]["parameters"])
         except RecursionError:
             return None
     return None

@@ -44,6 +44,7 @@ from schemaops.probe.paths import (
     default_paths,
     read,
 )
+from schemaops.probe.toolsets import judge_offered, load_toolsets, row_name, with_toolsets
 
 VERDICTS = ("enforced", "unconstrained", "rejected", "error", "unproven")
 REGISTRY_GATE = frozenset({"unconstrained", "leaky", "rejected", "error"})
@@ -66,6 +67,9 @@ class ProbeSettings:
     retries: int = 2
     #: ``--api-key`` / ``--header``: sent with every request, scrubbed from the document
     auth: Auth = field(default_factory=Auth)
+    #: the registry's tool sets (``probe/toolsets.py``), loaded by ``run_probe``: the
+    #: ``tools.*`` paths are probed once per tool set, the canary function beside it
+    toolsets: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -151,6 +155,9 @@ def judge_shot(
         if spec.tools in ("auto", "auto_strict") and not reading.tool_call:
             why = "the model answered in text, which tool_choice auto allows: no evidence"
             return Shot("inconclusive", why, finish_reason=reading.finish, notes=notes, **base)
+        by_set = judge_offered(spec, reading)  # a call to a function of the registry tool set
+        if by_set is not None:
+            return Shot(by_set[0], by_set[1], finish_reason=reading.finish, notes=notes, **base)
         judgement, why = cn.judge(can, reading.text, reading.truncated, deadline)
         if judgement == "broken" and unmarked_reasoning(spec, reading, reasoning_parser):
             judgement = "inconclusive"
@@ -253,6 +260,8 @@ async def _probe_path(
         "p_false_enforced": bound if verdict == "enforced" else None,
         "p_false_unconstrained": cn.P_FALSE_UNCONSTRAINED,
     }
+    if spec.toolset is not None:
+        doc["toolset"] = spec.toolset
     if verdict == "enforced" and bound is None:
         doc["caveat"] = (
             "any JSON object passes json_object: no secret to guess"
@@ -389,6 +398,7 @@ async def probe_async(s: ProbeSettings, gate: list[str] | None) -> dict[str, Any
             return doc
         doc.update(engine=found["engine"], model=found["model"], server_facts=found["facts"])
         specs = [BY_NAME[n] for n in gate] if gate else default_paths(found["engine"])
+        specs = with_toolsets(specs, s.toolsets)  # tools.* once per registry tool set
         if s.registry is not None and registry_path(found["engine"]) not in specs:
             specs.append(registry_path(found["engine"]))  # its verdict reads the registry rows
         tokens, sem = cn.Tokens(), asyncio.Semaphore(s.concurrency)
@@ -424,19 +434,21 @@ def _denied(rows: list[dict[str, Any]]) -> int | None:
 def summarise(doc: dict[str, Any], gate: list[str] | None) -> None:
     """Add ``counts``, ``gate`` and ``failed`` (what makes the exit code 1) to ``doc``."""
     doc["counts"] = dict(Counter(p["verdict"] for p in doc["paths"]))
-    not_enforced = [p["path"] for p in doc["paths"] if p["verdict"] != "enforced"]
+    not_enforced = [row_name(p) for p in doc["paths"] if p["verdict"] != "enforced"]
     if gate:
         # the registry's own path is gated too: its rows are judged by its verdict, so a
         # registry "checked" on a path that enforces nothing must not pass
         own = [r["path"] for r in doc.get("registry", [])]
         gate = list(dict.fromkeys([*gate, *own]))
-        failed = [p for p in not_enforced if p in gate]
+        failed = [
+            row_name(p) for p in doc["paths"] if p["verdict"] != "enforced" and p["path"] in gate
+        ]
         rule = "each path in --paths" + (" and the --registry path" if own else "") + " enforced"
     else:
         # Without --paths the user has not said which paths matter: a loud refusal (a tool
         # path without a tool parser) is no finding, a silent 200 is, and so is a server
         # that enforces nothing at all.
-        failed = [p["path"] for p in doc["paths"] if p["verdict"] == "unconstrained"]
+        failed = [row_name(p) for p in doc["paths"] if p["verdict"] == "unconstrained"]
         if doc["paths"] and len(not_enforced) == len(doc["paths"]):
             failed = not_enforced
         rule = "no path unconstrained, and at least one enforced"
@@ -466,6 +478,8 @@ def run_probe(settings: ProbeSettings) -> tuple[dict[str, Any], int]:
     gate = check(settings)
     if settings.registry is not None and not Path(settings.registry).is_dir():
         raise InputError(f"--registry {settings.registry}: not a folder")
+    if settings.registry is not None:
+        settings.toolsets = load_toolsets(Path(settings.registry))
     doc = asyncio.run(probe_async(settings, gate))
     summarise(doc, gate)
     return doc, exit_code(doc)
