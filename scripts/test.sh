@@ -9,10 +9,18 @@ VENV="${SCHEMAOPS_VENV:-.venv}"
 # everything the tests need (a base `install.sh --audit` venv is completed, not replaced)
 "$VENV/bin/python" -c "import schemaops, pytest, xgrammar, llguidance, outlines_core, ray" \
   2>/dev/null || bash scripts/install.sh --all
-echo "[test] preparing the SGLang dev server environment (cached after the first run)" >&2
-"$VENV/bin/schemaops" dev-server --install-only
-echo "[test] preparing the vLLM dev server environment (cached after the first run)" >&2
-"$VENV/bin/schemaops" dev-server --install-only --engine vllm
+# The dev-server environments (SGLang and vLLM, ~10 GB, ~15 min each on a fresh machine) are
+# installed in the background while the tests that do not need them run: tests/conftest.py
+# runs those needing them last and waits for these installers first (they are pytest's own
+# children after the exec below). Once installed they are found in the cache in a second.
+mkdir -p .test-logs
+echo "[test] preparing the SGLang and vLLM dev-server environments in the background" \
+  "(cached after the first run; logs in .test-logs/)" >&2
+"$VENV/bin/schemaops" dev-server --install-only >.test-logs/devserver-sglang.log 2>&1 &
+SGLANG_PID=$!
+"$VENV/bin/schemaops" dev-server --install-only --engine vllm \
+  >.test-logs/devserver-vllm.log 2>&1 &
+export SCHEMAOPS_TEST_INSTALLERS="sglang:$SGLANG_PID:.test-logs/devserver-sglang.log vllm:$!:.test-logs/devserver-vllm.log"
 echo "[test] the corpus tier's corpora (found, or fetched at pinned checksums into the cache)" >&2
 "$VENV/bin/python" scripts/get_corpora.py \
   || echo "[test] some corpora could not be fetched: their tests are not run (CI=true: they fail)" >&2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,10 +59,20 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def _needs_engine_env(item: pytest.Item) -> bool:
+    """Tests that start a dev server or read the installed engines' own code."""
+    in_integration = "/tests/integration/" in str(item.path).replace("\\", "/")
+    return in_integration or item.get_closest_marker("engine_env") is not None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The corpus tier: tests whose corpus is not at hand are deselected with one summary line
+    """Tests needing a dev-server environment run last (a stable move: each group keeps its
+    order), so ``scripts/test.sh`` can install those environments while the rest run.
+
+    The corpus tier: tests whose corpus is not at hand are deselected with one summary line
     (how many, and how to get them); under ``CI=true`` they stay and fail at setup instead, so a
     CI run without its corpora cannot pass by running less."""
+    items.sort(key=_needs_engine_env)  # sort is stable
     missing = set(FOUND.missing())
     if not missing or _in_ci():
         return
@@ -76,13 +87,54 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.stash[_CORPUS_SKIPPED] = (len(skipped), sorted(missing))
 
 
+def _wait_for_installers(terminal: Any) -> None:
+    """Wait for the dev-server installers ``scripts/test.sh`` started in the background
+    (``SCHEMAOPS_TEST_INSTALLERS``: ``engine:pid:log`` words). They are this process's children
+    (test.sh execs pytest), so ``waitpid`` gives their exit status; a failed one is reported
+    with its log, and the fixtures then retry the install themselves (pip resumes) and fail
+    with the log tail if it fails again."""
+    words = os.environ.pop("SCHEMAOPS_TEST_INSTALLERS", "").split()
+    for word in words:
+        engine, _, rest = word.partition(":")
+        pid_text, _, log = rest.partition(":")
+        try:
+            pid = int(pid_text)
+        except ValueError:
+            continue
+        if terminal is not None:
+            terminal.write_line(f"[test] waiting for the {engine} dev-server environment ({log})")
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:  # not our child (pytest was not exec'd by test.sh): poll
+            while Path(f"/proc/{pid}").exists():
+                time.sleep(1.0)
+            continue
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0 and terminal is not None:
+            terminal.write_line(
+                f"[test] the {engine} dev-server install exited {code}; see {log}"
+                " (the fixtures retry it)"
+            )
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _needs_engine_env(item) and "SCHEMAOPS_TEST_INSTALLERS" in os.environ:
+        capture = item.config.pluginmanager.get_plugin("capturemanager")
+        with capture.global_and_fixture_disabled():  # the wait is said, not captured
+            _wait_for_installers(item.config.pluginmanager.get_plugin("terminalreporter"))
     marker = item.get_closest_marker("corpus")
     if marker is None:
         return
     absent = sorted(set(marker.args) & set(FOUND.missing()))
     if absent:  # only reached under CI=true (otherwise deselected at collection)
         pytest.fail(f"CI=true and corpus not at hand: {', '.join(absent)}; {HOW_TO_GET}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """No installer outlives the run: when no test needed the environments, wait for them
+    here (as test.sh did before it installed in the background)."""
+    if "SCHEMAOPS_TEST_INSTALLERS" in os.environ:
+        _wait_for_installers(session.config.pluginmanager.get_plugin("terminalreporter"))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -43,6 +43,9 @@ HOW_TO_INSTALL = (
     "vllm --install-only` (vLLM) to install them under {root}"
 )
 
+# reads the installed engines: runs after scripts/test.sh's background install (conftest.py)
+pytestmark = pytest.mark.engine_env
+
 
 def _site_packages(root: Path, package: str) -> Path | None:
     """The installed ``package`` folder of the dev-server venv under ``root``, if any."""

@@ -17,6 +17,9 @@ import pytest
 from schemaops.engines.tool_schema import AUTO_NOTE, derive, parse_mode
 from schemaops.registry import load_registry
 
+# reads the installed engines: runs after scripts/test.sh's background install (conftest.py)
+pytestmark = pytest.mark.engine_env
+
 CASES = [
     ("required", True),
     ("required", False),

@@ -314,7 +314,10 @@ def _install_packages(env: DevEnv, python: str | None) -> None:
     if not env.python.exists():
         _progress(f"creating venv in {env.root / 'venv'}")
         run_step([find_python(python), "-m", "venv", str(env.root / "venv")], log, "venv")
-    pip = [str(env.python), "-m", "pip", "install", "--progress-bar", "off"]
+    # --no-compile: pip would byte-compile every module of torch, transformers and friends
+    # (tens of thousands of files) on install; Python compiles the few the server imports on
+    # first import instead (the import check below does it once).
+    pip = [str(env.python), "-m", "pip", "install", "--progress-bar", "off", "--no-compile"]
     constraints = env.root / "constraints.txt"
     constraints.write_text("\n".join(TORCH) + "\n")
     _progress("installing torch 2.14.1 + torchvision 0.29.1 (local wheels)")

@@ -177,7 +177,8 @@ def _install_packages(env: VllmEnv, python: str | None) -> None:
     if not env.python.exists():
         _progress(f"creating venv in {env.root / 'venv'}")
         run_step([find_python(python), "-m", "venv", str(env.root / "venv")], log, "venv")
-    pip = [str(env.python), "-m", "pip", "install", "--progress-bar", "off"]
+    # --no-compile: as in env.py, byte-compile only what the server imports, on first import
+    pip = [str(env.python), "-m", "pip", "install", "--progress-bar", "off", "--no-compile"]
     constraints = env.root / "constraints.txt"
     constraints.write_text(TORCH + "\n")
     _progress(f"installing {TORCH} (local wheel)")
