@@ -350,6 +350,7 @@ def run_check(
     compile_threads: int | None = None,
     ray: str | None = None,
     tool_choice: list[str] | None = None,
+    tool_strict_level: int = 0,
 ) -> CheckReport:
     """Gate ``registry`` for a deploy on ``backend``; the caller exits 1 unless ``.passed``.
 
@@ -359,6 +360,7 @@ def run_check(
     ``ray``: measure on that Ray cluster (as ``run_compare``); the gate is the same.
     ``tool_choice``: the modes the registry's tool sets are gated in (``check/toolsets.py``);
     None or ``[]``: none (``check --fix`` gates schemas only; the CLI passes ``required``).
+    ``tool_strict_level``: the server's tool strict level, for ``auto`` (``tagcases.py``).
     """
     names = parse_backends(backend)
     if len(names) != 1:
@@ -386,7 +388,7 @@ def run_check(
 
     more, notes = registry_toolset_cases(
         registry, name, tokenizer, compile_budget_ms, timeout_s,
-        tool_choice or [],
+        tool_choice or [], tool_strict_level,
         jobs=jobs, mem_mb=mem_mb, progress=progress, compile_threads=compile_threads, ray=ray,
     )  # fmt: skip
     cases += more

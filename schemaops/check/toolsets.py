@@ -14,8 +14,12 @@ invalid examples reaching a stop, valid ones refused). The walked examples are b
   and a call with each such tool's first invalid example as arguments.
 
 vLLM's named mode constrains only the arguments (the name is the request's, never
-generated), so no unknown-name call is walked there. ``auto`` derives no JSON schema in
-either engine: reported as unconstrained (``AUTO_NOTE``), never compiled or passed.
+generated), so no unknown-name call is walked there. ``auto`` (``auto:PARSER``) derives no
+JSON schema in either engine; with a tool-call parser it may be a structural tag
+(``engines/structural_tags.py``): compiled and walked in ``tooltags.py`` as a case
+``NAME.tools[ENGINE auto:PARSER]`` where the engine constrains it (a strict tool, or the
+server's strict level ``tool_strict_level``), else a note saying it is unconstrained and
+what would constrain it; never passed without a walk.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 
 from schemaops.check.gate import CheckCase, Problem, gate_items
 from schemaops.compare.run import Item
-from schemaops.engines.tool_schema import AUTO_NOTE, ENGINES, derive
+from schemaops.engines.tool_schema import ENGINES, derive
 from schemaops.errors import InputError
 from schemaops.registry.model import canonical_text
 
@@ -39,14 +43,16 @@ def expand_modes(modes: list[str], names: list[str]) -> list[str]:
     for m in modes:
         if m == "named":
             out.extend(f"named:{n}" for n in names)
-        elif m in ("required", "auto") or (m.startswith("named:") and len(m) > 6):
+        elif m in ("required", "auto") or (m.startswith(("named:", "auto:")) and len(m) > 6):
             out.append(m)
         else:
-            raise InputError(f"--tool-choice {m!r}: expected required, auto, named or named:FN")
+            raise InputError(
+                f"--tool-choice {m!r}: expected required, auto, auto:PARSER, named or named:FN"
+            )
     return list(dict.fromkeys(out))
 
 
-def _examples(reg: Any, tool: Any) -> tuple[list[Any], list[Any]]:
+def tool_examples(reg: Any, tool: Any) -> tuple[list[Any], list[Any]]:
     """(valid, invalid) argument examples of a tool whose parameters are a registry schema."""
     params = tool.parameters
     if not (isinstance(params, dict) and set(params) == {"$ref"}):
@@ -72,7 +78,7 @@ def _instances(reg: Any, ts: Any, engine: str, mode: str) -> tuple[list, list, b
     invalid: list[Any] = []
     any_args: Any = None
     for tool in ts.tools:
-        good, bad = _examples(reg, tool)
+        good, bad = tool_examples(reg, tool)
         if good and any_args is None:
             any_args = good[0]
         if named is not None and tool.name != named:
@@ -113,9 +119,8 @@ def toolset_items(
         if UNKNOWN_TOOL in ts.names:
             raise InputError(f"tool set {ts.name} has a tool named {UNKNOWN_TOOL}")
         for mode in expand_modes(modes, ts.names):
-            if mode == "auto":
-                notes.append(f"{ts.name}: {AUTO_NOTE}")
-                continue
+            if mode == "auto" or mode.startswith("auto:"):
+                continue  # a structural tag, not a JSON schema: ``tag_cases``
             if mode.startswith("named:") and mode[6:] not in ts.names:
                 raise InputError(f"--tool-choice {mode}: tool set {ts.name} has no such tool")
             by_text: dict[str, str] = {}
@@ -165,12 +170,22 @@ def toolset_cases(
     compile_budget_ms: float,
     timeout_s: float,
     modes: list[str],
+    tool_strict_level: int = 0,
     **worker: Any,
 ) -> tuple[list[CheckCase], list[str]]:
-    """Gate every tool set of ``reg`` on ``backend``; (cases, notes for modes not compiled)."""
+    """Gate every tool set of ``reg`` on ``backend``; (cases, notes for modes not compiled).
+
+    ``tool_strict_level``: the server's (SGLang ``SGLANG_TOOL_STRICT_LEVEL``, vLLM
+    ``--tool-strict-level``: 0 off/auto, 1 function, 2 parameter), for ``auto``."""
+    from schemaops.check.tagcases import tag_cases
+
     items, meta, notes = toolset_items(reg, modes)
+    tcases, tnotes = tag_cases(
+        reg, backend, tokenizer, compile_budget_ms, timeout_s, modes, tool_strict_level
+    )
+    notes += tnotes
     if not items:
-        return [], notes
+        return tcases, notes
     cases = gate_items(items, backend, tokenizer, compile_budget_ms, timeout_s, **worker)
     for case in cases:
         m = meta.get(case.schema, {})
@@ -202,7 +217,7 @@ def toolset_cases(
             + (f"; mask per token {mask} us" if mask else "")
         )
         case.result["toolset"] = m
-    return cases, notes
+    return cases + tcases, notes
 
 
 def registry_toolset_cases(
@@ -212,6 +227,7 @@ def registry_toolset_cases(
     compile_budget_ms: float,
     timeout_s: float,
     modes: list[str],
+    tool_strict_level: int = 0,
     **worker: Any,
 ) -> tuple[list[CheckCase], list[str]]:
     """``toolset_cases`` for a registry folder; nothing (and no load) without tool sets."""
@@ -223,5 +239,12 @@ def registry_toolset_cases(
     if not modes or not any(Path(registry).rglob(f"*{TOOLS_SUFFIX}")):
         return [], []
     return toolset_cases(
-        load_registry(registry), backend, tokenizer, compile_budget_ms, timeout_s, modes, **worker
+        load_registry(registry),
+        backend,
+        tokenizer,
+        compile_budget_ms,
+        timeout_s,
+        modes,
+        tool_strict_level,
+        **worker,
     )

@@ -171,7 +171,14 @@ def check_cmd(
         "--tool-choice",
         help="With --backend: gate each registry tool set (NAME.tools.json) as SGLang and vLLM "
         "compile it for this tool_choice: required (default), named (each tool), named:FN, "
-        "auto (reported unconstrained), none; repeatable. See docs/contracts/compare.md.",
+        "auto or auto:PARSER (the structural tag of the tool parser, where the engine "
+        "constrains auto), none; repeatable. See docs/contracts/compare.md.",
+    ),
+    tool_strict_level: str = typer.Option(
+        "off",
+        "--tool-strict-level",
+        help="With --tool-choice auto: the server's tool strict level (SGLang "
+        "SGLANG_TOOL_STRICT_LEVEL, vLLM --tool-strict-level): off, function, parameter.",
     ),
     fix: bool = typer.Option(
         False, "--fix", help="Lower the failing schemas (schemaops lower), write --out, gate it."
@@ -245,7 +252,13 @@ def check_cmd(
     else:
         modes = [m for m in (tool_choice or ["required"]) if m != "none"]
         report = call(
-            run_check, registry, backend.value, tool_choice=modes, json_out=json_out, **opts
+            run_check,
+            registry,
+            backend.value,
+            tool_choice=modes,
+            tool_strict_level=_strict_level(tool_strict_level),
+            json_out=json_out,
+            **opts,
         )
     if junit is not None:
         call(write_junit, report, junit)
@@ -269,6 +282,15 @@ def check_cmd(
         )
     if hosted is not None and not hosted.passed:
         raise fail(h.failure_line(hosted), EXIT_GATE)
+
+
+def _strict_level(name: str) -> int:
+    """``--tool-strict-level`` -> 0/1/2 (``engines/structural_tags.py`` ``LEVELS``)."""
+    from schemaops.engines.structural_tags import LEVELS
+
+    if name.strip().lower() not in LEVELS:
+        raise fail(f"error: --tool-strict-level {name!r}: expected off, function or parameter", 2)
+    return LEVELS[name.strip().lower()]
 
 
 def register(app: typer.Typer) -> None:

@@ -25,8 +25,8 @@ environments under ``~/.cache/schemaops/devserver/``):
   duplicated), and ``maxItems`` 1 only for an explicit ``parallel_tool_calls`` false. Named
   (Chat Completions): the function's parameters themselves (``_params_or_empty_object``).
 - ``auto``: neither engine derives a JSON schema (both return None); with a tool-call parser
-  that supports it the call is a structural tag in the model's own format. Not covered here:
-  reported as ``unconstrained`` (structural tag not compiled), never as enforced.
+  the call may be a structural tag in the model's own format, only when a tool is strict or
+  the server's strict level is raised: ``engines/structural_tags.py``.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ ENGINES = ("sglang", "vllm")
 EMPTY_PARAMETERS: dict = {"type": "object", "properties": {}}
 AUTO_NOTE = (
     "tool_choice auto: the engine derives no JSON schema (SGLang get_json_schema_constraint and "
-    "vLLM get_json_schema_from_tools return None); with a tool-call parser it constrains by a "
-    "structural tag in the model's format, which schemaops does not compile yet: unconstrained"
+    "vLLM get_json_schema_from_tools return None): unconstrained as a JSON schema; with a "
+    "tool-call parser see the structural tag (check --tool-choice auto:PARSER)"
 )
 
 
