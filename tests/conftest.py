@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,7 +53,16 @@ def _in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 
 
+def _interrupt_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    # A SIGTERM (a CI timeout, `kill`) is handled like Ctrl-C: pytest then runs the session
+    # fixtures' teardown, which stops the dev servers and the Ray cluster the run started;
+    # without this they were left running, orphaned (seen: three SGLang servers).
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     config.addinivalue_line(
         "markers",
         "corpus(*names): reads a third-party corpus (jsonschemabench, json-schema-test-suite);"
