@@ -122,9 +122,12 @@ def probe_metrics(doc: dict[str, Any]) -> CollectorRegistry:
     up.labels(server).set(0 if doc.get("error") else 1)
     verdict = _gauge(reg, "probe_verdict")
     enforced = _gauge(reg, "probe_enforced")
+    from schemaops.probe.toolsets import row_name  # PATH[SET] for a registry tool-set row
+
     for p in doc.get("paths", []):
-        _one_hot(verdict, [server, engine, p["path"]], PROBE_VERDICTS, p["verdict"])
-        enforced.labels(server, engine, p["path"]).set(1 if p["verdict"] == "enforced" else 0)
+        path = row_name(p)  # two tool sets' rows of one path must not share a series
+        _one_hot(verdict, [server, engine, path], PROBE_VERDICTS, p["verdict"])
+        enforced.labels(server, engine, path).set(1 if p["verdict"] == "enforced" else 0)
     rows = doc.get("registry") or []
     if rows:
         rv = _gauge(reg, "probe_registry_verdict")

@@ -112,3 +112,24 @@ def test_failed_names_say_which_tool_set() -> None:
     assert doc["failed"] == ["tools.required[support_agent]"]
     summarise(doc, ["tools.required"])
     assert doc["failed"] == ["tools.required[support_agent]"]
+
+
+def test_prometheus_keeps_two_tool_sets_of_one_path_apart() -> None:
+    from schemaops.metrics import probe_metrics
+
+    doc = {
+        "server": "http://127.0.0.1:1",
+        "engine": "sglang",
+        "paths": [
+            {"path": "tools.required", "toolset": "a", "verdict": "enforced"},
+            {"path": "tools.required", "toolset": "b", "verdict": "unconstrained"},
+        ],
+    }
+    reg = probe_metrics(doc)
+    enforced = {
+        s.labels["path"]: s.value
+        for m in reg.collect()
+        if m.name == "schemaops_probe_enforced"
+        for s in m.samples
+    }
+    assert enforced == {"tools.required[a]": 1.0, "tools.required[b]": 0.0}
