@@ -233,3 +233,48 @@ def test_steps_agree_across_jobs(tmp_path: Path):
     for key in ("tool_steps", "by_tool", "by_tool_set", "unknown_tools", "categories"):
         assert one[key] == two[key], key
     assert one["tool_steps"]["steps"] == 900 and one["tool_steps"]["ok"] == 300
+
+
+def _sglang_line(json_schema: str, text: str, rid: str) -> str:
+    """A ``request.finished`` line as SGLang 0.5.23's ``--log-requests-format json`` writes it
+    (``utils/request_logger.py``; the shape tests/test_watch_sglang_log.py checks)."""
+    doc = {
+        "timestamp": "2026-12-03T17:00:00.000001",
+        "event": "request.finished",
+        "rid": rid,
+        "obj": {"rid": rid, "text": "Hi", "sampling_params": {"json_schema": json_schema}},
+        "out": {"text": text, "meta_info": {"finish_reason": {"type": "stop"}}},
+    }
+    return "[2026-12-03 17:00:00] " + json.dumps(doc) + "\n"
+
+
+def test_sglang_request_log_of_tool_calls_is_judged_against_its_tools(tmp_path: Path):
+    # The constraints SGLang 0.5.23 compiles for support_agent's request tools, made by its own
+    # ``function_call/utils.get_json_schema_constraint`` in the dev server's environment:
+    #   tools = [Tool(**t) for t in <support_agent request_tools()>]
+    #   json.dumps(get_json_schema_constraint(tools, "required")) and, for the named choice,
+    #   ToolChoice(type="function", function={"name": "kb_search"})
+    made = json.loads((REPO / "tests" / "data" / "sglang_tool_constraints.json").read_text())
+    assert made["sglang"] == "0.5.23"
+    required, named = made["required"], made["named_kb_search"]
+    f = tmp_path / "host_0.log"
+    f.write_text(
+        _sglang_line(
+            required, '[{"name": "get_order", "parameters": {"order_id": "ORD-12345678"}}]', "a"
+        )
+        + _sglang_line(required, '[{"name": "get_ordr", "parameters": {}}]', "b")
+        + _sglang_line(
+            named, '[{"name": "kb_search", "parameters": {"query": "x", "top_k": 0}}]', "c"
+        )
+        + _sglang_line(named, "I will not search.", "d")
+    )
+    doc = _audit(f)
+    assert doc["input_errors"] == 0 and doc["outputs"] == 4
+    assert doc["tool_set"] == "support_agent"  # the tools read back are the registry set's
+    assert doc["unknown_tools"] == {"get_ordr": 1}
+    kb = doc["by_tool"]["kb_search"]["categories"]
+    assert (
+        kb.get("no_tool_call") == 1
+        and sum(k for c, k in kb.items() if c.startswith("schema_violation")) == 1
+    )
+    assert doc["by_tool"]["get_order"]["ok"] == 1

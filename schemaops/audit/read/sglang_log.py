@@ -51,6 +51,9 @@ CUT_OUTPUT = (
     "the request log cut this output to 2,048 characters (--log-requests-level 2, SGLang's "
     "default): run the server with --log-requests-level 3"
 )
+#: how SGLang's tool-call constraint starts as its request log writes it (``json.dumps`` of
+#: ``get_json_schema_constraint``: ``sglang_tools.py``)
+TOOL_CONSTRAINT = '{"type": "array", "minItems": 1, "items": {'
 #: json_schema strings whose name was looked up, at most (then the memo starts over)
 MEMO_MAX = 4096
 #: a json_schema string longer than this is memoised by its length and sha256, not by its
@@ -231,6 +234,15 @@ def _one(params: Any, out: Any, names: SchemaNames, rid: Any = None) -> dict | N
     if isinstance(text, str) and is_cut(text):  # not the output: an input error, never a failure
         rec["error"] = {"message": CUT_OUTPUT}
         return rec
+    if js.startswith(TOOL_CONSTRAINT):  # required/named tool calls (sglang_tools.py)
+        from schemaops.audit.read import sglang_tools
+
+        try:
+            found = sglang_tools.tools_of(json.loads(js))
+        except (ValueError, RecursionError):
+            found = None
+        if found is not None:
+            return sglang_tools.record(found[0], found[1], text, meta, rid)
     rec["text"] = text
     rec["meta_info"] = meta
     return rec

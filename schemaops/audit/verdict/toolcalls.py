@@ -192,15 +192,24 @@ class ToolJudges:
         self._sets[name] = got
         return got
 
-    def _offered_set(self, tools: list[tuple[str, Any]]) -> SetJudge:
+    def _offered_set(self, tools: list[tuple[str, Any]], named: str | None) -> SetJudge:
+        """The registry set with exactly these functions, else the offered set on its own.
+        A request that offered only the function its tool choice names (what SGLang's
+        request log keeps of a named choice: ``read/sglang_tools.py``) is the one registry
+        set holding that function with these parameters, when exactly one does."""
         sig = signature(tools)
         if self._by_signature is None:
             toolsets, _ = self._load()
-            self._by_signature = {
-                signature([(t.name, t.bundled) for t in ts.tools]): name
-                for name, ts in sorted(toolsets.items())
-            }
+            self._by_signature = {}
+            self._by_tool: dict[str, list[str]] = {}
+            for name, ts in sorted(toolsets.items()):
+                self._by_signature[signature([(t.name, t.bundled) for t in ts.tools])] = name
+                for t in ts.tools:
+                    self._by_tool.setdefault(signature([(t.name, t.bundled)]), []).append(name)
         known = self._by_signature.get(sig)
+        if known is None and named is not None and len(tools) == 1 and tools[0][0] == named:
+            holders = self._by_tool.get(sig, [])
+            known = holders[0] if len(holders) == 1 else None
         if known is not None:
             return self._registry_set(known, "request tools")
         name = OFFERED + hashlib.sha256(sig.encode("utf-8", "surrogatepass")).hexdigest()[:12]
@@ -238,7 +247,8 @@ class ToolJudges:
             elif req is not None:
                 offered = offered_tools(req)
                 if offered is not None:
-                    judge = self._offered_set(offered)
+                    named_fn = choice[1] if choice is not None and choice[0] == NAMED else None
+                    judge = self._offered_set(offered, named_fn)
         if judge is None:
             return None
         return RecordTools(judge, choice)
