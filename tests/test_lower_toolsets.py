@@ -132,3 +132,24 @@ def test_shipped_support_agent_lowers_for_gemini(tmp_path: Path) -> None:
     # Gemini drops pattern/minLength/...: each is a residual rule the application checks
     assert tc.tool_verdict(tc.tools[0]) == "relaxed"
     assert any(r.keyword == "pattern" for r in tc.tools[0].tl.lowered.residual)
+
+
+def test_a_call_is_checked_against_the_tools_residual(tmp_path: Path) -> None:
+    params = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "minimum": 1}, "tag": {"type": "string"}},
+        "required": ["n"],
+    }
+    reg = _write(tmp_path, [_fn("count", params)])
+    (anth,) = lower_registry_target(reg, "anthropic", generate=5).toolsets
+    assert anth.proven, anth.all_problems + anth.unproven
+    # Anthropic is not sent the minimum: a call with n 0 is served, the residual flags it
+    bad = anth.check_call("count", {"n": 0})
+    assert bad["known"] and not bad["ok"]
+    assert [v["keyword"] for v in bad["flagged"]] == ["minimum"] and not bad["uncovered"]
+    assert anth.check_call("count", {"n": 2, "tag": "x"})["ok"]
+    assert anth.check_call("delete_all", {})["known"] is False
+    # OpenAI serves the optional tag as required-with-null: null means absent
+    (oai,) = lower_registry_target(reg, "openai", generate=5).toolsets
+    got = oai.check_call("count", {"n": 2, "tag": None})
+    assert got["ok"] and got["arguments"] == {"n": 2}

@@ -153,6 +153,30 @@ class ToolSetCase:
             return {"tools": items}
         return {"tools": [{"functionDeclarations": items}]}
 
+    def check_call(self, name: str, arguments: Any) -> dict[str, Any]:
+        """What the application does with a call the provider returned: the arguments mapped
+        back (``to_original``: unwrap, a null at a property served as required-with-null
+        dropped) and checked against the tool's original parameters, each failure either
+        ``flagged`` by the tool's residual (the provider does not enforce it) or
+        ``uncovered`` (a lowering bug: the provider should have refused it). A function not
+        in the set is ``known: false`` (audit's ``unknown_tool``)."""
+        from schemaops.lower.residual import check_residual
+
+        for fn, c in zip(self.functions, self.tools, strict=True):
+            if fn["name"] != name:
+                continue
+            mapped = c.tl.to_original(arguments)
+            rc = check_residual(c.tl.lowered.original, c.tl.check_rules, mapped)
+            return {
+                "tool": name,
+                "known": True,
+                "arguments": mapped,
+                "ok": rc.ok,
+                "flagged": [v.to_dict() for v in rc.flagged],
+                "uncovered": [v.to_dict() for v in rc.uncovered],
+            }
+        return {"tool": name, "known": False, "ok": False, "flagged": [], "uncovered": []}
+
     def to_dict(self) -> dict[str, Any]:
         request = self.request()
         return {
