@@ -118,6 +118,15 @@ def watch_cmd(
         "exit; serves no /metrics unless --listen is given.",
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="No schema facts cache."),
+    tools: str = typer.Option(
+        None, "--tools", help="Judge tool calls against this registry tool set (as audit)."
+    ),
+    tools_field: str = typer.Option(
+        None, "--tools-field", help="Record field naming a registry tool set (as audit)."
+    ),
+    tool_choice: str = typer.Option(
+        None, "--tool-choice", help="required, named[:FUNCTION] or auto (as audit)."
+    ),
     json_out: JsonOpt = False,
 ) -> None:
     """Structured-output reliability of growing logs, live, with a poisoned-schema alarm."""
@@ -134,6 +143,9 @@ def watch_cmd(
         assert_format=not no_format,
         timeout=timeout,
         cache=not no_cache,
+        tools=tools,
+        tools_field=tools_field,
+        tool_choice=tool_choice,
     )
     opts = call(
         WatchOptions,

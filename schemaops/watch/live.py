@@ -15,6 +15,7 @@ from typing import Any
 
 from schemaops.audit.tally.stats import Tally, compound, wilson
 from schemaops.watch.poison import Detector
+from schemaops.watch.tools import ToolLabels, tool_rows
 from schemaops.watch.window import Windows
 
 
@@ -46,6 +47,8 @@ class Live:
         self.hooks: Counter = Counter()
         #: request-log events that are no structured output (``sglang_log.adapt``)
         self.skipped = 0
+        #: bounded tool label values and the invented-name sample (``tools.py``)
+        self.tools = ToolLabels()
         #: the cumulative counters as last published (``publish``)
         self.shown: dict[str, Any] = {}
         self.publish()
@@ -65,6 +68,9 @@ class Live:
                 "diagnoses": dict(t.diagnoses),
                 "engine_errors": dict(self.engine_errors),
                 "poisoned_flags": dict(self.detector.flag_count),
+                "tool_steps": {s: list(v) for s, v in sorted(t.tool_steps.items())},
+                "unknown_tools": dict(self.tools.sample),
+                "unknown_tools_unsampled": self.tools.unsampled,
             }
 
     def add(
@@ -113,6 +119,7 @@ class Live:
                     for s, f in sorted(self.detector.flagged.items())
                 },
                 "poisoned_flags": c["poisoned_flags"],
+                "tools": _tools(c, steps),
                 "hooks": {f"{s}\x00{r}": n for (s, r), n in self.hooks.items()},
                 "lag_bytes": dict(self.lag_bytes),
                 "lag_seconds": dict(self.lag_seconds),
@@ -120,6 +127,31 @@ class Live:
                 "started": self.started,
                 "follow": dict(self.follow_events),
             }
+
+
+def _tools(c: dict[str, Any], steps: list[int]) -> dict[str, Any]:
+    """Per tool set: its tools' counters and p, its agent steps and step p (``tools.py``;
+    an agent step as the audit's, ``tally/toolsummary.py``); {} without tool calls."""
+    sets = sorted(c["tool_steps"])
+    rows = tool_rows(c["by_schema"], sets)
+    out: dict[str, Any] = {}
+    for s in sets:
+        n, good = c["tool_steps"][s]
+        sp = good / n if n else None
+        out[s] = {
+            "tools": rows.get(s, {}),
+            "steps": n,
+            "steps_ok": good,
+            "step_p": sp,
+            "step_compound": {str(k): (None if sp is None else sp**k) for k in steps},
+        }
+    if out or c["unknown_tools"] or c["unknown_tools_unsampled"]:
+        return {
+            "sets": out,
+            "unknown_tools": c["unknown_tools"],
+            "unknown_tools_unsampled": c["unknown_tools_unsampled"],
+        }
+    return {}
 
 
 def summary_line(snap: dict[str, Any]) -> dict[str, Any]:

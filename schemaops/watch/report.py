@@ -25,12 +25,18 @@ def render_summary(
     total: Tally,
     skipped: int,
     started: float,
+    tools: Any = None,
 ) -> None:
     """Print the audit's terminal report of ``total`` (the watch's cumulative tally)."""
     result = AuditResult(
         input=", ".join(targets), options=aopts, tally=total, elapsed_s=time.time() - started
     )
     doc: dict[str, Any] = result.to_json()
+    if tools is not None and "unknown_tools" in doc:
+        # the invented names as watch keeps them: a bounded sample (watch/tools.py)
+        doc["unknown_tools"] = dict(tools.sample.most_common())
+        if tools.unsampled:
+            doc["unknown_tools"]["(others)"] = tools.unsampled
     if skipped:  # request-log events that are no structured output, as the audit says them
         doc["log_events_skipped"] = skipped
     render_terminal(doc, Console(file=out, highlight=False), command="schemaops watch --once")

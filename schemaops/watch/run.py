@@ -42,6 +42,7 @@ from schemaops.watch.live import Live, summary_line
 from schemaops.watch.poison import HookRunner, check_hook, engine_error
 from schemaops.watch.state import StateDir, totals_from_json, totals_to_json
 from schemaops.watch.stdin import StdinLines
+from schemaops.watch.tools import ToolLabels
 from schemaops.watchdog import armed
 
 #: where /metrics is served unless ``--listen`` says otherwise (and not with ``--once``)
@@ -147,6 +148,7 @@ def run_watch(
         saved = state_dir.load() if state_dir else {}
         totals, engine = totals_from_json(saved.get("totals") or {})
         live = Live(opts, totals, engine)
+        live.tools = ToolLabels((saved.get("totals") or {}).get("tools"))
         live.skipped = int((saved.get("totals") or {}).get("skipped_lines") or 0)
         with collector_restored():
             _loop(opts, live, saved, state_dir, out, log, stop)
@@ -251,7 +253,7 @@ def _loop(
     if opts.summary:
         from schemaops.watch.report import render_summary
 
-        render_summary(out, opts.targets, aopts, live.total, live.skipped, live.started)
+        render_summary(out, opts.targets, aopts, live.total, live.skipped, live.started, live.tools)
 
 
 def _count(
@@ -268,6 +270,7 @@ def _count(
         log(visible(names.error))
         names.error = None
     tally = audit_lines(lines, aopts, resolver, first_line=b.first_line) if lines else Tally()
+    live.tools.collapse(tally, resolver.toolcalls)  # bounded tool label values (tools.py)
     errors = []
     field_ = aopts.schema_field
     for raw in lines:
@@ -297,6 +300,7 @@ def _save(state_dir: StateDir, follower: Follower, live: Live, hooks: HookRunner
     with live.lock:
         totals = totals_to_json(live.total, live.engine_errors)
         totals["skipped_lines"] = live.skipped
+        totals["tools"] = live.tools.to_json()
         poison = live.detector.to_json(mono, wall)
     if hooks is not None:
         poison["hook_last"] = hooks.last_runs(mono, wall)

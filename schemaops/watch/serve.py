@@ -64,6 +64,36 @@ def families(snapshot: dict[str, Any]) -> Iterator[Metric]:
     yield from _counters(snapshot)
     yield from _gauges(snapshot)
     yield from _audit(snapshot)
+    yield from _tools(snapshot)
+
+
+def _tools(s: dict[str, Any]) -> Iterator[Metric]:
+    """Tool calls per tool set and tool (label values bounded: ``watch/tools.py``)."""
+    tools = s.get("tools") or {}
+    sets = tools.get("sets") or {}
+    calls = _c("tool_calls", "Tool calls judged against a tool set, per tool and category"
+               " (invented names counted as '(unknown tool)').",
+               ["tool_set", "tool", "category"])  # fmt: skip
+    p = _g("tool_p", "ok / tool calls per tool, since the state began.", ["tool_set", "tool"])
+    steps = _c("tool_steps", "Agent steps (one response, all its parallel calls) per tool set,"
+               " good when every call is.", ["tool_set", "result"])  # fmt: skip
+    step_p = _g("tool_step_p", "Good agent steps / agent steps per tool set.", ["tool_set"])
+    unknown = _c("unknown_tool_calls", "Calls to a function the tool set does not offer.",
+                 ["tool_set"])  # fmt: skip
+    for ts, row in sets.items():
+        n_unknown = 0
+        for tool, r in row["tools"].items():
+            for cat, n in r["categories"].items():
+                calls.add_metric([ts, tool, cat], n)
+            n_unknown += r["categories"].get("unknown_tool", 0)
+            if r["p"] is not None:
+                p.add_metric([ts, tool], r["p"])
+        steps.add_metric([ts, "ok"], row["steps_ok"])
+        steps.add_metric([ts, "failed"], row["steps"] - row["steps_ok"])
+        if row["step_p"] is not None:
+            step_p.add_metric([ts], row["step_p"])
+        unknown.add_metric([ts], n_unknown)
+    yield from (calls, p, steps, step_p, unknown)
 
 
 def _c(name: str, doc: str, labels: list[str]) -> CounterMetricFamily:

@@ -103,6 +103,7 @@ def totals_to_json(t: Tally, engine_errors: Counter) -> dict[str, Any]:
         "by_schema": {s: dict(c) for s, c in t.by_schema.items()},
         "diagnoses": dict(t.diagnoses),
         "engine_errors": dict(engine_errors),
+        "tool_steps": {s: list(v) for s, v in t.tool_steps.items()},
     }
 
 
@@ -117,6 +118,9 @@ def totals_from_json(doc: dict[str, Any]) -> tuple[Tally, Counter]:
         t.parse_failures = Counter(doc.get("parse_failures") or {})
         t.by_schema = {str(s): Counter(c) for s, c in (doc.get("by_schema") or {}).items()}
         t.diagnoses = Counter(doc.get("diagnoses") or {})
+        t.tool_steps = {
+            str(s): [int(v[0]), int(v[1])] for s, v in (doc.get("tool_steps") or {}).items()
+        }
         engine = Counter(doc.get("engine_errors") or {})
     except (TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"saved watch state: unreadable totals ({exc})") from None
@@ -191,6 +195,12 @@ def _check_totals(t: Any) -> None:
             _counter(t[k], f"totals.{k}")
     for schema, cats in _obj(t.get("by_schema", {}), "totals.by_schema").items():
         _counter(cats, f"totals.by_schema.{schema}")
+    for s, v in _obj(t.get("tool_steps", {}), "totals.tool_steps").items():
+        _ints(v, 2, f"totals.tool_steps.{s}")
+    tools = _obj(t.get("tools", {}), "totals.tools")
+    _counter(tools.get("unknown_tools", {}), "totals.tools.unknown_tools")
+    if "unknown_tools_unsampled" in tools:
+        _count(tools["unknown_tools_unsampled"], "totals.tools.unknown_tools_unsampled")
     if t.get("ok", 0) > t.get("outputs", 0):
         raise _Bad(f"totals.ok must be at most totals.outputs (got {t['ok']} > {t['outputs']})")
 

@@ -226,6 +226,15 @@ class ToolJudges:
         head, sep, _ = name.partition(SEP)
         return bool(sep) and head in self._sets
 
+    def offers(self, name: str) -> bool | None:
+        """For a row ``SET/FUNCTION``: whether the set offers the function (``(no call)``
+        counts as offered: it is the set's own row); None for any other name."""
+        head, sep, fn = name.partition(SEP)
+        judge = self._sets.get(head) if sep else None
+        if judge is None:
+            return None
+        return fn == NO_CALL or fn in judge.tools
+
     def checker(self, name: str) -> Any:
         """The checker for ``SET/FUNCTION`` (``owns(name)`` is true)."""
         head, _, fn = name.partition(SEP)
