@@ -261,9 +261,13 @@ def quarter_of(src: Path, dest: Path) -> int:
 
 
 def old_tree(rev: str, dest: Path) -> Path:
-    """``git archive REV`` of this checkout at ``dest``, byte-compiled."""
+    """``git archive REV`` of this checkout at ``dest``, byte-compiled; or REV itself when it
+    is a folder holding a checkout (``schemaops/``)."""
     import compileall
 
+    if (Path(rev) / "schemaops").is_dir():
+        compileall.compile_dir(Path(rev) / "schemaops", quiet=1)
+        return Path(rev).resolve()
     dest.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(
         ["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True
@@ -312,7 +316,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-schema", type=int, help="(b) outputs per schema (default 100)")
     ap.add_argument("--rounds", type=int, help="interleaved rounds of (a) and (b) (default 2)")
     ap.add_argument("--startup-rounds", type=int, help="rounds of the start-up (default 10)")
-    ap.add_argument("--before", help="a git revision whose audit start-up is timed alongside")
+    ap.add_argument(
+        "--before",
+        help="a git revision (or a checkout's folder) whose audit start-up is timed alongside",
+    )
     ap.add_argument("--workdir", type=Path, help="(b) workload cache")
     ap.add_argument(
         "--envelope",
