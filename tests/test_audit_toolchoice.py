@@ -278,3 +278,13 @@ def test_sglang_request_log_of_tool_calls_is_judged_against_its_tools(tmp_path: 
         and sum(k for c, k in kb.items() if c.startswith("schema_violation")) == 1
     )
     assert doc["by_tool"]["get_order"]["ok"] == 1
+
+
+def test_structured_answers_beside_tool_calls_keep_their_schema_and_are_no_steps(tmp_path: Path):
+    # SGLang /generate records naming a registry schema, mixed with tool calls, under --tools:
+    # the lean path counts most of them without reading them for calls, so none is a step
+    plain = {"schema": "get_order", "text": '{"order_id": "ORD-12345678"}'}
+    f = _write(tmp_path, [plain] * 50 + [_chat([GOOD_ORDER])])
+    doc = _audit(f, tools="support_agent")
+    assert doc["by_schema"]["get_order"]["outputs"] == 50
+    assert doc["tool_steps"]["steps"] == 1

@@ -320,6 +320,12 @@ class RecordTools:
                     )
                 )
                 continue
+            if not calls and not any(o.schema is None and o.refusal is None for o in group):
+                # a structured answer with a schema of its own and no call: judged as any
+                # such output, and no agent step (as the audit's lean path, which never
+                # reaches here, counts it)
+                result.extend(group)
+                continue
             for o in group:
                 if o.schema is None and o.refusal is None:
                     o = o._replace(verdict=SKIP)  # a text answer: not a tool output
