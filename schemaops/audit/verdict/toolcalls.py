@@ -120,12 +120,23 @@ class SetJudge:
         return found
 
 
-def no_call(toolset: str, named: str | None) -> Classification:
+#: a text that holds calls the server did not return as calls: SGLang without a
+#: ``--tool-call-parser`` returns the array its required/named constraint produced
+#: (``function_call/utils.py``, 0.5.23) as ``content``; a hermes-style model writes
+#: ``<tool_call>`` markup that a parser cut or missed (seen on the dev servers, issue 35)
+CALLS_AS_TEXT = ('[{"name"', "<tool_call>")
+
+
+def no_call(toolset: str, named: str | None, text: str = "") -> Classification:
     """The verdict of a response with no tool call where the tool choice required one."""
     want = f"a call to {named!r}" if named else "a tool call"
-    return Classification(
-        NO_TOOL_CALL, None, None, f"tool_choice required {want} from tool set {toolset!r}; none"
-    )
+    msg = f"tool_choice required {want} from tool set {toolset!r}; the response has none"
+    if text.lstrip().startswith(CALLS_AS_TEXT):
+        msg += (
+            " (its text holds calls the server did not return as tool calls: a server"
+            " without a tool-call parser, or a parser that missed a cut call)"
+        )
+    return Classification(NO_TOOL_CALL, None, None, msg)
 
 
 def signature(tools: list[tuple[str, Any]]) -> str:
@@ -314,7 +325,9 @@ class RecordTools:
                 result.append(
                     first._replace(
                         schema=self.prefix + fn,
-                        verdict=no_call(name, self.named if self.mode == NAMED else None),
+                        verdict=no_call(
+                            name, self.named if self.mode == NAMED else None, first.text
+                        ),
                         step=step,
                         index=None,
                     )
