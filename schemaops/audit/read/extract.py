@@ -156,8 +156,8 @@ def find_outputs(
             tools = for_record(rec)
         except InputError as exc:
             raise RecordError(str(exc)) from None
-        if tools is not None:
-            tool_schema = tools
+        # the record's own picker, else the default one itself (no indirection per call)
+        tool_schema = tools if tools is not None else tool_schema.default
     try:
         outs = _find_outputs(rec, field, schema_field, tool_schema)
     except InexactArgs:

@@ -255,6 +255,8 @@ class ToolJudges:
         """The tool set and tool choice ``rec`` is judged under, or None (no tool set: the
         calls keep the default picker). A record naming a tool set the registry lacks raises
         ``InputError`` (read by the caller as the record's input error)."""
+        if self.fixed is None and "request" not in rec and self.field not in rec:
+            return None  # the usual record: nothing says which tools it had (a few lookups)
         req = request_of(rec)
         choice = tool_choice(req) if req is not None else None
         if choice is None:
