@@ -133,3 +133,22 @@ def test_prometheus_keeps_two_tool_sets_of_one_path_apart() -> None:
         for s in m.samples
     }
     assert enforced == {"tools.required[a]": 1.0, "tools.required[b]": 0.0}
+
+
+def test_a_raw_control_character_in_the_sets_arguments_is_a_leak_not_unconstrained(
+    specs,
+) -> None:
+    """Seen on the SGLang dev server (xgrammar, tools.required_strict with support_agent):
+    ``[{"name": "kb_search", "parameters": {"query": "...<TAB>..."}}]``: a raw tab inside a
+    string, which xgrammar lets through where the string has minLength/maxLength (probe.md's
+    ``leaky``). It is no evidence that the grammar was not applied."""
+    (req,) = _tool_specs(specs, "tools.required_strict")
+    content = '[{"name": "kb_search", "parameters": {"query": "refund\tpolicy"}}]'
+    body = {"choices": [{"message": {"content": content}, "finish_reason": "stop"}]}
+    reading = read(req, body)
+    assert reading.tool_call and reading.tool_name == "kb_search"
+    verdict, why = judge_offered(req, reading)
+    assert verdict == "inconclusive", why
+    # with a tool-call parser the arguments string carries the raw tab the same way
+    verdict, why = _judge(req, _chat("kb_search", '{"query": "refund\tpolicy"}'))
+    assert verdict == "inconclusive" and "control character" in why

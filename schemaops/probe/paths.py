@@ -379,14 +379,18 @@ def _array_form(content: Any, names: set[str] | None = None) -> tuple[str, str] 
     names = names or {TOOL_NAME}
     if not isinstance(content, str) or not content.lstrip().startswith("["):
         return None
+    # strict=False: a raw control character inside a string (xgrammar lets one into a string
+    # with minLength/maxLength: probe.md's ``leaky``) still finds the call; the parameters
+    # are written back escaped, and the canary's tokens never hold one
+    lenient = json.JSONDecoder(strict=False)
     try:
-        value = json.loads(content)
+        value = lenient.decode(content)
     except RecursionError:  # "[" x 1,500: nested deeper than any tool call
         return None
     except ValueError:
         # cut off after a complete first call (a random model may go on with ",{...}")
         try:
-            first, _ = json.JSONDecoder().raw_decode(content.lstrip()[1:].lstrip())
+            first, _ = lenient.raw_decode(content.lstrip()[1:].lstrip())
         except (ValueError, RecursionError):
             return None
         value = [first]

@@ -14,7 +14,8 @@ judges. Such a call is judged here (``judge_offered``), keeping a false ``uncons
 
 - a function the request did not offer, or (named modes) any function but the named one:
   ``broken`` (a tool grammar makes the name an enum; only an unconstrained answer writes it);
-- arguments that are not JSON (not cut off): ``broken``;
+- arguments that are not JSON (not cut off): ``broken``; JSON but for a raw control character
+  inside a string (xgrammar's leak where a string has minLength/maxLength): ``inconclusive``;
 - arguments that break the function's parameters: ``inconclusive`` (a grammar may be applied
   and leaky, as ``probe``'s registry rows say ``leaky``; no evidence either way);
 - valid arguments: ``inconclusive`` (allowed; nothing about the canary's tokens).
@@ -91,10 +92,20 @@ def judge_offered(spec: PathSpec, reading: Reading) -> tuple[str, str] | None:
         return "broken", f"tool_choice names {TOOL_NAME!r}; the call names {name!r}"
     try:
         args = json.loads(reading.text or "")
-    except (ValueError, RecursionError):
+    except RecursionError:
+        return "broken", f"the arguments of the call to {name!r} are not JSON (too deep)"
+    except ValueError:
         if reading.truncated:
             return "inconclusive", f"the call to {name!r} was cut off at max_tokens"
-        return "broken", f"the arguments of the call to {name!r} are not JSON"
+        try:  # a raw control character inside a string: xgrammar's known leak
+            json.JSONDecoder(strict=False).decode(reading.text or "")
+        except (ValueError, RecursionError):
+            return "broken", f"the arguments of the call to {name!r} are not JSON"
+        return "inconclusive", (
+            f"the arguments of the call to {name!r} hold a raw control character in a string "
+            "(xgrammar lets one into a string with minLength/maxLength: leaky, not "
+            "unconstrained); no evidence either way"
+        )
     from schemaops.compare.instances import validator
 
     errors = list(validator(spec.offered[name]).iter_errors(args))
