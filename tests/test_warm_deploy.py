@@ -210,6 +210,7 @@ def test_kubernetes_sidecar_retries_and_rewarms_a_restarted_server(
     )
     warm_argv = [sys.executable, "-m", "schemaops", "warm", "--server", storm.url]
     warm_argv += ["--registry", str(registry_dir), "--retries", "0", "--no-progress", "--no-probe"]
+    warm_argv += ["--tool-choice", "none"]  # the double speaks /generate only, not chat
     log = tmp_path / "sidecar.log"
 
     def is_ready() -> bool:

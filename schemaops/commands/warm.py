@@ -104,6 +104,13 @@ def warm_cmd(
         help="The backend the vLLM server runs (auto, xgrammar, guidance, outlines), for the "
         "pre-check only (vLLM does not report it).",
     ),
+    tool_choice: list[str] = typer.Option(
+        [],
+        "--tool-choice",
+        help="How the registry's tool sets (NAME.tools.json) are warmed, repeatable: required "
+        "(default), named (each tool in turn), named:FN, auto, or none (no tool set). Each is "
+        "the application's chat request with tools + tool_choice: the engine derives the key.",
+    ),
     tools: ToolsChoice = typer.Option(
         ToolsChoice.off,
         "--tools",
@@ -241,6 +248,7 @@ def warm_cmd(
         tokenizer=tokenizer,
         cache_mb=cache_mb,
         cache_headroom_pct=cache_headroom,
+        tool_choice=tuple(tool_choice),
     )
     doc, code = call(
         run_warm, settings, show_progress=progress, notify=lambda m: typer.echo(m, err=True)

@@ -75,10 +75,18 @@ def why_not_answer(path: str, body: Any) -> str | None:
 # v1/engine/input_processor.py) and reported as ``failed`` with what to change on the server.
 _SERVER_CONFIG = (
     (
-        re.compile(r"requires --(?:enable-auto-tool-choice|tool-call-parser)"),
-        "a server configuration problem, not the schema: vLLM needs "
-        "--enable-auto-tool-choice --tool-call-parser <the model's parser> for tools; "
-        "or warm without --tools if the application sends response_format",
+        re.compile(r"requires --enable-auto-tool-choice"),
+        "a server configuration problem, not the schema: vLLM serves tool_choice auto only "
+        "when started with --enable-auto-tool-choice --tool-call-parser <the model's parser>; "
+        "or leave this tool choice out (warm --tool-choice) if the application does not send it",
+    ),
+    (
+        # tool_choice required or a named function: a parser, no --enable-auto-tool-choice
+        re.compile(r"requires --tool-call-parser"),
+        "a server configuration problem, not the schema: vLLM serves tool_choice required or "
+        "a named function only when started with --tool-call-parser <the model's parser> "
+        "(--enable-auto-tool-choice is for auto only); or leave this tool choice out (warm "
+        "--tool-choice none, or without --tools) if the application does not send it",
     ),
     (
         re.compile(r"data_parallel_rank \d+ is out of range \[0, (\d+)\)"),

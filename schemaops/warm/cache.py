@@ -104,6 +104,7 @@ def reprobe_proof(send: list[WarmItem], runs: list[Any], settings: WarmSettings)
     first, and the earliest-warmed schema (``send[0]``, probed before the others) is that
     one: when its re-probe after the run is a ``hit`` on every replica of every server,
     nothing was evicted. A cheap compile (``unproven``) or a miss proves nothing."""
+    from schemaops.warm.engine import base_for
     from schemaops.warm.prove import verdict
 
     if not send or not settings.options.probe or not runs:
@@ -111,7 +112,7 @@ def reprobe_proof(send: list[WarmItem], runs: list[Any], settings: WarmSettings)
     first = send[0].identity
     for run in runs:
         cells = run.cells.get(first) or []
-        base = run.base_ms.get(send[0].api)
+        base = base_for(run, send[0])
         if not cells or base is None:
             return None
         for cell in cells:

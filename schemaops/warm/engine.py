@@ -35,6 +35,7 @@ from schemaops.http.auth import Auth
 from schemaops.http.client import Result, ServerClient, ServerUnavailable
 from schemaops.http.retry import AttemptOutcome, RetryPolicy
 from schemaops.http.urls import redact
+from schemaops.warm.baseline import base_for, tool_baseline_item, tools_key
 from schemaops.warm.detect import EngineChoice, identify, metrics_text
 from schemaops.warm.plan import Api, WarmItem, baseline_request, build_request
 from schemaops.warm.prove import ProofPolicy, baseline, verdict
@@ -143,6 +144,9 @@ class ServerRun:
     grammar_backend: str | None = None
     model: str | None = None
     base_ms: dict[str, float | None] = field(default_factory=dict)
+    #: the baseline of each distinct ``tools`` array (``tools_key``): the same request with
+    #: ``tool_choice: "none"``, which carries the tools (validated, rendered) and no grammar
+    tool_base_ms: dict[str, float | None] = field(default_factory=dict)
     restarts: int = 0
     rounds: int = 0
     cells: dict[str, list[Cell]] = field(default_factory=dict)
@@ -266,21 +270,37 @@ def _slots(run: ServerRun) -> list[int | None]:
     return list(range(run.dp_size)) if run.dp_size > 1 else [None]
 
 
+async def _median_ms(
+    client: ServerClient, run: ServerRun, opts: WarmOptions, request: Callable[[int | None], Any]
+) -> float | None:
+    """The median latency of ``opts.baseline_samples`` answered requests (None: none was)."""
+    samples = []
+    for i in range(opts.baseline_samples):
+        rank = None if run.dp_routing != "rank" else i % run.dp_size
+        path, body, headers = request(rank)
+        res = await client.post(path, body, headers, check=lambda b, p=path: why_not_answer(p, b))
+        if res.outcome is AttemptOutcome.OK:
+            samples.append(res.last.elapsed_ms)
+    return baseline(samples) if samples else None
+
+
 async def _measure_baseline(
-    client: ServerClient, run: ServerRun, opts: WarmOptions, apis: list[Api]
+    client: ServerClient, run: ServerRun, opts: WarmOptions, items: list[WarmItem]
 ) -> None:
-    """The unconstrained 1-token latency of each API path the items use (median of a few)."""
-    for api in apis:
-        samples = []
-        for i in range(opts.baseline_samples):
-            rank = None if run.dp_routing != "rank" else i % run.dp_size
-            path, body, headers = baseline_request(api, model=run.model, dp_rank=rank)
-            res = await client.post(
-                path, body, headers, check=lambda b, p=path: why_not_answer(p, b)
-            )
-            if res.outcome is AttemptOutcome.OK:
-                samples.append(res.last.elapsed_ms)
-        run.base_ms[api] = baseline(samples) if samples else None
+    """The unconstrained 1-token latency of each API path the items use, and of each
+    distinct tools array (``tool_baseline_item``), median of a few."""
+    for api in sorted({it.api for it in items}):
+        run.base_ms[api] = await _median_ms(
+            client, run, opts, lambda r, a=api: baseline_request(a, model=run.model, dp_rank=r)
+        )
+    for item in items:
+        key = tools_key(item)
+        if key is None or key in run.tool_base_ms:
+            continue
+        ref = tool_baseline_item(item)
+        run.tool_base_ms[key] = await _median_ms(
+            client, run, opts, lambda r, x=ref: build_request(x, model=run.model, dp_rank=r)
+        )
 
 
 async def _send(client: ServerClient, run: ServerRun, item: WarmItem, rank: int | None) -> Result:
@@ -336,7 +356,7 @@ async def _probe_pass(
     progress("probe_pass", 0)
     for item in items:
         cells = run.cells[item.identity]
-        base = run.base_ms.get(item.api)
+        base = base_for(run, item)
         for i, cell in enumerate(cells):
             if cell.status != "warmed":
                 continue
@@ -369,7 +389,7 @@ async def _reprove_pass(
     by_id = {it.identity: it for it in items}
     for identity in opts.reprove:
         item = by_id.get(identity)
-        base = run.base_ms.get(item.api) if item else None
+        base = base_for(run, item) if item else None
         for i, cell in enumerate(run.cells.get(identity, []) if item else []):
             if cell.status != "warmed" or item is None:
                 continue
@@ -413,7 +433,7 @@ async def _run_server(
     run.cells = {it.identity: [Cell() for _ in slots] for it in items}
     extra = len(items) * (len(slots) - 1) * (2 if opts.probe else 1)
     progress("total", extra)
-    await _measure_baseline(client, run, opts, apis)
+    await _measure_baseline(client, run, opts, items)
     started = await _startup_time(client, run)
     todo = {it.identity: list(range(len(slots))) for it in items}
     for rnd in range(1, opts.max_rounds + 1):
@@ -441,7 +461,8 @@ async def _run_server(
                     if c.status != "invalid":
                         c.cold_ms = c.cold_share_ms = c.probe_ms = c.proof = None
                         c.rewarmed = True
-            await _measure_baseline(client, run, opts, apis)
+            run.tool_base_ms.clear()
+            await _measure_baseline(client, run, opts, items)
         # Anything warmed before the break may be gone: warm it again (cheap if it was not).
         todo = {
             k: [i for i, c in enumerate(cs) if c.status != "invalid"] for k, cs in run.cells.items()

@@ -20,9 +20,10 @@ from rich.table import Table
 
 from schemaops.http.answer import clean
 from schemaops.http.urls import scrub_all
-from schemaops.warm.engine import Cell, ServerRun, WarmOptions
+from schemaops.warm.engine import Cell, ServerRun, WarmOptions, base_for
 from schemaops.warm.plan import WarmItem
 from schemaops.warm.prove import NOTES, worst
+from schemaops.warm.toolsets import UNPROVEN_NOTE, toolset_meta
 
 STATUSES = ("warmed", "invalid", "failed", "timeout")
 _STATUS_RANK = {"warmed": 0, "timeout": 1, "invalid": 2, "failed": 3, "pending": 4}
@@ -75,6 +76,12 @@ def row(item: WarmItem, run: ServerRun) -> dict[str, Any]:
         out.update(source=item.source, seen=item.seen, matches=item.matches)
     if item.key is not None:
         out["key_chars"] = len(item.key)
+    meta = toolset_meta(item)
+    if meta is not None:
+        # the baseline the proof used: the same tools with tool_choice none (engine.base_for)
+        out["toolset"] = dict(meta) | {"baseline_ms": base_for(run, item)}
+        if proof == "unproven" and not run.dp_unknown:
+            out["note"] = f"{NOTES['unproven']}; {UNPROVEN_NOTE}"
     if any(c.rewarmed for c in cells):
         out["rewarmed"] = True
     if len(cells) > 1:
@@ -131,6 +138,7 @@ def document(
         "api": opts.api,
         "summary": {
             "schemas": len(items),
+            "tool_sets": sum(1 for it in items if toolset_meta(it) is not None),
             "servers": len(runs),
             "rows": len(rows),
             **counts,

