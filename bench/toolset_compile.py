@@ -5,8 +5,10 @@ What is compiled: the JSON schema SGLang 0.5.23 and vLLM 0.32.0 derive from a ``
 ``anyOf`` over every tool (the name an ``enum``, the parameters the tool's own); named, one
 tool's derivation (SGLang: the same array with the one tool; vLLM: the parameters alone). Where
 the two engines derive the same text (``required`` for tools without ``$defs``) it is compiled
-once and reported for both. ``auto`` constrains by a structural tag in the model's format;
-measured only when ``schemaops.engines`` has a builder for it (``auto_status``).
+once and reported for both. ``auto``: the structural tag each engine builds with the Qwen2.5
+tool parser (``schemaops/engines/structural_tags.py``; SGLang's legacy tag on xgrammar and
+llguidance, vLLM's hermes tag on xgrammar only; neither engine compiles tags with outlines),
+arguments held to the parameters (strict level 2), compiled in ``toolset_tags.py``'s child.
 
 The tools: JSONSchemaBench object schemas (default the ``Glaiveai2K`` subset, the
 function-calling one; ``schemaops.corpora`` finds the corpus), without ``$ref``, shuffled by
@@ -40,6 +42,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from toolset_tags import STRICT_LEVEL, TagWorker  # noqa: E402
 
 from schemaops import corpora  # noqa: E402
 from schemaops.compare.measure import measure  # noqa: E402
@@ -101,6 +106,7 @@ class Runner:
         self.args = args
         self.t0 = time.monotonic()
         self.compiles: dict[str, int] = {}
+        self.tag_workers: dict[str, TagWorker] = {}
 
     def out_of_time(self) -> bool:
         return time.monotonic() - self.t0 > self.args.budget_s
@@ -116,6 +122,17 @@ class Runner:
             compile_threads=self.args.threads,
         )
         return r
+
+    def compile_tag(self, task: dict, backend: str, timeout: float) -> dict:
+        """A structural tag (``toolset_tags``), counted with the backend's compiles."""
+        self.compiles[backend] = self.compiles.get(backend, 0) + 1
+        if backend not in self.tag_workers:
+            self.tag_workers[backend] = TagWorker(backend, self.args.tokenizer, self.args.threads)
+        return self.tag_workers[backend].run(task, timeout)
+
+    def close(self) -> None:
+        for w in self.tag_workers.values():
+            w.close()
 
 
 def screen(run: Runner, pool: Any, size: int, backends: list[str], stats: dict) -> list[dict]:
@@ -179,35 +196,48 @@ def derivations(tools: list[dict], mode: str, args: Any) -> list[tuple[list[str]
     return list(by_text.values())
 
 
-def auto_status() -> dict:
-    """Whether schemaops builds ``auto``'s structural tags; this bench does not compile them
-    unless a builder exists (none at the time of writing)."""
-    import importlib.util
+def tag_tasks(tools: list[dict], args: Any) -> list[tuple[list[str], dict, None]]:
+    """``auto``: one ``toolset_tags`` task per engine (their tags differ in shape)."""
+    req = request_tools(tools)
+    return [([e], {"engine": e, "tools": req, "args": args}, None) for e in ("sglang", "vllm")]
 
-    for mod in ("schemaops.engines.structural_tag", "schemaops.engines.tool_tags"):
-        if importlib.util.find_spec(mod) is not None:
-            return {"measured": False, "note": f"{mod} exists but is not wired into this bench"}
+
+def auto_status(modes: list[str]) -> dict:
+    """What ``auto`` rows mean (or why there are none)."""
+    if "auto" not in modes:
+        return {"measured": False, "note": "tool_choice auto not asked (--modes)"}
     return {
-        "measured": False,
-        "note": "tool_choice auto (structural tags) not measured: schemaops has no builder",
+        "measured": True,
+        "strict_level": STRICT_LEVEL,
+        "note": "tool_choice auto: the structural tag with the Qwen2.5 parser (SGLang qwen25 "
+        "legacy tag, vLLM hermes tag), arguments held to parameters (strict level 2); "
+        "outlines: neither engine compiles structural tags with it",
     }
 
 
 def set_row(run: Runner, b: str, mode: str, tools: list[dict], deriv: tuple, stopped: dict) -> dict:
     """Compile one derivation on backend ``b`` (or say why not) and set it against the
-    baseline: the tools' single compiles (named: the named tool's)."""
+    baseline: the tools' single compiles (named: the named tool's). ``auto``: ``deriv`` is
+    (engines, task for ``toolset_tags``, None)."""
     engines, schema, inst = deriv
-    text = canonical_text(schema)
     size = len(tools)
     row: dict = {"backend": b, "mode": mode, "engines": engines, "tools": size}
-    row["schema_bytes"] = len(text.encode())
-    key = (b, mode)
+    if mode != "auto":
+        text = canonical_text(schema)
+        row["schema_bytes"] = len(text.encode())
+    elif b == "outlines":
+        return {**row, "status": "skipped", "why": "neither engine compiles tags with outlines"}
+    key = (b, f"{mode} {'+'.join(engines)}" if mode == "auto" else mode)
     cap = run.args.outlines_max_tools
     if b == "outlines" and size > cap:
         stopped.setdefault(key, f"> --outlines-max-tools {cap}")
     if key in stopped or run.out_of_time():
         return {**row, "status": "skipped", "why": stopped.get(key, "--budget-s spent")}
-    r = run.compile(text, b, run.args.timeout, [inst] if inst is not None else [])
+    if mode == "auto":
+        r = run.compile_tag(schema, b, run.args.timeout)
+        row["tag_bytes"] = r.get("tag_bytes")
+    else:
+        r = run.compile(text, b, run.args.timeout, [inst] if inst is not None else [])
     row["status"] = r["status"]
     if r["status"] != "ok":
         stopped[key] = f"{r['status']} at {size} tools"
@@ -224,7 +254,7 @@ def set_row(run: Runner, b: str, mode: str, tools: list[dict], deriv: tuple, sto
         "ratio_sum": round(ms / max(1e-9, sum(singles)), 3),
         "ratio_max": round(ms / max(1e-9, max(singles)), 3),
         "mask_us": r["mask_us"],
-        "mask_steps": r.get("mask_steps", 0),
+        "mask_steps": r.get("mask_steps") or 0,
     }
 
 
@@ -251,7 +281,8 @@ def run_sets(
         sel["sets"][size] = tools
         args = valid_call(tools[-1])
         for mode in modes:
-            for deriv in derivations(tools, mode, args):
+            derivs = derivations(tools, mode, args) if mode != "auto" else tag_tasks(tools, args)
+            for deriv in derivs:
                 rows += [set_row(run, b, mode, tools, deriv, stopped) for b in backends]
     return rows
 
@@ -276,7 +307,8 @@ def render(doc: dict) -> str:
         f"xgrammar max_threads {doc['xgrammar_max_threads']}, {doc['versions']}",
         "",
         f"{'backend':<10} {'mode':<8} {'engines':<12} {'tools':>5} {'status':<8} "
-        f"{'set ms':>9} {'sum ms':>9} {'max ms':>8} {'/sum':>6} {'/max':>7} {'mask us':>9}",
+        f"{'set ms':>9} {'sum ms':>9} {'max ms':>8} {'/sum':>6} {'/max':>7} "
+        f"{'mask p50/p99 us':>16}",
     ]
     for r in doc["rows"]:
         eng = "+".join(r["engines"])
@@ -285,12 +317,13 @@ def render(doc: dict) -> str:
             head = f"{r['backend']:<10} {r['mode']:<8} {eng:<12} {r['tools']:>5}"
             lines.append(f"{head} {r['status']:<8} {why}")
             continue
-        mask = r["mask_us"]["mean"]
+        p50, p99 = r["mask_us"]["p50"], r["mask_us"]["p99"]
+        mask = "-" if p50 is None else f"{p50:.1f}/{p99:.1f}"
         lines.append(
             f"{r['backend']:<10} {r['mode']:<8} {eng:<12} {r['tools']:>5} {'ok':<8} "
             f"{r['compile_ms']:>9.1f} {r['sum_single_ms']:>9.1f} {r['max_single_ms']:>8.1f} "
             f"{r['ratio_sum']:>6.2f} {r['ratio_max']:>7.2f} "
-            f"{(f'{mask:.1f}' if mask is not None else '-'):>9}"
+            f"{mask:>16}"
         )
     lines += ["", f"compiles: {doc['compiles']}; {doc['auto']['note']}; wall {doc['wall_s']} s"]
     return "\n".join(lines)
@@ -301,12 +334,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="1, 2, 4 tools; xgrammar, llguidance")
     ap.add_argument("--sizes", help="comma-separated tool counts (default 1..256 by powers of 2)")
     ap.add_argument("--backends", help="default xgrammar,llguidance,outlines (quick: no outlines)")
-    ap.add_argument("--modes", default="required,named")
+    ap.add_argument("--modes", default="required,named,auto")
     ap.add_argument("--subsets", default="Glaiveai2K", help="JSONSchemaBench subsets of tools")
     ap.add_argument("--seed", type=int, default=35)
-    ap.add_argument("--timeout", type=float, default=120.0, help="per tool-set compile, s")
+    ap.add_argument("--timeout", type=float, default=90.0, help="per tool-set compile, s")
     ap.add_argument("--screen-timeout", type=float, default=20.0, help="per single tool, s")
-    ap.add_argument("--outlines-max-tools", type=int, default=8)
+    ap.add_argument("--outlines-max-tools", type=int, default=16)
     ap.add_argument("--budget-s", type=float, default=840.0, help="the whole run, s")
     ap.add_argument("--threads", type=int, default=8, help="xgrammar max_threads (engines: 8)")
     ap.add_argument("--tokenizer", default="qwen2.5")
@@ -320,13 +353,16 @@ def main(argv: list[str] | None = None) -> int:
     default_backends = "xgrammar,llguidance" if args.quick else "xgrammar,llguidance,outlines"
     backends = (args.backends or default_backends).split(",")
     modes = args.modes.split(",")
-    if not set(modes) <= {"required", "named"} or not sizes or min(sizes) < 1:
-        ap.error("--modes: required and/or named; --sizes: positive integers")
+    if not set(modes) <= {"required", "named", "auto"} or not sizes or min(sizes) < 1:
+        ap.error("--modes: required, named, auto; --sizes: positive integers")
     run = Runner(args)
     subsets = args.subsets.split(",")
     sel: dict = {"screened": 0, "rejected": {}, "sets": {}}
     pool = iter(candidates(subsets, args.seed))
-    rows = run_sets(run, pool, sizes, backends, modes, sel)
+    try:
+        rows = run_sets(run, pool, sizes, backends, modes, sel)
+    finally:
+        run.close()
     doc = {
         "bench": "toolset_compile",
         "command": " ".join(["bench/toolset_compile.py", *(argv or sys.argv[1:])]),
@@ -352,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "compiles": run.compiles,
         "rows": rows,
-        "auto": auto_status(),
+        "auto": auto_status(modes),
         "wall_s": round(time.monotonic() - run.t0, 1),
     }
     print(json.dumps(doc, indent=1) if args.json else render(doc))

@@ -55,8 +55,11 @@ def test_rows_are_the_engine_derivations(quick: dict) -> None:
         for b in ("xgrammar", "llguidance"):
             mine = [r for r in rows if r["tools"] == size and r["backend"] == b]
             # required: SGLang and vLLM derive the same text for tools without $defs (one
-            # compile); named: two texts (SGLang's array with the name, vLLM's parameters)
+            # compile); named: two texts (SGLang's array with the name, vLLM's parameters);
+            # auto: each engine's structural tag
             assert sorted((r["mode"], tuple(r["engines"])) for r in mine) == [
+                ("auto", ("sglang",)),
+                ("auto", ("vllm",)),
                 ("named", ("sglang",)),
                 ("named", ("vllm",)),
                 ("required", ("sglang", "vllm")),
@@ -93,7 +96,13 @@ def test_compile_counts_are_real(quick: dict) -> None:
         assert r["ratio_sum"] == pytest.approx(r["compile_ms"] / r["sum_single_ms"], rel=1e-2)
     walked = [r for r in rows if r["status"] == "ok" and r["mask_steps"] > 0]
     assert walked and all(r["mask_us"]["mean"] is not None for r in walked)
-    assert quick["auto"]["measured"] is False and quick["auto"]["note"]
+    assert quick["auto"]["measured"] is True and quick["auto"]["strict_level"] == 2
+    auto = {(r["backend"], r["engines"][0], r["tools"]): r for r in rows if r["mode"] == "auto"}
+    # vLLM's hermes tag is xgrammar-only: llguidance says unsupported once, then skips
+    assert auto[("llguidance", "vllm", 1)]["status"] == "unsupported"
+    assert auto[("llguidance", "vllm", 2)]["status"] == "skipped"
+    tag_bytes = [auto[("xgrammar", "sglang", n)]["tag_bytes"] for n in (1, 2, 4)]
+    assert tag_bytes == sorted(tag_bytes) and len(set(tag_bytes)) == 3
 
 
 def _bench_module():
