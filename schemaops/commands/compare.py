@@ -76,6 +76,18 @@ def compare_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON document."),
     html: Path | None = typer.Option(None, "--html", help="Write a self-contained report."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    tool_choice: list[str] | None = typer.Option(
+        None,
+        "--tool-choice",
+        help="A registry's tool sets (NAME.tools.json) are measured as SGLang and vLLM compile "
+        "them for this tool_choice: required (default), named, named:FN, auto, auto:PARSER, "
+        "none; repeatable.",
+    ),
+    tool_strict_level: str = typer.Option(
+        "off",
+        "--tool-strict-level",
+        help="For auto: the server's level (off, function, parameter).",
+    ),
 ) -> None:
     """Which grammar backend for your schemas: compile time, per-token mask time and real
     enforcement of each schema on xgrammar, llguidance and outlines, on a real tokenizer.
@@ -103,6 +115,8 @@ def compare_cmd(
         generate=generate,
         compile_threads=compile_threads,
         ray=ray,
+        tool_choice=tool_choice or ["required"],
+        tool_strict_level=_strict_level(tool_strict_level),
         json_out=json_out,
     )
     if html is not None:

@@ -188,6 +188,8 @@ class CompareReport:
     source: str
     settings: dict[str, Any] = field(default_factory=dict)
     recommendation: dict[str, Any] | None = None
+    #: tool-set results (``compare/toolsets.py``), apart from the schemas' summary
+    toolsets: list[dict[str, Any]] = field(default_factory=list)
 
     def by_backend(self) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {b: [] for b in self.backends}
@@ -218,6 +220,7 @@ class CompareReport:
             "tokenizer": self.tokenizer,
             "source": self.source,
             "settings": self.settings,
+            "toolsets": self.toolsets,
         }
 
     @classmethod
@@ -232,4 +235,5 @@ class CompareReport:
             source=str(doc.get("source", "?")),
             settings=dict(doc.get("settings") or {}),
             recommendation=doc.get("recommendation"),
+            toolsets=list(doc.get("toolsets") or []),
         )

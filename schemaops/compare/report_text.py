@@ -170,6 +170,17 @@ def print_report(report: CompareReport, console: Console | None = None) -> None:
     if len(report.schemas()) <= MAX_SCHEMA_ROWS:
         con.print(schema_table(report))
     con.print(summary_table(report))
+    if report.toolsets:
+        from schemaops.compare.toolsets import toolset_rows
+
+        tt = Table(title="Tool sets (as the engines compile them: compile · mask p50/token)")
+        for col in ("tool set [engine tool_choice]", "tools", *report.backends):
+            tt.add_column(escape(col))
+        for row in toolset_rows(report.toolsets, report.backends):
+            tt.add_row(*(escape(c) for c in row))
+        con.print(tt)
+        for note in report.settings.get("tool_sets") or []:
+            con.print(f"[dim]note: {escape(str(note))}[/dim]")
     for note in mask_tail_notes(report):
         con.print(f"[dim]note: {escape(note)}[/dim]")
     kt = keyword_rich_table(report)

@@ -177,6 +177,8 @@ def run_compare(
     generate: int | None = None,
     compile_threads: int | None = None,
     ray: str | None = None,
+    tool_choice: Sequence[str] | None = None,
+    tool_strict_level: int = 0,
 ) -> CompareReport:
     """Compare backends over a registry folder (default ``schemas``) or a corpus JSONL file.
 
@@ -189,6 +191,8 @@ def run_compare(
     compile_ms is what SGLang/vLLM pay on this host (see ``settings["host"]``).
     ``ray`` runs the measuring on a Ray cluster (``auto``: the running one; ``local``; an
     address): same results, ``settings["ray"]`` says which cluster; ``jobs`` is unused.
+    ``tool_choice``: for a registry, also measure its tool sets in these modes
+    (``compare/toolsets.py``; ``tool_strict_level`` for ``auto``): ``report.toolsets``.
     """
     if generate is None:
         generate = 1 if corpus is not None else 0
@@ -250,5 +254,15 @@ def run_compare(
             **({"ray": ray_info} if ray_info else {}),
         },
     )
+    if corpus is None and tool_choice:
+        from schemaops.compare.toolsets import toolset_results
+
+        report.toolsets, notes = toolset_results(
+            source, names, tokenizer, tool_choice, tool_strict_level,
+            jobs=jobs, timeout_s=timeout_s, mem_mb=mem_mb, progress=progress,
+            compile_threads=compile_threads, ray=ray,
+        )  # fmt: skip
+        if notes:
+            report.settings["tool_sets"] = notes
     report.recommendation = recommend(report)
     return report
