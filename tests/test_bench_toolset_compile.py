@@ -1,7 +1,7 @@
 """``bench/toolset_compile.py`` (issue 35): the structure of its report and that its compile
 counts are real (every row and baseline is a compile that happened, on tools that do not
 repeat), never its timings. Real backends (xgrammar, llguidance) on the real Qwen tokenizer,
-JSONSchemaBench tools; about a minute on 2 cores."""
+JSONSchemaBench tools; about two minutes on 2 loaded cores."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from corpus_paths import REPO
 
 BENCH = REPO / "bench" / "toolset_compile.py"
-pytestmark = pytest.mark.corpus("jsonschemabench")
+pytestmark = [pytest.mark.corpus("jsonschemabench"), pytest.mark.slow]
 
 
 def _run(*args: str) -> dict:
