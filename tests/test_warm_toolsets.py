@@ -232,3 +232,22 @@ def test_a_refused_tool_choice_names_the_flag_that_mode_needs(
     cell.record(Result(Attempt(AttemptOutcome.VERDICT, 400, 12.0, f"HTTP 400: {message}"), 1))
     assert cell.status == "failed" and cell.error is not None
     assert flag in cell.error and not_flag not in cell.error
+
+
+def test_a_tool_set_is_judged_against_the_same_tools_with_tool_choice_none() -> None:
+    """The server handles the tools on every request (SGLang validates each tool's parameters
+    and renders them): that cost is in the tools baseline, not in the compile."""
+    from schemaops.warm.baseline import base_for, tool_baseline_item, tools_key
+
+    (tool,) = _tool_items(tool_choice=("required",), parallel_tool_calls=False)
+    (schema,) = [it for it in plan(_settings(schemas=("get_order",)), print)]
+    ref = tool_baseline_item(tool)
+    assert ref.fragment == {**tool.fragment, "tool_choice": "none"}
+    assert tools_key(ref) == tools_key(tool) and tools_key(schema) is None
+    run = _run(Cell())
+    run.base_ms = {"openai": 50.0, "native": 40.0}
+    assert base_for(run, tool) == 50.0  # not measured (yet): the API path's
+    run.tool_base_ms[str(tools_key(tool))] = 200.0
+    assert base_for(run, tool) == 200.0 and base_for(run, schema) == 40.0
+    named = _tool_items(tool_choice=("named:kb_search",), parallel_tool_calls=False)[0]
+    assert base_for(run, named) == 200.0  # one baseline per tools array, whatever the mode
