@@ -67,6 +67,8 @@ def run_engine_check(
     ray: str | None = None,
     engine_env: Mapping[str, str] | None = None,
     cache_headroom_pct: float = DEFAULT_HEADROOM_PCT,
+    tool_choice: list[str] | None = None,
+    tool_strict_level: int = 0,
 ) -> Any:
     """``run_check`` for a serving engine: each schema gated on the backend that runs it.
 
@@ -74,7 +76,8 @@ def run_engine_check(
     latch makes another backend compile it). ``engine_env``: the server's environment for
     the cache cap (default: this process's, e.g. ``VLLM_XGRAMMAR_CACHE_MB``);
     ``cache_headroom_pct``: the share of a byte-capped cache left free for other traffic.
-    Other options as for ``run_check``.
+    ``tool_choice``/``tool_strict_level``: the registry's tool sets as this engine compiles
+    them (``tool_cases``). Other options as for ``run_check``.
     """
     from schemaops.check.gate import CheckCase, CheckReport, Problem, gate_items, gate_options
     from schemaops.compare.run import connect_ray, host_cpus, registry_items
@@ -177,6 +180,12 @@ def run_engine_check(
             for case in out:
                 if runs[case.schema].served_by == backend_name and case.status == "ok":
                     case.warnings.append(f"grammar cache: {verdict.reason}")
+    more, tool_notes = tool_cases(
+        registry, engine, runs, tokenizer, compile_budget_ms, timeout_s, tool_choice or [],
+        tool_strict_level, label,
+        jobs=jobs, mem_mb=mem_mb, progress=progress, compile_threads=compile_threads, ray=ray,
+    )  # fmt: skip
+    out += more
     settings = {
         "compile_threads": compile_threads,
         "host": host_cpus(),
@@ -193,7 +202,39 @@ def run_engine_check(
     }
     if ray_info:
         settings["ray"] = ray_info
+    if tool_notes:
+        settings["tool_sets"] = tool_notes
     return CheckReport(label, tokenizer, str(registry), float(compile_budget_ms), out, settings)
+
+
+def tool_cases(
+    registry: Any,
+    engine: str,
+    runs: Mapping[str, Any],
+    tokenizer: str,
+    compile_budget_ms: float,
+    timeout_s: float,
+    modes: list[str],
+    strict_level: int,
+    label: str,
+    **worker: Any,
+) -> tuple[list[Any], list[str]]:
+    """The registry's tool sets gated as ``engine`` compiles them (``check/toolsets.py``),
+    on the backend the engine serves the registry with: xgrammar when any schema is
+    xgrammar's (vLLM's latch; SGLang's default), else the one backend the schemas use, and
+    xgrammar for a registry of tool sets only (both engines' default)."""
+    from schemaops.check.toolsets import registry_toolset_cases
+
+    used = {r.compare_backend for r in runs.values() if r.compare_backend}
+    backend = "xgrammar" if "xgrammar" in used or not used else sorted(used)[0]
+    cases, notes = registry_toolset_cases(
+        registry, backend, tokenizer, compile_budget_ms, timeout_s, modes, strict_level,
+        engines=(engine,), **worker,
+    )  # fmt: skip
+    for case in cases:
+        case.notes.append(f"{label} compiles this tool set's grammar with {backend}")
+        case.result["engine_route"] = {"served_by": backend, "compare_backend": backend}
+    return cases, notes
 
 
 def versions_line(settings: dict[str, Any]) -> str:

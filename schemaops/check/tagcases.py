@@ -71,9 +71,10 @@ def tag_cases(
     timeout_s: float,
     modes: list[str],
     strict_level: int = 0,
+    engines: tuple[str, ...] = ENGINES,
 ) -> tuple[list[CheckCase], list[str]]:
     """Gate the auto-mode structural tags of ``reg``'s tool sets on ``backend``."""
-    specs, notes = tag_specs(reg, modes, strict_level)
+    specs, notes = tag_specs(reg, modes, strict_level, engines)
     if not specs:
         return [], notes
     from schemaops.compare.core import make_backend

@@ -171,17 +171,19 @@ def toolset_cases(
     timeout_s: float,
     modes: list[str],
     tool_strict_level: int = 0,
+    engines: tuple[str, ...] = ENGINES,
     **worker: Any,
 ) -> tuple[list[CheckCase], list[str]]:
     """Gate every tool set of ``reg`` on ``backend``; (cases, notes for modes not compiled).
+    ``engines``: whose derivations (``check --engine E`` gates E's only).
 
     ``tool_strict_level``: the server's (SGLang ``SGLANG_TOOL_STRICT_LEVEL``, vLLM
     ``--tool-strict-level``: 0 off/auto, 1 function, 2 parameter), for ``auto``."""
     from schemaops.check.tagcases import tag_cases
 
-    items, meta, notes = toolset_items(reg, modes)
+    items, meta, notes = toolset_items(reg, modes, engines)
     tcases, tnotes = tag_cases(
-        reg, backend, tokenizer, compile_budget_ms, timeout_s, modes, tool_strict_level
+        reg, backend, tokenizer, compile_budget_ms, timeout_s, modes, tool_strict_level, engines
     )
     notes += tnotes
     if not items:
@@ -228,6 +230,7 @@ def registry_toolset_cases(
     timeout_s: float,
     modes: list[str],
     tool_strict_level: int = 0,
+    engines: tuple[str, ...] = ENGINES,
     **worker: Any,
 ) -> tuple[list[CheckCase], list[str]]:
     """``toolset_cases`` for a registry folder; nothing (and no load) without tool sets."""
@@ -246,5 +249,6 @@ def registry_toolset_cases(
         timeout_s,
         modes,
         tool_strict_level,
+        engines,
         **worker,
     )

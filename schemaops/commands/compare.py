@@ -183,7 +183,7 @@ def check_cmd(
     tool_choice: list[str] | None = typer.Option(
         None,
         "--tool-choice",
-        help="With --backend: gate each registry tool set (NAME.tools.json) as SGLang and vLLM "
+        help="Gate each registry tool set (NAME.tools.json) as SGLang and vLLM (or --engine) "
         "compile it for this tool_choice: required (default), named (each tool), named:FN, "
         "auto or auto:PARSER (the structural tag of the tool parser, where the engine "
         "constrains auto), none; repeatable. See docs/contracts/compare.md.",
@@ -258,6 +258,8 @@ def check_cmd(
             engine,
             chosen,
             cache_headroom_pct=cache_headroom,
+            tool_choice=[m for m in (tool_choice or ["required"]) if m != "none"],
+            tool_strict_level=_strict_level(tool_strict_level),
             json_out=json_out,
             **opts,
         )
