@@ -33,8 +33,8 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> dict:
             "6",
             "--startup-rounds",
             "1",
-            "--before",
-            "HEAD",
+            "--before",  # a checkout's folder (this one): no git needed where the test runs
+            str(REPO),
             "--workdir",
             str(work),
         ],
@@ -82,7 +82,7 @@ def test_jsonschemabench_workload_cold_and_warm(quick: dict) -> None:
 def test_startup_with_the_revision_before(quick: dict) -> None:
     st = quick["startup"]
     assert set(st["runs"]) == {"baseline", "audit", "audit_before"}
-    assert st["before"] == "HEAD" and st["target_s"] == 0.2
+    assert st["before"] == str(REPO) and st["target_s"] == 0.2
     assert st["audit_over_baseline"] > 0 and st["before_over_after"] > 0
 
 
