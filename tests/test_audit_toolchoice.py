@@ -288,3 +288,16 @@ def test_structured_answers_beside_tool_calls_keep_their_schema_and_are_no_steps
     doc = _audit(f, tools="support_agent")
     assert doc["by_schema"]["get_order"]["outputs"] == 50
     assert doc["tool_steps"]["steps"] == 1
+
+
+def test_steps_exact_when_workers_own_schemas(tmp_path: Path, monkeypatch):
+    # workers that each own some schemas (routing.py): a response's calls to two functions
+    # would be split between them; they stay with the worker of the line's range
+    monkeypatch.setenv("SCHEMAOPS_AUDIT_ROUTE", "schema")
+    bad = ("search_orders", '{"status": "lost"}')
+    f = _write(tmp_path, [_chat([GOOD_ORDER, bad]), _chat([GOOD_ORDER])] * 200)
+    one, two = (_audit(f, tools="support_agent", jobs=j) for j in (1, 2))
+    assert two["jobs"] == 2
+    assert one["tool_steps"] == two["tool_steps"]
+    assert two["tool_steps"]["steps"] == 400 and two["tool_steps"]["ok"] == 200
+    assert one["by_tool"] == two["by_tool"]
