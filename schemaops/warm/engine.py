@@ -35,10 +35,10 @@ from schemaops.http.auth import Auth
 from schemaops.http.client import Result, ServerClient, ServerUnavailable
 from schemaops.http.retry import AttemptOutcome, RetryPolicy
 from schemaops.http.urls import redact
-from schemaops.warm.baseline import base_for, tool_baseline_item, tools_key
+from schemaops.warm.baseline import base_for, measure_baselines
 from schemaops.warm.detect import EngineChoice, identify, metrics_text
-from schemaops.warm.plan import Api, WarmItem, baseline_request, build_request
-from schemaops.warm.prove import ProofPolicy, baseline, verdict
+from schemaops.warm.plan import Api, WarmItem, build_request
+from schemaops.warm.prove import ProofPolicy, verdict
 
 DpRouting = Literal["auto", "rank", "round-robin"]
 # (event, amount): "total" grows the bar, "advance" moves it; "probe_pass" (amount 0) marks
@@ -270,39 +270,6 @@ def _slots(run: ServerRun) -> list[int | None]:
     return list(range(run.dp_size)) if run.dp_size > 1 else [None]
 
 
-async def _median_ms(
-    client: ServerClient, run: ServerRun, opts: WarmOptions, request: Callable[[int | None], Any]
-) -> float | None:
-    """The median latency of ``opts.baseline_samples`` answered requests (None: none was)."""
-    samples = []
-    for i in range(opts.baseline_samples):
-        rank = None if run.dp_routing != "rank" else i % run.dp_size
-        path, body, headers = request(rank)
-        res = await client.post(path, body, headers, check=lambda b, p=path: why_not_answer(p, b))
-        if res.outcome is AttemptOutcome.OK:
-            samples.append(res.last.elapsed_ms)
-    return baseline(samples) if samples else None
-
-
-async def _measure_baseline(
-    client: ServerClient, run: ServerRun, opts: WarmOptions, items: list[WarmItem]
-) -> None:
-    """The unconstrained 1-token latency of each API path the items use, and of each
-    distinct tools array (``tool_baseline_item``), median of a few."""
-    for api in sorted({it.api for it in items}):
-        run.base_ms[api] = await _median_ms(
-            client, run, opts, lambda r, a=api: baseline_request(a, model=run.model, dp_rank=r)
-        )
-    for item in items:
-        key = tools_key(item)
-        if key is None or key in run.tool_base_ms:
-            continue
-        ref = tool_baseline_item(item)
-        run.tool_base_ms[key] = await _median_ms(
-            client, run, opts, lambda r, x=ref: build_request(x, model=run.model, dp_rank=r)
-        )
-
-
 async def _send(client: ServerClient, run: ServerRun, item: WarmItem, rank: int | None) -> Result:
     path, body, headers = build_request(
         item, model=run.model, dp_rank=rank if run.dp_routing == "rank" else None
@@ -433,7 +400,7 @@ async def _run_server(
     run.cells = {it.identity: [Cell() for _ in slots] for it in items}
     extra = len(items) * (len(slots) - 1) * (2 if opts.probe else 1)
     progress("total", extra)
-    await _measure_baseline(client, run, opts, items)
+    await measure_baselines(client, run, opts, items)
     started = await _startup_time(client, run)
     todo = {it.identity: list(range(len(slots))) for it in items}
     for rnd in range(1, opts.max_rounds + 1):
@@ -462,7 +429,7 @@ async def _run_server(
                         c.cold_ms = c.cold_share_ms = c.probe_ms = c.proof = None
                         c.rewarmed = True
             run.tool_base_ms.clear()
-            await _measure_baseline(client, run, opts, items)
+            await measure_baselines(client, run, opts, items)
         # Anything warmed before the break may be gone: warm it again (cheap if it was not).
         todo = {
             k: [i for i, c in enumerate(cs) if c.status != "invalid"] for k, cs in run.cells.items()

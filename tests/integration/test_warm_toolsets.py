@@ -23,6 +23,8 @@ from toolset_support import (
 from warm_support import rows_by_schema, warm_json
 
 pytestmark = pytest.mark.integration
+# a named request compiles one tool's parameters: twice the properties of the required tests'
+NAMED_PROPS = 240
 
 
 def test_after_warm_the_first_required_request_is_cached(sglang_url: str, tmp_path: Path) -> None:
@@ -46,7 +48,7 @@ def test_after_warm_the_first_required_request_is_cached(sglang_url: str, tmp_pa
 
 def test_named_warms_each_tool_the_application_may_name(sglang_url: str, tmp_path: Path) -> None:
     indices = fresh(2)
-    reg = toolset_registry(tmp_path, indices)
+    reg = toolset_registry(tmp_path, indices, props=NAMED_PROPS)
     names = [f"heavy_{i}" for i in indices]
     rc, doc = warm_json("--server", sglang_url, "-r", str(reg), "--tool-choice", "named", "-c", "1")
     assert rc == 0, doc
@@ -59,4 +61,4 @@ def test_named_warms_each_tool_the_application_may_name(sglang_url: str, tmp_pat
     # the same name in a tool set no cache has seen: compiled on first use
     unseen = fresh(2)  # a tool set no cache has seen, its second function named
     named = {"type": "function", "function": {"name": f"heavy_{unseen[1]}"}}
-    first_is_a_compile(sglang_url, heavy_tools(unseen), named)
+    first_is_a_compile(sglang_url, heavy_tools(unseen, props=NAMED_PROPS), named)
