@@ -213,10 +213,10 @@ def test_agent_step_p_and_its_compound(tmp_path: Path):
     assert st["compound"] == {"1": 0.5, "3": 0.125}
     assert doc["by_tool_set"]["support_agent"]["step_p"] == 0.5
     md = render_markdown(doc)
-    assert "## Tool calls and agent steps" in md and "step p^3" in md and "12.50%" in md
+    assert "## Tool calls and agent steps" in md and "| p^3 |" in md and "12.50%" in md
     r = run_cli("audit", str(f), "--registry", SCHEMAS, "--tools", "support_agent", "--steps", "3")
     out = " ".join(r.stdout.split())
-    assert r.returncode == 0 and "step p^3" in out and "12.50%" in out
+    assert r.returncode == 0 and "p^3" in out and "12.50%" in out
     assert "An agent step is one response" in out
 
 

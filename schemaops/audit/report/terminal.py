@@ -107,7 +107,8 @@ def render_terminal(
 
         tab = Table(title="Tool calls and agent steps", title_justify="left")
         for col in tools.head(doc):
-            tab.add_column(col, justify="left" if col == "tool set" else "right")
+            first = col == "tool set"
+            tab.add_column(col, justify="left" if first else "right", no_wrap=first)
         for row in tools.rows(doc):
             tab.add_row(*(esc(c) for c in row))
         con.print(tab)

@@ -13,14 +13,19 @@ from schemaops.audit.report.text import fmt_p
 STEP_NOTE = (
     "An agent step is one response with all its parallel calls; it is good when every call in"
     " it is (a text answer under tool_choice auto is a good step with no call). Per-call p counts"
-    " each parallel call; step p^n assumes steps fail independently."
+    " each parallel call; p^n is the step p to the n: an n-step agent's success, steps"
+    " failing independently."
 )
 
 
+def _ns(doc: dict) -> list[int]:
+    """The ``--steps`` n of the step compound columns (n = 1 is the step p column)."""
+    return [n for n in doc["steps"] if n != 1]
+
+
 def head(doc: dict) -> list[str]:
-    return ["tool set", "calls", "call p", "steps", "step p"] + [
-        f"step p^{s}" for s in doc["steps"]
-    ]
+    """Column names; ``p^n`` is the step p to the n (``STEP_NOTE``)."""
+    return ["tool set", "calls", "call p", "steps", "step p"] + [f"p^{n}" for n in _ns(doc)]
 
 
 def rows(doc: dict) -> list[list[str]]:
@@ -30,7 +35,7 @@ def rows(doc: dict) -> list[list[str]]:
         step_p = s["step_p"]
         out.append(
             [name, f"{s['n']:,}", fmt_p(s["p"]), f"{s['steps']:,}", fmt_p(step_p)]
-            + [fmt_p(None if step_p is None else step_p**n) for n in doc["steps"]]
+            + [fmt_p(None if step_p is None else step_p**n) for n in _ns(doc)]
         )
     if len(doc["by_tool_set"]) > 1:
         st = doc["tool_steps"]
@@ -38,7 +43,7 @@ def rows(doc: dict) -> list[list[str]]:
         ok = sum(s["ok"] for s in doc["by_tool_set"].values())
         out.append(
             ["all", f"{n:,}", fmt_p(ok / n if n else None), f"{st['steps']:,}", fmt_p(st["p"])]
-            + [fmt_p(st["compound"].get(str(s))) for s in doc["steps"]]
+            + [fmt_p(st["compound"].get(str(n))) for n in _ns(doc)]
         )
     return out
 
