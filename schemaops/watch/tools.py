@@ -81,19 +81,17 @@ class ToolLabels:
             if not offered:
                 self._note_invented(fn, sum(tally.by_schema[name].values()))
             renamed[name] = new
-        if not renamed:
-            for name in list(tally.tool_steps):
-                self._steps_label(tally, name)
-            return
         for old, new in renamed.items():
             tally.by_schema.setdefault(new, Counter()).update(tally.by_schema.pop(old))
             tally.fail_runs.pop(old, None)  # a run of an invented name is no schema's poison
-        tally.paths = Counter(
-            {(renamed.get(s, s), c, p): k for (s, c, p), k in tally.paths.items()}
-        )
-        for exs in tally.examples.values():
-            for e in exs:
-                e["schema"] = renamed.get(e["schema"], e["schema"])
+        if renamed:
+            paths: Counter = Counter()
+            for (s, c, p), k in tally.paths.items():
+                paths[(renamed.get(s, s), c, p)] += k
+            tally.paths = paths
+            for exs in tally.examples.values():
+                for e in exs:
+                    e["schema"] = renamed.get(e["schema"], e["schema"])
         for name in list(tally.tool_steps):
             self._steps_label(tally, name)
 
