@@ -88,3 +88,23 @@ def test_cli_auto_with_a_strict_level(tmp_path: Path, registry_dir: Path) -> Non
     assert SG in names and VL in names
     r = runner.invoke(app, [*args[:-1], "bogus"])
     assert r.exit_code == 2
+
+
+def test_required_under_a_tool_parser_is_a_tag_with_free_arguments(registry_dir):
+    """With a structural-tag parser both engines compile required as a tag, not the JSON
+    schema: a call is forced and the name is enforced, but non-strict arguments are free."""
+    reg = load_registry(registry_dir)
+    modes = ["required:qwen25", "required:hermes"]
+    cases, notes = toolset_cases(reg, "xgrammar", "qwen2.5", 60_000.0, 120.0, modes)
+    by = {c.schema: c for c in cases}
+    assert set(by) == {
+        "support_agent.tools[sglang required:qwen25]",
+        "support_agent.tools[sglang required:hermes]",
+        "support_agent.tools[vllm required:hermes]",
+    }
+    for c in by.values():
+        assert c.passed, [p.text() for p in c.problems]
+        kws = c.result["enforcement"]["keywords"]
+        assert kws["unknown_tool"]["enforced"] == 1 and kws["no_tool_call"]["enforced"] == 1
+        assert any("any JSON under this tag" in w for w in c.warnings)
+    assert any("ships no tool parser 'qwen25'" in n for n in notes)  # vLLM has no qwen25

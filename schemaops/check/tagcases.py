@@ -3,8 +3,9 @@
 Why apart from ``toolsets.py``: there the engines compile a JSON schema, measured in
 ``compare``'s isolated workers; here they compile a *structural tag*
 (``engines/structural_tags.py``), compiled and walked in this process (``tooltags.py``).
-One case per tool set, engine and parser where the engine constrains ``auto``, named
-``NAME.tools[ENGINE auto:PARSER]`` and judged by ``gate.evaluate`` like a schema, plus the
+One case per tool set, engine and parser where the engine constrains ``auto`` (and for
+``required:PARSER``, which both engines compile as the same kind of tag), named
+``NAME.tools[ENGINE MODE:PARSER]`` and judged by ``gate.evaluate`` like a schema, plus the
 unknown-tool verdict; where the engine does not constrain ``auto``, a note with the
 condition that would (never a pass without a walk).
 """
@@ -15,7 +16,7 @@ from typing import Any
 
 from schemaops.check.gate import CheckCase, Problem, evaluate
 from schemaops.check.tooltags import UNKNOWN_TOOL, tag_instances, tag_result
-from schemaops.engines.structural_tags import ToolTag, derive_tag, parse_auto_mode
+from schemaops.engines.structural_tags import ToolTag, derive_tag, parse_parser_mode
 from schemaops.engines.tool_schema import ENGINES
 
 
@@ -31,12 +32,13 @@ def tag_specs(
     for ts in reg.toolsets.values():
         examples = {t.name: tool_examples(reg, t) for t in ts.tools}
         for mode in dict.fromkeys(modes):
-            parsed = parse_auto_mode(mode)
+            parsed = parse_parser_mode(mode)
             if parsed is None:
                 continue
+            base = parsed[0]
             for engine in engines:
-                tt = derive_tag(engine, ts.request_tools(), "auto", parsed[1], strict_level)
-                label = f"{ts.name} [{engine} auto:{tt.parser}]"
+                tt = derive_tag(engine, ts.request_tools(), base, parsed[1], strict_level)
+                label = f"{ts.name} [{engine} {base}:{tt.parser}]"
                 if tt.tag is None:
                     notes.append(f"{label}: {tt.note}")
                     continue
@@ -48,7 +50,7 @@ def tag_specs(
                 }
                 meta = {
                     "toolset": ts.name,
-                    "mode": "auto",
+                    "mode": base,
                     "parser": tt.parser,
                     "engines": [engine],
                     "tools": len(ts.tools),
@@ -58,7 +60,7 @@ def tag_specs(
                     "tag": tt.tag,
                     "arguments": args,
                 }
-                name = f"{ts.name}.tools[{engine} auto:{tt.parser}]"
+                name = f"{ts.name}.tools[{engine} {base}:{tt.parser}]"
                 specs.append((name, tt, meta, tag_instances(tt, examples)))
     return specs, notes
 
@@ -115,9 +117,15 @@ def judge(
             "text: the model must spell the closing tag in pieces; serve this tag on xgrammar"
         )
     free = [n for n, a in meta["arguments"].items() if a.startswith("any")]
+    if free:
+        case.warnings.append(
+            f"the arguments of {len(free)} tool(s) are any JSON under this tag (not strict: "
+            f'{", ".join(free)}): set "strict": true on them or run the server at '
+            "--tool-strict-level parameter (SGLANG_TOOL_STRICT_LEVEL=2), or validate them"
+        )
     mask = result.get("mask_us") or {}
     case.notes.append(
-        f"tool set {meta['toolset']}: {meta['tools']} tools, tool_choice auto with "
+        f"tool set {meta['toolset']}: {meta['tools']} tools, tool_choice {meta['mode']} with "
         f"{meta['engines'][0]}'s {meta['parser']} parser (structural tag); unknown tool name "
         f"{meta['unknown_tool']}"
         + (f"; arguments free (not strict): {', '.join(free)}" if free else "")

@@ -43,11 +43,14 @@ def expand_modes(modes: list[str], names: list[str]) -> list[str]:
     for m in modes:
         if m == "named":
             out.extend(f"named:{n}" for n in names)
-        elif m in ("required", "auto") or (m.startswith(("named:", "auto:")) and len(m) > 6):
+        elif m in ("required", "auto") or (
+            m.startswith(("named:", "auto:", "required:")) and not m.endswith(":")
+        ):
             out.append(m)
         else:
             raise InputError(
-                f"--tool-choice {m!r}: expected required, auto, auto:PARSER, named or named:FN"
+                f"--tool-choice {m!r}: expected required, required:PARSER, auto, auto:PARSER, "
+                "named or named:FN"
             )
     return list(dict.fromkeys(out))
 
@@ -119,7 +122,7 @@ def toolset_items(
         if UNKNOWN_TOOL in ts.names:
             raise InputError(f"tool set {ts.name} has a tool named {UNKNOWN_TOOL}")
         for mode in expand_modes(modes, ts.names):
-            if mode == "auto" or mode.startswith("auto:"):
+            if mode == "auto" or mode.startswith(("auto:", "required:")):
                 continue  # a structural tag, not a JSON schema: ``tag_cases``
             if mode.startswith("named:") and mode[6:] not in ts.names:
                 raise InputError(f"--tool-choice {mode}: tool set {ts.name} has no such tool")

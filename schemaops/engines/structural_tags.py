@@ -219,6 +219,14 @@ def parse_auto_mode(mode: str) -> tuple[str, str | None] | None:
     return None
 
 
+def parse_parser_mode(mode: str) -> tuple[str, str | None] | None:
+    """``auto``/``auto:PARSER`` as ``parse_auto_mode``, and ``required:PARSER`` ->
+    (``required``, PARSER): the modes compiled as a structural tag; any other -> None."""
+    if mode.startswith("required:") and len(mode) > len("required:"):
+        return "required", mode[len("required:") :]
+    return parse_auto_mode(mode)
+
+
 def derive_tag(
     engine: str,
     tools: list[dict],
