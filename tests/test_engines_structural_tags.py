@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import xgrammar as xgr
+from engine_envs import engine_python
 
 from schemaops.engines.structural_tags import (
     SGLANG_PARSERS,
@@ -21,7 +22,9 @@ from schemaops.engines.structural_tags import (
     derive_tag,
 )
 from schemaops.registry import load_registry
-from tests.test_engines_tool_schema import _python
+
+# reads the installed engines: runs after scripts/test.sh's background install (conftest.py)
+pytestmark = pytest.mark.engine_env
 
 # (parser, mode, strict level, strict tool names, parallel_tool_calls)
 SG_CASES = [
@@ -105,7 +108,7 @@ def _strict(tools: list[dict], names: list[str]) -> list[dict]:
 
 
 def _engine(engine: str, script: str, tools: list[dict], cases: list, tmp_path: Path) -> dict:
-    py = _python(engine)
+    py = engine_python(engine)
     f = tmp_path / "tools.json"
     f.write_text(json.dumps(tools))
     run = subprocess.run(

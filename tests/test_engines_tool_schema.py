@@ -8,11 +8,11 @@ subprocess of their own venv, on the shipped tool set, and compared key order an
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from engine_envs import engine_python
 
 from schemaops.engines.tool_schema import AUTO_NOTE, derive, parse_mode
 from schemaops.registry import load_registry
@@ -58,20 +58,6 @@ print(json.dumps(out))
 """
 
 
-def _python(engine: str) -> Path:
-    from schemaops.devserver.env import default_cache_dir
-    from schemaops.devserver.vllm_env import vllm_cache_dir
-
-    root = default_cache_dir() if engine == "sglang" else vllm_cache_dir()
-    py = root / "venv" / "bin" / "python"
-    if not py.exists():
-        why = f"the {engine} dev-server environment is not installed ({py})"
-        if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
-            pytest.fail(f"CI=true and {why}")
-        pytest.skip(why)
-    return py
-
-
 @pytest.fixture(scope="module")
 def tools(registry_dir: Path) -> list[dict]:
     return load_registry(registry_dir).toolset("support_agent").request_tools()
@@ -79,7 +65,7 @@ def tools(registry_dir: Path) -> list[dict]:
 
 @pytest.mark.parametrize("engine,script", [("sglang", SGLANG), ("vllm", VLLM)])
 def test_derivation_equals_the_installed_engine(engine, script, tools, tmp_path) -> None:
-    py = _python(engine)
+    py = engine_python(engine)
     f = tmp_path / "tools.json"
     f.write_text(json.dumps(tools))
     run = subprocess.run(
