@@ -103,9 +103,9 @@ def test_none_warms_no_tool_set_and_the_engine_is_left_out_of_names_when_unknown
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ({"tool_choice": ("sometimes",)}, "expected required, named"),
+        ({"tool_choice": ("sometimes",)}, "expected required, required:PARSER"),
         ({"tool_choice": ("none", "required")}, "give it alone"),
-        ({"tool_choice": ("named:",)}, "expected required, named"),
+        ({"tool_choice": ("named:",)}, "expected required, required:PARSER"),
         ({"tool_choice": ("required",), "schemas": ("get_order",)}, "--schema selects"),
         ({"tool_choice": ("required",), "from_log": Path("x.jsonl")}, "--from-log"),
     ],
@@ -251,3 +251,15 @@ def test_a_tool_set_is_judged_against_the_same_tools_with_tool_choice_none() -> 
     assert base_for(run, tool) == 200.0 and base_for(run, schema) == 40.0
     named = _tool_items(tool_choice=("named:kb_search",), parallel_tool_calls=False)[0]
     assert base_for(run, named) == 200.0  # one baseline per tools array, whatever the mode
+
+
+def test_a_parser_named_mode_sends_the_plain_choice_and_keeps_checks_row_name() -> None:
+    """``required:hermes`` (``check``'s case for a server with that parser) sends
+    ``tool_choice: "required"``: the server's own parser decides what it compiles."""
+    (tool,) = _tool_items("vllm", tool_choice=("required:hermes",))
+    assert tool.name == "support_agent.tools[vllm required:hermes]"
+    assert tool.fragment["tool_choice"] == "required"
+    (auto,) = _tool_items("vllm", tool_choice=("auto:hermes",))
+    assert auto.fragment["tool_choice"] == "auto"
+    with pytest.raises(InputError, match="required:PARSER"):
+        check(_settings(tool_choice=("required:",)))

@@ -42,11 +42,13 @@ NONE = "none"
 def check_modes(modes: tuple[str, ...]) -> None:
     """``InputError`` for a ``--tool-choice`` value warm cannot send."""
     for m in modes:
-        if m in ("required", "named", "auto", NONE) or (m.startswith("named:") and len(m) > 6):
+        if m in ("required", "named", "auto", NONE) or (
+            m.startswith(("named:", "required:", "auto:")) and not m.endswith(":")
+        ):
             continue
         raise InputError(
-            f"--tool-choice {m!r}: expected required, named (every tool in turn), named:FN, "
-            "auto or none"
+            f"--tool-choice {m!r}: expected required, required:PARSER, named (every tool in "
+            "turn), named:FN, auto, auto:PARSER or none"
         )
     if NONE in modes and len(set(modes)) > 1:
         raise InputError("--tool-choice none warms no tool set: give it alone")
@@ -68,10 +70,14 @@ def expand(modes: tuple[str, ...], names: list[str]) -> list[str]:
 
 
 def tool_choice(mode: str) -> str | dict[str, Any]:
-    """The request's ``tool_choice`` for a mode (``named:FN`` -> the named-function object)."""
+    """The request's ``tool_choice`` for a mode (``named:FN`` -> the named-function object).
+
+    ``required:PARSER`` / ``auto:PARSER`` are ``check``'s names for a server started with
+    that ``--tool-call-parser``: the request is ``required`` / ``auto`` (the server's parser
+    decides what is compiled); the suffix only names the row as ``check`` names its case."""
     if mode.startswith("named:"):
         return {"type": "function", "function": {"name": mode[6:]}}
-    return mode
+    return mode.split(":", 1)[0]
 
 
 def item_name(toolset: str, engine: str | None, mode: str) -> str:
