@@ -556,8 +556,11 @@ def test_compile_rs_reports_why_not() -> None:
     from jsonschema import Draft3Validator, Draft202012Validator
 
     assert compile_rs({"type": "string"}, Draft3Validator, True).is_valid is None
-    got = compile_rs({"pattern": "\\s"}, Draft202012Validator, True)
+    got = compile_rs({"pattern": "a{1, 2}"}, Draft202012Validator, True)
     assert got.is_valid is None and "lenient" in got.reason
+    # ``\\s`` reads the same on printable ASCII only: judged behind the ASCII gate
+    gated = compile_rs({"pattern": "\\s"}, Draft202012Validator, True)
+    assert gated.ascii_only and gated.is_valid is not None and not gated.is_valid("\ufeff")
     watched = compile_rs({"format": "regex"}, Draft202012Validator, True)
     assert watched.is_valid is not None and watched.watched
 

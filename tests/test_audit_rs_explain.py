@@ -22,6 +22,7 @@ from jsonschema.exceptions import best_match
 from test_audit_rs_agreement import _instance, _mutations
 
 from schemaops.audit.verdict.classify import parse_output
+from schemaops.audit.verdict.rscheck import ascii_text
 from schemaops.audit.verdict.rsexplain import rs_best_match
 from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.errors import InputError
@@ -69,6 +70,9 @@ def _compare(schema: Any, instances: list[Any], stats: Counter, bad: list[str]) 
             continue
         if want is None:
             continue  # jsonschema-rs stricter: the checker asks jsonschema, which says ok
+        if checker._rs_ascii and not ascii_text(value):
+            stats["gated"] += 1  # the ASCII gate: the checker asks jsonschema alone
+            continue
         stats["failures"] += 1
         got = rs_best_match(checker._rs, worder, schema_, value)
         if got is None:
@@ -160,6 +164,11 @@ HARD = [
     ({"multipleOf": 0.1}, 0.35),
     ({"pattern": "^\\d+$"}, "\u0663x"),
     ({"format": "email"}, "x"),
+    # jsonschema-rs 0.61.2 drops an empty key from its locations and reads "0" as an index
+    ({"patternProperties": {"^$": {"type": "integer"}}}, {"": 1.5}),
+    ({"additionalProperties": {"type": "integer"}}, {"": {"": "x"}, "a": 1}),
+    ({"properties": {"": {"type": "integer"}}, "required": ["b"]}, {"": "x", "b": 1}),
+    ({"additionalProperties": {"type": "integer"}}, {"0": "x"}),
     (
         {"type": "object", "additionalProperties": False, "patternProperties": {"^a": {}}},
         {"b": 1, "c": 2},
@@ -170,12 +179,13 @@ HARD = [
 @pytest.mark.parametrize(("schema", "instance"), HARD)
 def test_hard_shapes_answer_exactly_or_hand_back(schema: Any, instance: Any) -> None:
     checker = SchemaChecker("t", schema)
-    assert checker.fast is not None and checker._rs is not None
+    assert checker.fast is not None
     want = _oracle(checker, instance)
     assert want is not None, "the case must fail in jsonschema"
-    s, cls, fmt = checker._fast_args
-    got = rs_best_match(checker._rs, cls(s, format_checker=fmt), s, instance)
-    assert got is None or tuple(got) == want, (got, want)
+    if checker._rs is not None:  # None: the schema itself is not explainable (an empty key)
+        s, cls, fmt = checker._fast_args
+        got = rs_best_match(checker._rs, cls(s, format_checker=fmt), s, instance)
+        assert got is None or tuple(got) == want, (got, want)
     # and the checker reports best_match's fields either way
     c = checker.check(instance)
     assert (c.category, c.message) == (f"schema_violation:{want[0]}", want[2])

@@ -54,7 +54,7 @@ import jsonschema
 import jsonschema_rs
 import orjson
 
-from schemaops.audit.verdict.rspattern import exact_pattern, portable_pattern
+from schemaops.audit.verdict.rspattern import ascii_pattern, exact_pattern, portable_pattern
 from schemaops.formats import rs_formats
 
 #: fancy-regex's backtracking budget per match (its own default is 1,000,000)
@@ -214,6 +214,58 @@ def walk_scan(schema: Any) -> tuple[bool, bool, bool]:
     return portable, float_multiple, regex_format
 
 
+def ascii_fit(schema: Any) -> bool:
+    """Whether every pattern of ``schema`` (``pattern`` values and ``patternProperties`` keys,
+    wherever they are) reads the same in jsonschema-rs and Python's ``re`` on printable ASCII
+    strings (``rspattern.ascii_pattern``), with no ``$schema`` below the root: the schemas
+    ``scan`` refuses that jsonschema-rs may still judge for an output ``ascii_text`` admits.
+    There every string the patterns can meet is such a string, so each pattern matches the
+    same strings in both and the polarity of a match (``not``, ``if``, ``oneOf``, a key that
+    escapes its subschema) cannot make jsonschema-rs more lenient."""
+    patterns: list[str] = []
+    stack: list[tuple[Any, bool]] = [(schema, True)]
+    while stack:
+        node, root = stack.pop()
+        if isinstance(node, dict):
+            if not root and isinstance(node.get("$schema"), str):
+                return False
+            pat = node.get("pattern")
+            if isinstance(pat, str):
+                patterns.append(pat)
+            props = node.get("patternProperties")
+            if isinstance(props, dict):
+                patterns.extend(props)
+            stack.extend((v, False) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, False) for v in node)
+    return all(ascii_pattern(p) for p in patterns)
+
+
+_dumps = orjson.dumps
+
+
+def ascii_text(value: Any) -> bool:
+    """True when every string in ``value`` (keys included) is printable ASCII: orjson's text
+    of it is ASCII (orjson writes non-ASCII as it is) and has no backslash (orjson escapes
+    every control character, quote and backslash). False for what orjson cannot write (an
+    integer beyond 64 bits): not known, so not admitted."""
+    try:
+        text = _dumps(value)
+    except TypeError:
+        return False
+    return text.isascii() and b"\\" not in text
+
+
+def ascii_gated(is_valid: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``is_valid`` asked only of outputs ``ascii_text`` admits; any other output is "not
+    known valid" (False), and ``jsonschema`` answers for it."""
+
+    def gated(value: Any) -> bool:
+        return ascii_text(value) and is_valid(value)
+
+    return gated
+
+
 class RsCheck(NamedTuple):
     """What ``compile_rs`` made of a schema."""
 
@@ -227,6 +279,9 @@ class RsCheck(NamedTuple):
     #: the compiled jsonschema-rs validator (its ``iter_errors`` locates a failure's
     #: ``best_match``: ``rsexplain.py``), None with ``is_valid``
     validator: Any = None
+    #: ``is_valid`` answers only for outputs ``ascii_text`` admits (gated here already): a
+    #: pattern reads the same in both libraries on printable ASCII only (``ascii_fit``)
+    ascii_only: bool = False
 
 
 def compile_rs(schema: Any, cls: type, assert_format: bool) -> RsCheck:
@@ -236,7 +291,8 @@ def compile_rs(schema: Any, cls: type, assert_format: bool) -> RsCheck:
     if rs_cls is None:
         return RsCheck(None, f"jsonschema-rs has no {cls.__name__}")
     portable, float_multiple, regex_format = scan(schema)
-    if not portable:
+    ascii_only = not portable and ascii_fit(schema)
+    if not portable and not ascii_only:
         return RsCheck(
             None, "a pattern more lenient in ECMA-262 than in Python's re, or a nested $schema"
         )
@@ -254,4 +310,5 @@ def compile_rs(schema: Any, cls: type, assert_format: bool) -> RsCheck:
         validator = rs_cls(schema, **options)
     except Exception as exc:  # jsonschema-rs refuses the schema: jsonschema answers alone
         return RsCheck(None, f"jsonschema-rs refuses it: {str(exc).splitlines()[0][:200]}")
-    return RsCheck(validator.is_valid, "", assert_format and regex_format, validator)
+    is_valid = ascii_gated(validator.is_valid) if ascii_only else validator.is_valid
+    return RsCheck(is_valid, "", assert_format and regex_format, validator, ascii_only)

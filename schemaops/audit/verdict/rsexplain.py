@@ -15,8 +15,11 @@ jsonschema-rs and lets ``jsonschema``'s own keyword function write it:
    walking its keyword location, ``schema_path``, through the root schema), so the maximum is
    computed here over jsonschema-rs's list.
 2. Order is the one thing jsonschema-rs does not share with ``jsonschema``: when the
-   maximum is held by errors of more than one (subschema, keyword, instance location), each
-   is worded and they must read the same, else ``jsonschema`` explains as before.
+   maximum is held by errors of more than one keyword of one subschema at one place, the
+   keyword first in that subschema's own order is ``iter_errors``' first (it runs
+   ``applicable_validators``, the schema's items in order); when it is held by more than one
+   subschema or place, each is worded and they must read the same, else ``jsonschema``
+   explains as before.
 3. The chosen keyword's function from ``jsonschema`` (``cls.VALIDATORS``) runs on that
    subschema and instance alone, as ``iter_errors`` would call it, and ``best_match`` of
    what it yields (one keyword at one place: the first, then the context descent) is the
@@ -36,7 +39,10 @@ differential found no disagreement; everything else returns None (``jsonschema``
   ``maxContains`` (``jsonschema`` reports them as ``contains``), ``dependencies`` mixing
   arrays and schemas, and jsonschema-rs's ``falseSchema`` errors (``items: false`` is one
   error at the array in ``jsonschema``, one per extra item in jsonschema-rs));
-- a keyword location that does not walk through the schema as expected.
+- a keyword location that does not walk through the schema as expected;
+- an empty-string key in the schema or the output: jsonschema-rs 0.61.2 drops it from the
+  locations it reports (and reads a key such as ``"0"`` as an index: such a location does
+  not walk, and is handed back).
 
 The instance given is the value the audit parsed; everything is read, nothing is changed.
 """
@@ -88,8 +94,6 @@ _BY_NAME = frozenset(
 _BY_INDEX = frozenset({"allOf", "prefixItems"})
 #: applicators holding one subschema (when it is an object; ``false`` is a terminal)
 _ONE = frozenset({"then", "else", "additionalProperties", "items", "additionalItems"})
-#: jsonschema-rs error kinds never read here
-_REFUSED_KINDS = frozenset({"falseSchema", "propertyNames", "unevaluatedProperties"})
 
 
 def explainable(schema: Any) -> bool:
@@ -99,9 +103,16 @@ def explainable(schema: Any) -> bool:
     jsonschema-rs does not: found by the suite's differential). A byte scan of orjson's
     text (a superset: a property of that name costs speed, never a verdict)."""
     try:
-        return b'"unevaluated' not in orjson.dumps(schema)
+        text = orjson.dumps(schema)
     except TypeError:
         return False
+    return b'"unevaluated' not in text and _EMPTY_KEY not in text
+
+
+#: an empty-string key in orjson's text (inside a string orjson escapes every quote, so only a
+#: key can read so): jsonschema-rs 0.61.2 drops such a key from its instance and keyword
+#: locations (``{"": "x"}`` fails at ``[]``), found by the suite's differential
+_EMPTY_KEY = b'"":'
 
 
 def _locate(root: Any, path: list[Any]) -> tuple[dict, str] | None:
@@ -150,14 +161,17 @@ def _matches_type(checker: Any, schema: dict, instance: Any) -> bool:
 
 def _worded(validator: Any, schema: dict, keyword: str, instance: Any) -> ValidationError | None:
     """``best_match`` of what ``jsonschema``'s ``keyword`` function yields at ``schema`` for
-    ``instance``, each error completed as ``iter_errors`` completes it."""
+    ``instance``: its first error (every error one keyword yields at one place has the same
+    ``relevance``, so ``max`` keeps the first), completed as ``iter_errors`` completes it, and
+    ``best_match``'s descent into its context. The function is given the root's validator:
+    with no ``$id``-family key in the schema every subschema resolves refs against the root
+    document, as the validator ``iter_errors`` would have evolved for it does, and these
+    keywords read their subschema from their ``schema`` argument."""
     fn = validator.VALIDATORS.get(keyword)
     if fn is None:
         return None
     value = schema[keyword]
-    evolved = validator.evolve(schema=schema)
-    errors = list(fn(evolved, value, instance, schema) or ())
-    for error in errors:
+    for error in fn(validator, value, instance, schema) or ():
         error._set(
             validator=keyword,
             validator_value=value,
@@ -165,22 +179,28 @@ def _worded(validator: Any, schema: dict, keyword: str, instance: Any) -> Valida
             schema=schema,
             type_checker=validator.TYPE_CHECKER,
         )
-        if keyword != "$ref":
-            error.schema_path.appendleft(keyword)
-    return best_match(errors) if errors else None
+        return best_match([error]) if error.context else error
+    return None
 
 
 def rs_best_match(rs_validator: Any, validator: Any, root: Any, instance: Any) -> Any:
     """(keyword, absolute path list, message) of ``best_match(validator.iter_errors(instance))``
     for an ``instance`` jsonschema-rs refuses, or None when this module cannot be sure
     (``jsonschema`` then answers). ``validator``: ``jsonschema``'s validator of ``root``
-    (format checker included); ``rs_validator``: jsonschema-rs's of the same schema."""
-    checker = validator.TYPE_CHECKER
-    best_key: Any = None
-    best: dict[tuple, tuple[dict, str, Any, list]] = {}
+    (format checker included); ``rs_validator``: jsonschema-rs's of the same schema.
+
+    ``relevance`` is compared in two steps: (instance path length, instance path, not a weak
+    keyword) for every error, then whether the instance matches the subschema's ``type``
+    only among the errors that tie on those (the key's last element; its fourth, a "strong"
+    keyword, is always False: ``STRONG_MATCHES`` is empty)."""
+    try:
+        if _EMPTY_KEY in orjson.dumps(instance):
+            return None  # jsonschema-rs would drop that key from its locations
+    except TypeError:  # an integer beyond 64 bits: orjson cannot write it, so no key is known
+        return None
+    top: Any = None
+    group: dict[tuple, tuple[dict, str, Any]] = {}
     for err in rs_validator.iter_errors(instance):
-        if err.kind.name in _REFUSED_KINDS:
-            return None
         try:
             found = _locate(root, err.schema_path)
         except (KeyError, IndexError, TypeError):  # a location outside this document
@@ -191,25 +211,31 @@ def rs_best_match(rs_validator: Any, validator: Any, root: Any, instance: Any) -
         if keyword not in TERMINALS:
             return None
         at = err.instance_path
-        try:
-            inst = _at(instance, at)
-            key = (
-                -len(at),
-                at,
-                keyword not in WEAK_MATCHES,
-                False,
-                not _matches_type(checker, schema, inst),
-            )
-        except Exception:  # noqa: BLE001 (a location or type jsonschema-rs reads otherwise)
-            return None
-        if best_key is None or key > best_key:
-            best_key, best = key, {}
-        if key == best_key:
-            best.setdefault((id(schema), keyword, tuple(at)), (schema, keyword, inst, at))
-    if best_key is None:
+        key = (-len(at), at, keyword not in WEAK_MATCHES)
+        if top is None or key > top:
+            top, group = key, {}
+        if key == top:
+            group.setdefault((id(schema), keyword, tuple(at)), (schema, keyword, at))
+    if top is None:
+        return None
+    try:
+        chosen = [
+            (schema, keyword, _at(instance, at), at) for schema, keyword, at in group.values()
+        ]
+        if len(chosen) > 1:
+            checker = validator.TYPE_CHECKER
+            marks = [not _matches_type(checker, c[0], c[2]) for c in chosen]
+            chosen = [c for c, mark in zip(chosen, marks, strict=True) if mark == max(marks)]
+        if len(chosen) > 1 and len({(id(c[0]), tuple(c[3])) for c in chosen}) == 1:
+            # one subschema at one place: ``iter_errors`` yields its keywords' errors in the
+            # order of its keys (``applicable_validators``: ``schema.items()``), so the first
+            # of them holds the maximum
+            order = list(chosen[0][0])
+            chosen = [min(chosen, key=lambda c: order.index(c[1]))]
+    except Exception:  # noqa: BLE001 (a location or type jsonschema-rs reads otherwise)
         return None
     answer = None
-    for schema, keyword, inst, at in best.values():
+    for schema, keyword, inst, at in chosen:
         err = _worded(validator, schema, keyword, inst)
         if err is None:
             return None

@@ -82,9 +82,25 @@ def exact_pattern(pattern: str) -> bool:
     return why_not_portable(pattern, exact=True) is None
 
 
+def ascii_pattern(pattern: str) -> bool:
+    """True when jsonschema-rs matches ``pattern`` on exactly the strings Python's ``re``
+    does *among strings of printable ASCII* (no control character, no non-ASCII): the
+    reading ``rscheck.ascii_text`` gates an output on. There the constructs that differ only
+    beyond ASCII or on line terminators read the same: ``\\d``/``\\w`` (ASCII in ECMA),
+    ``\\D``/``\\W``/``\\s``/``\\S`` (Python's ``\\s`` adds U+001C..U+001F and
+    Unicode spaces, ECMA's U+FEFF and Unicode spaces), a category in a negated class,
+    ``\\b``/``\\B`` (word characters are ``[A-Za-z0-9_]`` on both sides there), ``.`` (ECMA
+    also excludes ``\\r``, U+2028, U+2029), ``$`` (Python's also matches before a final
+    ``\\n``) and the ``m`` flag (line terminators). Syntax Rust reads otherwise (nested
+    classes, ``{`` as text, ``\\<``, backreferences, other flags) is refused as in
+    ``portable_pattern``."""
+    return why_not_portable(pattern, ascii=True) is None
+
+
 @lru_cache(maxsize=4096)
-def why_not_portable(pattern: str, exact: bool = False) -> str | None:
-    """None when ``pattern`` is portable (``exact``: exact), else the construct that is not."""
+def why_not_portable(pattern: str, exact: bool = False, ascii: bool = False) -> str | None:
+    """None when ``pattern`` is portable (``exact``: exact; ``ascii``: exact on printable
+    ASCII strings, ``ascii_pattern``), else the construct that is not."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a nested set / set operation warning: not portable
@@ -96,7 +112,7 @@ def why_not_portable(pattern: str, exact: bool = False) -> str | None:
     allowed = _ALLOWED_FLAGS & ~sre_c.SRE_FLAG_MULTILINE if exact else _ALLOWED_FLAGS
     if tree.state.flags & ~allowed:
         return f"a global flag other than {'s' if exact else 'm or s'}"
-    found = _tree_problem(tree, exact)
+    found = _tree_problem(tree, exact, ascii)
     if found is not None:
         return found
     if _explicit_unicode(pattern):
@@ -104,10 +120,13 @@ def why_not_portable(pattern: str, exact: bool = False) -> str | None:
     return _token_problem(pattern)
 
 
-def _tree_problem(tree: Any, exact: bool) -> str | None:
+def _tree_problem(tree: Any, exact: bool, ascii: bool = False) -> str | None:
     """The first construct of the parse tree outside the allow-list (iterative walk). Under a
     negative lookaround a stricter construct makes the whole match more lenient, so there
-    the walk asks for exactness."""
+    the walk asks for exactness. ``ascii``: the ASCII reading (``ascii_pattern``), where
+    every category and word boundary reads the same and nothing is ever strict."""
+    if ascii:
+        return _ascii_tree_problem(tree)
     stack = [(tree, exact)]
     while stack:
         sub, strict = stack.pop()
@@ -142,6 +161,53 @@ def _tree_problem(tree: Any, exact: bool) -> str | None:
                 stack.append((av[1], strict))
             elif op is sre_c.ASSERT_NOT:
                 stack.append((av[1], True))
+            else:  # GROUPREF, GROUPREF_EXISTS, ATOMIC_GROUP, POSSESSIVE_REPEAT, ...
+                return f"{op}"
+    return None
+
+
+_ASCII_CATEGORIES = frozenset(
+    {
+        sre_c.CATEGORY_DIGIT,
+        sre_c.CATEGORY_NOT_DIGIT,
+        sre_c.CATEGORY_WORD,
+        sre_c.CATEGORY_NOT_WORD,
+        sre_c.CATEGORY_SPACE,
+        sre_c.CATEGORY_NOT_SPACE,
+    }
+)
+_ASCII_ANCHORS = _ANCHORS | {sre_c.AT_BOUNDARY, sre_c.AT_NON_BOUNDARY}
+
+
+def _ascii_tree_problem(tree: Any) -> str | None:
+    """``_tree_problem`` for the ASCII reading: the same allow-list, with every category
+    (negated classes included) and ``\\b``/``\\B`` added, and no strict positions."""
+    stack = [tree]
+    while stack:
+        sub = stack.pop()
+        for op, av in sub:
+            if op in _PLAIN:
+                continue
+            if op is sre_c.IN:
+                for item_op, item in av:
+                    if item_op is sre_c.CATEGORY and item not in _ASCII_CATEGORIES:
+                        return f"the category {item}"
+                    if item_op not in (sre_c.LITERAL, sre_c.RANGE, sre_c.NEGATE, sre_c.CATEGORY):
+                        return f"{item_op} in a class"
+            elif op is sre_c.AT:
+                if av not in _ASCII_ANCHORS:
+                    return f"the assertion {av}"
+            elif op in _REPEATS:
+                stack.append(av[2])
+            elif op is sre_c.SUBPATTERN:
+                _group, add_flags, del_flags, inner = av
+                if add_flags & ~_SCOPED_FLAGS or del_flags & ~_SCOPED_FLAGS:
+                    return "a scoped flag other than m or s"
+                stack.append(inner)
+            elif op is sre_c.BRANCH:
+                stack.extend(av[1])
+            elif op in (sre_c.ASSERT, sre_c.ASSERT_NOT):
+                stack.append(av[1])
             else:  # GROUPREF, GROUPREF_EXISTS, ATOMIC_GROUP, POSSESSIVE_REPEAT, ...
                 return f"{op}"
     return None

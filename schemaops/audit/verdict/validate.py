@@ -34,7 +34,7 @@ from schemaops.audit.verdict.classify import (
     Classification,
 )
 from schemaops.audit.verdict.explain import explain, skipping_class
-from schemaops.audit.verdict.rscheck import compile_rs
+from schemaops.audit.verdict.rscheck import ascii_text, compile_rs
 from schemaops.audit.verdict.rsexplain import explainable, rs_best_match
 from schemaops.audit.verdict.schemakeys import schema_hints, well_formed
 from schemaops.audit.verdict.subset import Unsupported, inline_refs
@@ -102,6 +102,9 @@ class SchemaChecker:
         #: None where jsonschema explains alone
         self._rs: Any = None
         self._worder: Any = None  # jsonschema's validator that words those errors
+        #: jsonschema-rs reads this schema's patterns as Python does only on printable ASCII
+        #: (``rscheck.ascii_fit``): its errors are used only for outputs ``ascii_text`` admits
+        self._rs_ascii = False
         #: ``fast`` when it may run outside the watchdog (the audit's lean loop calls it
         #: directly: True is the verdict ``ok``, anything else goes through ``check``); set by
         #: ``fast``
@@ -130,6 +133,7 @@ class SchemaChecker:
             self._fast, self.fast_reason = rs.is_valid, rs.reason
             if rs.validator is not None and self.hints["no_ids"] and explainable(self.schema):
                 self._rs = rs.validator
+            self._rs_ascii = rs.ascii_only
             self.quick = rs.is_valid if not rs.watched else None
         return self._fast
 
@@ -180,7 +184,11 @@ class SchemaChecker:
     def _slow(self, value: Any) -> Classification:
         if self.tree is not None and self.tree.broken:
             self.tree = None  # a lazy subtree could not answer: jsonschema alone from now on
-        if self._rs is not None:
+        if (
+            self._rs is not None
+            and (not self._rs_ascii or ascii_text(value))
+            and not self._root_type_missed(value)
+        ):
             found = self._rs_explained(value)
             if found is not None:
                 keyword, path, message = found
@@ -205,6 +213,19 @@ class SchemaChecker:
             pointer(err.absolute_path),
             truncate(err.message, MESSAGE_LIMIT),
         )
+
+    def _root_type_missed(self, value: Any) -> bool:
+        """True when the output is not of the root's one ``type``: ``jsonschema`` names that
+        at the root without walking anything, sooner than jsonschema-rs's error list is read
+        (the platform bench's wrong root types: ``rsexplain`` cost 8 % more there)."""
+        schema = self.schema
+        expected = schema.get("type") if type(schema) is dict else None
+        if type(expected) is not str:
+            return False
+        try:
+            return not self._cls.TYPE_CHECKER.is_type(value, expected)
+        except Exception:  # noqa: BLE001 (an unknown type name: jsonschema decides)
+            return False
 
     def _rs_explained(self, value: Any) -> Any:
         """``rsexplain.rs_best_match`` (keyword, path, message), or None: jsonschema explains.
