@@ -36,6 +36,8 @@ EXPECTED = {
     "check --target openai": {1},
     "check --backend llguidance": {0, 1},  # the compile budget is wall-clock time
     "check --engine sglang": {0, 1},
+    "check --backend xgrammar --tool-choice required --tool-choice auto:qwen25"
+    " --tool-strict-level parameter": {0, 1},
 }
 
 
