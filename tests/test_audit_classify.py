@@ -356,7 +356,10 @@ def test_fast_path_declines_what_it_cannot_answer() -> None:
     from schemaops.audit.verdict.rscheck import compile_rs
 
     assert compile_rs({"type": "object"}, Draft3Validator, True).is_valid is None
-    assert compile_rs({"pattern": "\\W"}, Draft202012Validator, True).is_valid is None
+    assert compile_rs({"pattern": "(a)\\1"}, Draft202012Validator, True).is_valid is None
+    # ``\\W`` reads the same on printable ASCII only: answered behind the ASCII gate
+    gated = compile_rs({"pattern": "\\W"}, Draft202012Validator, True)
+    assert gated.ascii_only and not gated.is_valid("\u00e9")
     assert compile_rs({"pattern": "a\\Z"}, Draft202012Validator, True).is_valid is None
 
 
