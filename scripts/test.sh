@@ -12,13 +12,15 @@ VENV="${SCHEMAOPS_VENV:-.venv}"
 # The dev-server environments (SGLang and vLLM, ~10 GB, ~15 min each on a fresh machine) are
 # installed in the background while the tests that do not need them run: tests/conftest.py
 # runs those needing them last and waits for these installers first (they are pytest's own
-# children after the exec below). Once installed they are found in the cache in a second.
+# children after the exec below); a run that needs neither stops them at its end (pip resumes
+# next time). Once installed they are found in the cache in a second.
 mkdir -p .test-logs
 echo "[test] preparing the SGLang and vLLM dev-server environments in the background" \
   "(cached after the first run; logs in .test-logs/)" >&2
-"$VENV/bin/schemaops" dev-server --install-only >.test-logs/devserver-sglang.log 2>&1 &
+# setsid: each installer leads its own process group, so conftest.py can stop it with its pip
+setsid "$VENV/bin/schemaops" dev-server --install-only >.test-logs/devserver-sglang.log 2>&1 &
 SGLANG_PID=$!
-"$VENV/bin/schemaops" dev-server --install-only --engine vllm \
+setsid "$VENV/bin/schemaops" dev-server --install-only --engine vllm \
   >.test-logs/devserver-vllm.log 2>&1 &
 export SCHEMAOPS_TEST_INSTALLERS="sglang:$SGLANG_PID:.test-logs/devserver-sglang.log vllm:$!:.test-logs/devserver-vllm.log"
 echo "[test] the corpus tier's corpora (found, or fetched at pinned checksums into the cache)" >&2

@@ -142,10 +142,36 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """No installer outlives the run: when no test needed the environments, wait for them
-    here (as test.sh did before it installed in the background)."""
-    if "SCHEMAOPS_TEST_INSTALLERS" in os.environ:
-        _wait_for_installers(session.config.pluginmanager.get_plugin("terminalreporter"))
+    """No installer outlives the run. A run that needed no environment (a few files, or one
+    stopped at collection) stops the installers still running instead of waiting ~15 min for
+    them: each leads its own process group (``setsid`` in test.sh), so its pip stops too, and
+    the next run resumes the install (its marker is written only when it completes)."""
+    words = os.environ.pop("SCHEMAOPS_TEST_INSTALLERS", "").split()
+    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+    for word in words:
+        engine, _, rest = word.partition(":")
+        pid_text = rest.partition(":")[0]
+        if not pid_text.isdigit():
+            continue
+        pid = int(pid_text)
+        try:
+            if os.waitpid(pid, os.WNOHANG) != (0, 0):
+                continue  # already ended
+        except ChildProcessError:
+            continue
+        try:
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGTERM)
+            else:
+                os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            continue
+        if terminal is not None:
+            terminal.write_line(
+                f"[test] stopped the background {engine} dev-server install (no test needed it;"
+                " the next run resumes it)"
+            )
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -4,7 +4,7 @@ Request construction and the judgement of answers, offline: the bodies judged he
 two shapes a real server answers with (an OpenAI ``tool_calls`` message, SGLang's
 ``[{"name", "parameters"}]`` content without a tool-call parser), built as dicts because a
 random model cannot be made to call a given function on demand. The probe against the real
-SGLang dev server is ``tests/integration/test_probe_toolsets.py`` (marked integration).
+SGLang dev server is ``tests/integration/test_probe_toolsets_server.py`` (marked integration).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 No server here: what is sent is checked against the registry and against the keys the engine
 models derive (``engines/tool_schema.py``, held to the installed engines by
 ``tests/test_engines_tool_schema.py``). The server side is ``tests/integration/
-test_warm_toolsets.py`` (SGLang) and ``test_vllm_warm_toolsets.py`` (vLLM).
+test_warm_toolsets_server.py`` (SGLang) and ``test_vllm_warm_toolsets.py`` (vLLM).
 """
 
 from __future__ import annotations
