@@ -289,6 +289,7 @@ def test_fast_path_never_accepts_what_jsonschema_rejects() -> None:
     assert not bad, f"{len(bad)} false accepts, e.g. {bad[:5]}"
     assert stats["schemas"] > 500 and stats["comparisons"] > 60_000, stats
     # "legacy": schemas jsonschema-rs does not answer for (rscheck.compile_rs says why), where
-    # the closure tree and jsonschema answer alone
-    assert stats["explained"] > 20_000 and stats["legacy"] > 5, stats
+    # the closure tree and jsonschema answer alone (5 since the ASCII gate put the schemas
+    # whose patterns read the same on printable ASCII on jsonschema-rs: issue 36)
+    assert stats["explained"] > 20_000 and stats["legacy"] >= 5, stats
     assert stats["lazy_vs_eager"] > 50_000, stats
