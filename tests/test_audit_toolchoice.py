@@ -301,3 +301,37 @@ def test_steps_exact_when_workers_own_schemas(tmp_path: Path, monkeypatch):
     assert one["tool_steps"] == two["tool_steps"]
     assert two["tool_steps"]["steps"] == 400 and two["tool_steps"]["ok"] == 200
     assert one["by_tool"] == two["by_tool"]
+
+
+GOOD_REFUND_ARGS = '{"order_id": "ORD-12345678", "reason": "damaged"}'
+
+
+def test_a_call_to_another_offered_function_under_a_named_choice_is_wrong_tool(tmp_path: Path):
+    """tool_choice named get_order, and the model called kb_search (offered, valid arguments):
+    the named constraint was not applied; that is a model failure (``wrong_tool``) counted in
+    p, not an ok call. A call to a function not offered stays ``unknown_tool``."""
+    named = {"type": "function", "function": {"name": "get_order"}}
+    req = {"tools": SUPPORT, "tool_choice": named}
+    recs = [
+        {"request": req, "response": _chat([GOOD_ORDER])},
+        {"request": req, "response": _chat([("kb_search", '{"query": "refund policy"}')])},
+        {"request": req, "response": _chat([("get_ordr", '{"order_id": "ORD-12345678"}')])},
+    ]
+    doc = _audit(_write(tmp_path, recs))
+    assert doc["input_errors"] == 0
+    assert doc["outputs"] == 3 and doc["ok"] == 1
+    assert doc["categories"]["wrong_tool"] == 1
+    assert doc["categories"]["unknown_tool"] == 1
+    assert doc["by_tool"]["kb_search"]["categories"]["wrong_tool"] == 1
+
+
+def test_a_call_under_tool_choice_none_is_wrong_tool(tmp_path: Path):
+    req = {"tools": SUPPORT, "tool_choice": "none"}
+    recs = [
+        {"request": req, "response": _chat(None, "Here is what I found.")},
+        {"request": req, "response": _chat([GOOD_ORDER])},
+    ]
+    doc = _audit(_write(tmp_path, recs))
+    assert doc["input_errors"] == 0
+    assert doc["categories"].get("wrong_tool") == 1
+    assert doc["outputs"] == 1 and doc["ok"] == 0  # the text answer is no tool output

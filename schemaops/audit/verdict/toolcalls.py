@@ -36,6 +36,7 @@ from schemaops.audit.read.output import Output
 from schemaops.audit.read.toolrequest import (
     EMPTY_PARAMETERS,
     NAMED,
+    NONE,
     REQUIRED,
     offered_tools,
     request_of,
@@ -47,6 +48,12 @@ from schemaops.errors import InputError
 
 UNKNOWN_TOOL = "unknown_tool"
 NO_TOOL_CALL = "no_tool_call"
+#: a call to an offered function the tool choice did not allow: another function than the
+#: named one, or any call under ``none``. The engines constrain a named choice to that one
+#: function (SGLang 0.5.23 ``get_json_schema_constraint``, vLLM 0.32.0
+#: ``get_json_schema_from_tools``) and send no tools under ``none``, so such a call says the
+#: choice was not applied on this path (a model failure, counted in p)
+WRONG_TOOL = "wrong_tool"
 #: the name reported for a call that names no function at all (a Gemini ``functionCall``
 #: without ``name``, an OpenAI call whose ``function.name`` is not a string)
 NO_NAME = "(no name)"
@@ -344,8 +351,28 @@ class RecordTools:
             for o in group:
                 if o.schema is None and o.refusal is None:
                     o = o._replace(verdict=SKIP)  # a text answer: not a tool output
+                elif o.refusal is None and o.verdict is None:
+                    wrong = self._not_chosen(o.schema)
+                    if wrong is not None:
+                        o = o._replace(verdict=wrong)
                 result.append(o._replace(step=step))
         return result
+
+    def _not_chosen(self, schema: str | None) -> Classification | None:
+        """``wrong_tool`` for a call to an offered function the tool choice did not allow;
+        None otherwise (a function not offered stays ``unknown_tool``)."""
+        if schema is None or not schema.startswith(self.prefix):
+            return None
+        fn = schema[len(self.prefix) :]
+        if fn not in self.set.tools:
+            return None
+        if self.mode == NAMED and self.named and fn != self.named:
+            why = f"the tool choice named {self.named!r}; the model called {fn!r}"
+        elif self.mode == NONE:
+            why = f"the tool choice was 'none'; the model called {fn!r}"
+        else:
+            return None
+        return Classification(WRONG_TOOL, None, None, why)
 
 
 def _response_of(source: str) -> str:
