@@ -108,3 +108,32 @@ def test_required_under_a_tool_parser_is_a_tag_with_free_arguments(registry_dir)
         assert kws["unknown_tool"]["enforced"] == 1 and kws["no_tool_call"]["enforced"] == 1
         assert any("any JSON under this tag" in w for w in c.warnings)
     assert any("ships no tool parser 'qwen25'" in n for n in notes)  # vLLM has no qwen25
+
+
+def test_named_under_a_tool_parser_walks_a_call_to_another_offered_tool(registry_dir):
+    """``named:FN:PARSER``: a server with a tool parser compiles a named choice as a tag.
+    SGLang 0.5.23's tag for a named choice holds every tool (``get_structure_constraint``
+    gives the named function no tag of its own), so a call to another offered function is
+    produced: the gate fails with ``accepts_other_tool``. vLLM 0.32's holds the named tool
+    alone and refuses it."""
+    reg = load_registry(registry_dir)
+    cases, _ = toolset_cases(
+        reg,
+        "xgrammar",
+        "qwen2.5",
+        60_000.0,
+        120.0,
+        ["named:get_order:qwen25", "named:get_order:hermes"],
+    )
+    by = {c.schema: c for c in cases}
+    sg = by["support_agent.tools[sglang named:get_order:qwen25]"]
+    kinds = [p.kind for p in sg.problems]
+    assert "accepts_other_tool" in kinds, kinds
+    assert sg.result["toolset"]["other_tool"] == "accepted"
+    vl = by["support_agent.tools[vllm named:get_order:hermes]"]
+    assert vl.result["toolset"]["other_tool"] == "refused"
+    assert "accepts_other_tool" not in [p.kind for p in vl.problems]
+    # the named tool's own call is produced on both
+    for c in (sg, vl):
+        assert c.result["enforcement"]["valid"] >= 1
+        assert c.result["toolset"]["unknown_tool"] == "refused"

@@ -29,6 +29,9 @@ SERVER_FLAGS = {
     "--reasoning-parser",
     "--tool-call-parser",
     "--enable-auto-tool-choice",
+    # vLLM 0.32's server floor for tool-call tags (entrypoints/launchers/cli_args.py); also an
+    # option of check/compare, which mirrors it
+    "--tool-strict-level",
     "--constrained-json-disable-any-whitespace",
     "--constrained-json-max-whitespace-cnt",
     "--structured-outputs-config",

@@ -77,6 +77,12 @@ def test_named_is_every_tool_in_turn_and_named_fn_one() -> None:
     assert [it.extra["toolset"]["mode"] for it in both] == ["required", "named:get_order"]
 
 
+def test_named_under_a_parser_sends_the_named_function_and_names_the_row_as_check() -> None:
+    (one,) = _tool_items("sglang", tool_choice=("named:get_order:qwen25",))
+    assert one.fragment["tool_choice"] == {"type": "function", "function": {"name": "get_order"}}
+    assert one.name == "support_agent.tools[sglang named:get_order:qwen25]"
+
+
 def test_each_mode_is_its_own_cache_key_in_both_engines() -> None:
     """One request per key: the modes derive different grammars (SGLang and vLLM alike), and
     parallel_tool_calls false adds maxItems 1 (another key), so none is sent twice."""

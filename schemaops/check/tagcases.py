@@ -15,9 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from schemaops.check.gate import CheckCase, Problem, evaluate
-from schemaops.check.tooltags import UNKNOWN_TOOL, tag_instances, tag_result
+from schemaops.check.tooltags import UNKNOWN_TOOL, WRONG_TOOL, tag_instances, tag_result
 from schemaops.engines.structural_tags import ToolTag, derive_tag, parse_parser_mode
 from schemaops.engines.tool_schema import ENGINES
+from schemaops.errors import InputError
 
 
 def tag_specs(
@@ -36,6 +37,8 @@ def tag_specs(
             if parsed is None:
                 continue
             base = parsed[0]
+            if base.startswith("named:") and base[len("named:") :] not in ts.names:
+                raise InputError(f"--tool-choice {mode}: tool set {ts.name} has no such tool")
             for engine in engines:
                 tt = derive_tag(engine, ts.request_tools(), base, parsed[1], strict_level)
                 label = f"{ts.name} [{engine} {base}:{tt.parser}]"
@@ -97,12 +100,35 @@ def unknown_outcome(result: dict[str, Any]) -> str:
     return "unchecked"
 
 
+def other_outcome(result: dict[str, Any]) -> str | None:
+    """Under a named choice, ``refused`` / ``accepted`` / ``unchecked`` for the call to
+    another tool of the set (``tooltags.WRONG_TOOL``); None when none was walked."""
+    for d in (result.get("enforcement") or {}).get("details") or []:
+        if d.get("kind") == "invalid" and d.get("keyword") == WRONG_TOOL:
+            return {"accepted": "accepted", "rejected": "refused"}.get(d["outcome"], "unchecked")
+    return None
+
+
 def judge(
     result: dict[str, Any], meta: dict, backend: str, budget_ms: float, timeout_s: float
 ) -> CheckCase:
     """``gate.evaluate`` plus the unknown-tool verdict and the tool-set notes."""
     case = evaluate(result, backend, budget_ms, timeout_s)
     meta = dict(meta, unknown_tool=unknown_outcome(result))
+    other = other_outcome(result)
+    if other is not None:
+        meta["other_tool"] = other
+    if other == "accepted":
+        case.problems.append(
+            Problem(
+                "accepts_other_tool",
+                f"under the named choice {meta['mode']!r} the structural tag lets a call to "
+                "another tool of the set through",
+                "this engine's tag for a named choice holds every tool: serve named choices "
+                "without --tool-call-parser (the JSON schema it derives fixes the name), or "
+                "watch for wrong_tool in the audit",
+            )
+        )
     if meta["unknown_tool"] == "accepted":
         case.problems.append(
             Problem(

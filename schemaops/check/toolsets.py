@@ -29,6 +29,7 @@ from typing import Any
 
 from schemaops.check.gate import CheckCase, Problem, gate_items
 from schemaops.compare.run import Item
+from schemaops.engines.structural_tags import is_tag_mode
 from schemaops.engines.tool_schema import ENGINES, derive
 from schemaops.errors import InputError
 from schemaops.registry.model import canonical_text
@@ -38,7 +39,8 @@ UNKNOWN_TOOL = "unknown_tool_not_offered"
 
 
 def expand_modes(modes: list[str], names: list[str]) -> list[str]:
-    """``named`` -> ``named:FN`` for every tool; ``required``/``auto``/``named:FN`` as given."""
+    """``named`` -> ``named:FN`` for every tool; ``required``/``auto``/``named:FN`` and the
+    tag modes (``required:PARSER``, ``auto:PARSER``, ``named:FN:PARSER``) as given."""
     out: list[str] = []
     for m in modes:
         if m == "named":
@@ -50,7 +52,7 @@ def expand_modes(modes: list[str], names: list[str]) -> list[str]:
         else:
             raise InputError(
                 f"--tool-choice {m!r}: expected required, required:PARSER, auto, auto:PARSER, "
-                "named or named:FN"
+                "named, named:FN or named:FN:PARSER"
             )
     return list(dict.fromkeys(out))
 
@@ -122,7 +124,7 @@ def toolset_items(
         if UNKNOWN_TOOL in ts.names:
             raise InputError(f"tool set {ts.name} has a tool named {UNKNOWN_TOOL}")
         for mode in expand_modes(modes, ts.names):
-            if mode == "auto" or mode.startswith(("auto:", "required:")):
+            if is_tag_mode(mode):
                 continue  # a structural tag, not a JSON schema: ``tag_cases``
             if mode.startswith("named:") and mode[6:] not in ts.names:
                 raise InputError(f"--tool-choice {mode}: tool set {ts.name} has no such tool")

@@ -12,7 +12,8 @@ texts are pushed token by token through a fresh matcher on the real tokenizer
   ``json.dumps`` of the arguments, ``end``), and under ``auto`` a plain answer;
 - invalid, index 0: a call to ``UNKNOWN_TOOL``, which the tag must refuse after the
   trigger (``unknown_tool`` ``refused``/``accepted``); under ``required``/named a plain
-  answer; for each *strict* tool its first invalid example (non-strict tools' arguments are
+  answer; under a named choice a call to another tool of the set (``wrong_tool``); for each
+  *strict* tool its first invalid example (non-strict tools' arguments are
   any JSON in both engines: reported as such, not walked as invalid).
 
 The result has compare's shape (``compare/model.py``) plus ``toolset``, so ``gate.evaluate``
@@ -33,6 +34,9 @@ from schemaops.engines.structural_tags import ToolTag
 
 #: a function name no tool set holds (``check/toolsets.py`` refuses a set that has it)
 UNKNOWN_TOOL = "unknown_tool_not_offered"
+#: the keyword of the walked call to another tool of the set under a named choice (the
+#: audit's name for such a call, ``audit/verdict/toolcalls.py``)
+WRONG_TOOL = "wrong_tool"
 #: the plain answer a model may give under ``auto`` (and must not under ``required``)
 ANSWER = "Your order shipped yesterday and should arrive on Friday."
 
@@ -114,6 +118,11 @@ def tag_instances(tt: ToolTag, examples: dict[str, tuple[list, list]]) -> list[d
     valid: list[str] = [] if required else [ANSWER]
     if required:
         out.append({"kind": "invalid", "index": 1, "keyword": "no_tool_call", "text": ANSWER})
+    if named is not None:  # a call to another tool of the set, in the named tool's format
+        other = next((n for n, (good, _) in examples.items() if n != named and good), None)
+        if other is not None:
+            text = call_text(tt, other, examples[other][0][0])
+            out.append({"kind": "invalid", "index": len(out), "keyword": WRONG_TOOL, "text": text})
     for name in tt.forms or {}:
         good, bad = examples.get(name, ([], []))
         if named is not None and name != named:

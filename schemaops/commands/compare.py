@@ -81,7 +81,7 @@ def compare_cmd(
         "--tool-choice",
         help="A registry's tool sets (NAME.tools.json) are measured as SGLang and vLLM compile "
         "them for this tool_choice: required (default), named, named:FN, auto, auto:PARSER, "
-        "required:PARSER, none; repeatable.",
+        "required:PARSER, named:FN:PARSER, none; repeatable.",
     ),
     tool_strict_level: str = typer.Option(
         "off",
@@ -185,7 +185,8 @@ def check_cmd(
         "--tool-choice",
         help="Gate each registry tool set (NAME.tools.json) as SGLang and vLLM (or --engine) "
         "compile it for this tool_choice: required (default), named (each tool), named:FN, "
-        "auto or auto:PARSER / required:PARSER (the tool parser's structural tag, where the "
+        "auto or auto:PARSER / required:PARSER / named:FN:PARSER (the tool parser's "
+        "structural tag, where the "
         "engine constrains it), none; repeatable. See docs/contracts/compare.md.",
     ),
     tool_strict_level: str = typer.Option(

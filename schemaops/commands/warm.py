@@ -109,7 +109,7 @@ def warm_cmd(
         "--tool-choice",
         help="How the registry's tool sets (NAME.tools.json) are warmed, repeatable: required "
         "(default), named (each tool in turn), named:FN, auto, or none (no tool set); "
-        "required:PARSER / auto:PARSER name the row as check does. Each is "
+        "required:PARSER / auto:PARSER / named:FN:PARSER name the row as check does. Each is "
         "the application's chat request with tools + tool_choice: the engine derives the key.",
     ),
     tools: ToolsChoice = typer.Option(

@@ -220,11 +220,22 @@ def parse_auto_mode(mode: str) -> tuple[str, str | None] | None:
 
 
 def parse_parser_mode(mode: str) -> tuple[str, str | None] | None:
-    """``auto``/``auto:PARSER`` as ``parse_auto_mode``, and ``required:PARSER`` ->
-    (``required``, PARSER): the modes compiled as a structural tag; any other -> None."""
+    """``auto``/``auto:PARSER`` as ``parse_auto_mode``, ``required:PARSER`` ->
+    (``required``, PARSER) and ``named:FN:PARSER`` -> (``named:FN``, PARSER): the modes
+    compiled as a structural tag; any other -> None. (A function name holds no ``:`` in any
+    provider's name rule, ``providers/tools.py``, so ``named:FN:PARSER`` is unambiguous.)"""
     if mode.startswith("required:") and len(mode) > len("required:"):
         return "required", mode[len("required:") :]
+    if mode.startswith("named:"):
+        fn, sep, parser = mode[len("named:") :].partition(":")
+        return (f"named:{fn}", parser) if fn and sep and parser else None
     return parse_auto_mode(mode)
+
+
+def is_tag_mode(mode: str) -> bool:
+    """Whether ``check`` compiles ``mode`` as a structural tag (a tool parser's) rather than
+    the JSON schema derived from the tools."""
+    return parse_parser_mode(mode) is not None
 
 
 def derive_tag(

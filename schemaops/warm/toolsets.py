@@ -48,7 +48,7 @@ def check_modes(modes: tuple[str, ...]) -> None:
             continue
         raise InputError(
             f"--tool-choice {m!r}: expected required, required:PARSER, named (every tool in "
-            "turn), named:FN, auto, auto:PARSER or none"
+            "turn), named:FN, named:FN:PARSER, auto, auto:PARSER or none"
         )
     if NONE in modes and len(set(modes)) > 1:
         raise InputError("--tool-choice none warms no tool set: give it alone")
@@ -62,7 +62,7 @@ def expand(modes: tuple[str, ...], names: list[str]) -> list[str]:
         if m == "named":
             out.extend(f"named:{n}" for n in names)
         elif m.startswith("named:"):
-            if m[6:] in names:
+            if m[6:].partition(":")[0] in names:  # named:FN or named:FN:PARSER
                 out.append(m)
         elif m != NONE:
             out.append(m)
@@ -72,11 +72,12 @@ def expand(modes: tuple[str, ...], names: list[str]) -> list[str]:
 def tool_choice(mode: str) -> str | dict[str, Any]:
     """The request's ``tool_choice`` for a mode (``named:FN`` -> the named-function object).
 
-    ``required:PARSER`` / ``auto:PARSER`` are ``check``'s names for a server started with
-    that ``--tool-call-parser``: the request is ``required`` / ``auto`` (the server's parser
-    decides what is compiled); the suffix only names the row as ``check`` names its case."""
+    ``required:PARSER`` / ``auto:PARSER`` / ``named:FN:PARSER`` are ``check``'s names for a
+    server started with that ``--tool-call-parser``: the request is ``required`` / ``auto`` /
+    the named function (the server's parser decides what is compiled); the suffix only names
+    the row as ``check`` names its case."""
     if mode.startswith("named:"):
-        return {"type": "function", "function": {"name": mode[6:]}}
+        return {"type": "function", "function": {"name": mode[6:].partition(":")[0]}}
     return mode.split(":", 1)[0]
 
 
@@ -98,9 +99,10 @@ def toolset_items(
     warm nothing)."""
     check_modes(modes)
     for m in modes:
-        if m.startswith("named:") and not any(m[6:] in ts.names for ts in toolsets.values()):
+        fn = m[6:].partition(":")[0]
+        if m.startswith("named:") and not any(fn in ts.names for ts in toolsets.values()):
             raise InputError(
-                f"--tool-choice {m}: no tool set has a function {m[6:]!r} "
+                f"--tool-choice {m}: no tool set has a function {fn!r} "
                 f"(tool sets: {', '.join(sorted(toolsets)) or 'none'})"
             )
     extra: dict[str, Any] = {}
