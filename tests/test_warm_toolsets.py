@@ -211,12 +211,13 @@ def test_the_cli_refuses_a_bad_tool_choice_with_exit_2() -> None:
     [  # vLLM 0.32.0's own 400s (vllm/renderers/online_renderer.py), as the dev server answers
         (
             'tool_choice="required" requires --tool-call-parser to be set',
-            "only when started with --tool-call-parser",
-            "only when started with --enable-auto-tool-choice",
+            "required or a named function only when started with --enable-auto-tool-choice "
+            "--tool-call-parser",
+            "serves tool_choice auto",
         ),
         (
             'tool_choice=function "f" requires --tool-call-parser to be set',
-            "(--enable-auto-tool-choice is for auto only)",
+            "(vLLM 0.32 loads no tool parser without both)",
             "serves tool_choice auto",
         ),
         (
@@ -230,7 +231,8 @@ def test_the_cli_refuses_a_bad_tool_choice_with_exit_2() -> None:
 def test_a_refused_tool_choice_names_the_flag_that_mode_needs(
     message: str, flag: str, not_flag: str
 ) -> None:
-    """required/named need only --tool-call-parser; auto also --enable-auto-tool-choice."""
+    """Every mode needs --enable-auto-tool-choice --tool-call-parser on vLLM 0.32 (its parser
+    manager loads no tool parser without both); the hint says which mode was refused."""
     from schemaops.http.client import Attempt, Result
     from schemaops.http.retry import AttemptOutcome
 

@@ -81,12 +81,17 @@ _SERVER_CONFIG = (
         "or leave this tool choice out (warm --tool-choice) if the application does not send it",
     ),
     (
-        # tool_choice required or a named function: a parser, no --enable-auto-tool-choice
+        # tool_choice required or a named function. The message names only the parser, but
+        # vLLM 0.32 loads no tool parser without --enable-auto-tool-choice either
+        # (parser/parser_manager.py get_tool_parser: `if not enable_auto_tools or
+        # tool_parser_name is None: return None`); seen on the dev server: a server started
+        # with --tool-call-parser hermes alone answers this 400
         re.compile(r"requires --tool-call-parser"),
         "a server configuration problem, not the schema: vLLM serves tool_choice required or "
-        "a named function only when started with --tool-call-parser <the model's parser> "
-        "(--enable-auto-tool-choice is for auto only); or leave this tool choice out (warm "
-        "--tool-choice none, or without --tools) if the application does not send it",
+        "a named function only when started with --enable-auto-tool-choice --tool-call-parser "
+        "<the model's parser> (vLLM 0.32 loads no tool parser without both); or leave this "
+        "tool choice out (warm --tool-choice none, or without --tools) if the application does "
+        "not send it",
     ),
     (
         re.compile(r"data_parallel_rank \d+ is out of range \[0, (\d+)\)"),

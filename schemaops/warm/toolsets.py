@@ -9,9 +9,10 @@ the server was started, which no endpoint reports:
   ``engines/tool_schema.py``), keyed by its ``json.dumps``
   (``sglang/srt/entrypoints/openai/protocol.py``, ``convert_json_schema_to_str``); with a
   parser, the parser's structural tag (``serving_chat.py``, ``get_structure_constraint``).
-- vLLM 0.32.0 refuses ``required``/named with HTTP 400 unless started with
-  ``--tool-call-parser`` (``vllm/renderers/online_renderer.py``; ``auto`` also needs
-  ``--enable-auto-tool-choice``). A parser with an xgrammar structural-tag model (``hermes``,
+- vLLM 0.32.0 refuses every tool choice with HTTP 400 unless started with
+  ``--enable-auto-tool-choice --tool-call-parser`` (``vllm/renderers/online_renderer.py``; the
+  400 for ``required``/named names only the parser, but ``parser/parser_manager.py`` loads
+  none without both). A parser with an xgrammar structural-tag model (``hermes``,
   ``llama``, ``qwen_3_coder``, ...) compiles a structural tag whose arguments are pinned only
   for ``strict`` tools or ``--tool-strict-level parameter``
   (``vllm/parser/abstract_parser.py`` ``_apply_structural_tag``,

@@ -35,6 +35,7 @@ from vllm_fixtures import (  # noqa: F401
     _vllm_session,
     auto_server,
     vllm_client,
+    vllm_parser_url,
     vllm_server,
     vllm_url,
 )

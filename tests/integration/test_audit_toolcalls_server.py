@@ -72,5 +72,8 @@ def test_sglang_answers_audited_against_the_requests_tools(sglang_url: str, tmp_
     _check(_lines(sglang_url), tmp_path)
 
 
-def test_vllm_answers_audited_against_the_requests_tools(vllm_server, tmp_path: Path):
-    _check(_lines(vllm_server.url), tmp_path)
+@pytest.mark.vllm
+def test_vllm_answers_audited_against_the_requests_tools(vllm_parser_url: str, tmp_path: Path):
+    """A vLLM with ``--tool-call-parser hermes``: without a parser vLLM answers a tools
+    request with tool_choice required/named HTTP 400."""
+    _check(_lines(vllm_parser_url), tmp_path)

@@ -17,8 +17,6 @@ server as it is: without a parser the row is ``failed`` naming the flag, with on
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,38 +28,19 @@ from toolset_support import (
     request_tools,
     toolset_registry,
 )
+from vllm_fixtures import recorded_args  # noqa: E402
 
-from schemaops.devserver.env import DevServerError
-from schemaops.devserver.vllm import VllmServer, running_vllm_servers, start_vllm_servers
+from schemaops.devserver.vllm import VllmServer
 from schemaops.warm import WarmOptions
 from schemaops.warm.run import WarmSettings, run_warm
 
 pytestmark = pytest.mark.vllm
 
 
-def _recorded_args(port: int) -> list[str] | None:
-    """The arguments a running dev server on ``port`` was started with (None: not one)."""
-    for s in running_vllm_servers():
-        if s.get("port") == port:
-            return list(s.get("extra_args") or [])
-    return None
-
-
-@pytest.fixture(scope="module")
-def parser_url(_vllm_session: VllmServer) -> Iterator[str]:
-    given = os.environ.get("SCHEMAOPS_VLLM_TOOLS_URL")
-    if given:
-        yield given.rstrip("/")
-        return
-    if "--tool-call-parser" in (_recorded_args(_vllm_session.port) or []):
-        yield _vllm_session.url
-        return
-    try:
-        (server,) = start_vllm_servers(n=1, extra_args=["--tool-call-parser", "hermes"])
-    except DevServerError as exc:
-        pytest.fail(f"could not start a vLLM server with a tool parser:\n{exc}", pytrace=False)
-    yield server.url
-    server.stop()
+@pytest.fixture()
+def parser_url(vllm_parser_url: str) -> str:
+    """The session's vLLM with a tool parser (``vllm_fixtures.vllm_parser_url``)."""
+    return vllm_parser_url
 
 
 def _warm(url: str, registry: Path, *modes: str) -> tuple[dict, int]:
@@ -109,7 +88,7 @@ def test_without_a_tool_parser_the_row_fails_naming_the_flag(
     reg = toolset_registry(tmp_path, fresh(1), strict=True)
     doc, code = _warm(vllm_url, reg, "required")
     (row,) = doc["results"]
-    args = _recorded_args(vllm_server.port)
+    args = recorded_args(vllm_server.port)
     if args is not None and "--tool-call-parser" in args:
         # served (the run's ok also needs a proof, which test_after_warm_... asserts)
         assert row["status"] == "warmed" and row["error"] is None, row

@@ -29,7 +29,7 @@ import httpx
 import pytest
 
 from schemaops.devserver.env import DevServerError
-from schemaops.devserver.vllm import VllmServer, start_vllm_servers
+from schemaops.devserver.vllm import VllmServer, running_vllm_servers, start_vllm_servers
 from schemaops.devserver.vllm_env import ensure_vllm_env
 
 VLLM_HTTP_TIMEOUT_S = 120.0
@@ -96,3 +96,36 @@ def vllm_url(vllm_server: VllmServer) -> str:
 def vllm_client(vllm_server: VllmServer) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=vllm_server.url, timeout=VLLM_HTTP_TIMEOUT_S) as client:
         yield client
+
+
+def recorded_args(port: int) -> list[str] | None:
+    """The arguments a running dev server on ``port`` was started with (None: not one)."""
+    for s in running_vllm_servers():
+        if s.get("port") == port:
+            return list(s.get("extra_args") or [])
+    return None
+
+
+@pytest.fixture(scope="session")
+def vllm_parser_url(_vllm_session: VllmServer) -> Iterator[str]:
+    """A vLLM with ``--tool-call-parser hermes`` (the Qwen format): tools requests with
+    ``tool_choice`` required/named need a parser (the session server has none). One per
+    session, shared by the warm and audit tool-set tests; ``SCHEMAOPS_VLLM_TOOLS_URL`` reuses
+    one, and the session server is used when it was started with a parser."""
+    given = os.environ.get("SCHEMAOPS_VLLM_TOOLS_URL")
+    if given:
+        yield given.rstrip("/")
+        return
+    if "--tool-call-parser" in (recorded_args(_vllm_session.port) or []):
+        yield _vllm_session.url
+        return
+    try:
+        # both flags: vLLM 0.32 loads no tool parser without --enable-auto-tool-choice
+        # (parser/parser_manager.py), whatever the tool choice
+        (server,) = start_vllm_servers(
+            n=1, extra_args=["--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+        )
+    except DevServerError as exc:
+        pytest.fail(f"could not start a vLLM server with a tool parser:\n{exc}", pytrace=False)
+    yield server.url
+    server.stop()
