@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -76,13 +77,41 @@ def _needs_engine_env(item: pytest.Item) -> bool:
     return in_integration or item.get_closest_marker("engine_env") is not None
 
 
+def _runs_alone(item: pytest.Item) -> bool:
+    """Tests that must share one process: the dev-server ones (one server per session, ~4 GiB
+    each) and the Ray ones (one local cluster per session; two would fight over ports)."""
+    return (
+        _needs_engine_env(item)
+        or "ray_cluster" in getattr(item, "fixturenames", ())
+        or item.get_closest_marker("ray") is not None
+    )
+
+
+#: ``scripts/test.sh`` runs the suite as two pytest sessions: ``parallel`` (on every core, with
+#: pytest-xdist, while the dev-server environments install in the background) and then
+#: ``serial`` (the tests ``_runs_alone`` names, in one process). Unset: one session, all tests.
+PHASE_VAR = "SCHEMAOPS_TEST_PHASE"
+
+
+def _select_phase(config: pytest.Config, items: list[pytest.Item]) -> None:
+    phase = os.environ.get(PHASE_VAR, "")
+    if phase not in ("parallel", "serial"):
+        return
+    keep = [i for i in items if _runs_alone(i) == (phase == "serial")]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in set(keep)])
+        items[:] = keep
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests needing a dev-server environment run last (a stable move: each group keeps its
-    order), so ``scripts/test.sh`` can install those environments while the rest run.
+    order), so ``scripts/test.sh`` can install those environments while the rest run; under
+    ``SCHEMAOPS_TEST_PHASE`` only that phase's tests are kept (``_select_phase``).
 
     The corpus tier: tests whose corpus is not at hand are deselected with one summary line
     (how many, and how to get them); under ``CI=true`` they stay and fail at setup instead, so a
     CI run without its corpora cannot pass by running less."""
+    _select_phase(config, items)
     items.sort(key=_needs_engine_env)  # sort is stable
     missing = set(FOUND.missing())
     if not missing or _in_ci():
@@ -101,9 +130,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _wait_for_installers(terminal: Any) -> None:
     """Wait for the dev-server installers ``scripts/test.sh`` started in the background
     (``SCHEMAOPS_TEST_INSTALLERS``: ``engine:pid:log`` words). They are this process's children
-    (test.sh execs pytest), so ``waitpid`` gives their exit status; a failed one is reported
-    with its log, and the fixtures then retry the install themselves (pip resumes) and fail
-    with the log tail if it fails again."""
+    when test.sh ran one session (``waitpid`` then gives their exit status, a failed one is
+    reported with its log), else test.sh's (polled). Either way the fixtures retry a failed
+    install themselves (pip resumes) and fail with the log tail if it fails again."""
     words = os.environ.pop("SCHEMAOPS_TEST_INSTALLERS", "").split()
     for word in words:
         engine, _, rest = word.partition(":")
@@ -116,8 +145,8 @@ def _wait_for_installers(terminal: Any) -> None:
             terminal.write_line(f"[test] waiting for the {engine} dev-server environment ({log})")
         try:
             _, status = os.waitpid(pid, 0)
-        except ChildProcessError:  # not our child (pytest was not exec'd by test.sh): poll
-            while Path(f"/proc/{pid}").exists():
+        except ChildProcessError:  # test.sh's child (its second pytest session): poll
+            while _alive(pid):
                 time.sleep(1.0)
             continue
         code = os.waitstatus_to_exitcode(status)
@@ -126,6 +155,16 @@ def _wait_for_installers(terminal: Any) -> None:
                 f"[test] the {engine} dev-server install exited {code}; see {log}"
                 " (the fixtures retry it)"
             )
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process that is not this one's child still runs (Linux ``/proc``; a zombie,
+    ended but not yet reaped by its parent, is not running)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -158,15 +197,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             if os.waitpid(pid, os.WNOHANG) != (0, 0):
                 continue  # already ended
         except ChildProcessError:
-            continue
+            if not _alive(pid):  # test.sh's child: it reaps it
+                continue
         try:
             if os.getpgid(pid) == pid:
                 os.killpg(pid, signal.SIGTERM)
             else:
                 os.kill(pid, signal.SIGTERM)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
+        except ProcessLookupError:
             continue
+        with contextlib.suppress(ChildProcessError):  # test.sh's child: test.sh reaps it
+            os.waitpid(pid, 0)
         if terminal is not None:
             terminal.write_line(
                 f"[test] stopped the background {engine} dev-server install (no test needed it;"
