@@ -62,3 +62,41 @@ def test_reports_show_the_count(tmp_path: Path) -> None:
     buf = io.StringIO()
     render_terminal(doc, Console(file=buf, color_system=None, width=200))
     assert "1 output(s) repeat a name in one object" in buf.getvalue()
+
+
+#: texts where the lean loop's key-count test and the written-back test meet their edges: a
+#: repeat next to a colon in a string, an escaped colon (``\u003a``) that hides a repeat from
+#: a plain colon count, floats and 19-digit integers, repeats below the top level
+_EDGES = [
+    '{"a": 1, "a": 1}',
+    '{"a": "x:y", "a": 1}',
+    '{"a": "x\\u003ay", "a": 1}',
+    '{"a\\u003a": 1, "a\\u003a": 1}',
+    '{"a": 1.5, "a": 1}',
+    '{"a": 18446744073709551616}',
+    '{"a": [1, {"b": 2, "b": 3}]}',
+    '[{"b": 1}, {"b": 1, "b": 2}]',
+    '{"a": 1, "b": {"c": [true, null, "d:e"]}}',
+    '{"a": 1}',
+    '{"a": 1.0}',
+]
+
+
+def test_the_lean_loop_finds_what_the_general_path_finds(tmp_path: Path) -> None:
+    """Differential: the audit's lean loop (no ``--records``) against its general path (with
+    ``--records``, which writes every row) on each edge, one audit per text so a count names
+    its text: the same category and duplicate-key count for each."""
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"type": ["object", "array"]}))
+    for i, text in enumerate(_EDGES):
+        f = tmp_path / f"o{i}.jsonl"
+        f.write_text(json.dumps({"text": text}) + "\n")
+        lean = run_audit(str(f), AuditOptions(schema=str(schema), jobs=1)).to_json()
+        rows = tmp_path / f"r{i}.jsonl"
+        general = run_audit(
+            str(f), AuditOptions(schema=str(schema), jobs=1, records=str(rows))
+        ).to_json()
+        for key in ("ok", "categories", "duplicate_keys"):
+            assert lean[key] == general[key], (text, key)
+        expected = 0 if i in (5, 8, 9, 10) else 1  # the rest repeat a name once
+        assert lean["duplicate_keys"]["count"] == expected, text

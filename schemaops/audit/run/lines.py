@@ -33,6 +33,7 @@ from schemaops.audit.verdict.classify import (
     Classification,
     duplicate_keys,
     parse_output,
+    plain_key_count,
 )
 from schemaops.audit.verdict.resolver import SchemaResolver
 from schemaops.audit.verdict.toolcalls import SKIP
@@ -45,7 +46,9 @@ NO_SCHEMA = "(none)"
 # than MAX_DEPTH. An integer orjson reads as a float (from 2^64, below -2^63) is one of at
 # least 19 digits, and orjson writes such a float back with an exponent of at least 18
 # ("1.8446744073709552e+19"): where the value's orjson text has no "e+", no digit run needs
-# looking for (a one-sided test; the run itself decides).
+# looking for (a one-sided test; the run itself decides). Before writing the value back, a text
+# with exactly as many colons as its value has names, and no float, has no repeated name and no
+# long integer (``classify.plain_key_count``): the write-back is then not needed.
 _DEEP_TEXT = 2 * MAX_DEPTH
 # The verdict memo pays when texts repeat and costs a lookup and an entry when they do not
 # (real logs rarely repeat a text; on a distinct-text log of 64 % failures it made the audit
@@ -134,6 +137,7 @@ def audit_lines(
     memo_next = MEMO_PROBE if memo_on else -1
     pending_lengths: dict[tuple, int] = {}  # (schema, finish reason, tokens) -> outputs
     dumps = orjson.dumps
+    key_count = plain_key_count
     remember = resolver.remember
     fixed_name = fixed.name if fixed is not None else None
     log_lines = LogLines(str(resolver.registry_path), fixed_name)
@@ -186,7 +190,8 @@ def audit_lines(
                                     and text.count("[") + text.count("{") > MAX_DEPTH
                                 ):
                                     quick = None  # maybe too deep (orjson writes 255 levels)
-                                else:
+                                elif text.count(":") != key_count(value):  # else: no repeat
+                                    # a colon in a string, a float, or a repeated name
                                     back = dumps(value)
                                     if (
                                         text.count(":") != back.count(b":")
