@@ -143,6 +143,8 @@ def control_char_in_string(text: str) -> bool:
     """Whether a raw control character sits inside a JSON string of ``text``."""
     if _CONTROL.search(text) is None:  # none anywhere (a scan in C): nothing to place
         return False
+    if "\\" not in text:  # no escape: every other quote opens a string (the last may be cut)
+        return _CONTROL.search("".join(text.split('"')[1::2])) is not None
     pos, end = 0, len(text)
     while (m := _STRING_HEAD.search(text, pos)) is not None:
         pos = m.end()
