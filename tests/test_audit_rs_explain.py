@@ -24,8 +24,9 @@ from test_audit_rs_agreement import _instance, _mutations
 from schemaops.audit.verdict.classify import parse_output
 from schemaops.audit.verdict.rscheck import ascii_text
 from schemaops.audit.verdict.rsexplain import rs_best_match
-from schemaops.audit.verdict.validate import SchemaChecker
+from schemaops.audit.verdict.validate import MESSAGE_LIMIT, SchemaChecker
 from schemaops.errors import InputError
+from schemaops.strings import pointer, truncate
 
 D2020 = "https://json-schema.org/draft/2020-12/schema"
 D7 = "http://json-schema.org/draft-07/schema#"
@@ -75,6 +76,23 @@ def _compare(schema: Any, instances: list[Any], stats: Counter, bad: list[str]) 
             continue
         stats["failures"] += 1
         got = rs_best_match(checker._rs, worder, schema_, value)
+        # lazy vs eager: a message written when read is the one written at once
+        later = rs_best_match(checker._rs, worder, schema_, value, lazy=True)
+        if later is not None and callable(later[2]):
+            stats["worded_later"] += 1
+            later = (later[0], later[1], later[2]())
+        if (later is None) != (got is None) or (later is not None and tuple(later) != got):
+            bad.append(f"lazy {json.dumps(schema)[:160]} on {text[:80]}: {later} != {got}")
+        # and the whole check (its WordedLater read as an example reads it) against best_match
+        outcome = checker.check(value)
+        seen = (outcome.category, outcome.path, outcome.message)
+        expected = (
+            f"schema_violation:{want[0]}",
+            pointer(want[1]),
+            truncate(want[2], MESSAGE_LIMIT),
+        )
+        if seen != expected:
+            bad.append(f"check {json.dumps(schema)[:160]} on {text[:80]}: {seen} != {want}")
         if got is None:
             stats["handed_back"] += 1
             stats[f"handed_back:{want[0]}"] += 1
@@ -129,6 +147,7 @@ def test_suite_explanations_equal_best_match() -> None:
     _report("suite", stats)
     assert not bad, f"{len(bad)} explanations differ from best_match: {bad[:5]}"
     assert stats["answered"] > 1_000, stats
+    assert stats["worded_later"] > 1_000, stats  # the lazy messages were compared too
 
 
 @pytest.mark.corpus("jsonschemabench")
@@ -139,6 +158,7 @@ def test_jsonschemabench_explanations_equal_best_match() -> None:
     _report("jsonschemabench", stats)
     assert not bad, f"{len(bad)} explanations differ from best_match: {bad[:5]}"
     assert stats["answered"] > 5_000, stats
+    assert stats["worded_later"] > 5_000, stats
     # most failures of real schemas are located by jsonschema-rs
     assert stats["handed_back"] < stats["answered"], stats
 

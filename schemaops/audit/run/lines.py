@@ -29,7 +29,6 @@ from schemaops.audit.verdict.classify import (
     OK,
     OUTCOME_OK,
     REFUSAL,
-    TIMEOUT_PREFIX,
     Classification,
     duplicate_keys,
     parse_output,
@@ -335,10 +334,9 @@ def audit_lines(
                             tally, records_out, lineno, record_id(rec), msg[:300], shard, first_line
                         )
                         continue
-                if memo_on and (
-                    outcome is OUTCOME_OK or not (outcome.message or "").startswith(TIMEOUT_PREFIX)
-                ):
-                    hit = [outcome, dups, None]
+                if memo_on and (outcome is OUTCOME_OK or not outcome.timed_out):
+                    # written out: a message written later would keep the parsed value alive
+                    hit = [outcome.settled(), dups, None]
                     resolver.remember(key, hit)
             ok = outcome is OUTCOME_OK
             if steps is not None and out.step is not None:

@@ -13,7 +13,7 @@ from schemaops.audit.options import AuditOptions
 from schemaops.audit.read.extract import Output, record_id
 from schemaops.audit.tally.diagnose import diagnose
 from schemaops.audit.tally.stats import Tally
-from schemaops.audit.verdict.classify import TIMEOUT_PREFIX, VIOLATION, Classification
+from schemaops.audit.verdict.classify import VIOLATION, Classification
 
 
 def input_error(
@@ -60,10 +60,7 @@ def count_failure(
         line,
         record_id(rec),
         name,
-        outcome.category,
-        outcome.subtype,
-        outcome.path,
-        outcome.message,
+        outcome,
         text,
     )
     if entry is None:
@@ -74,7 +71,7 @@ def count_failure(
             found = entry[2] = tuple(diagnose(rec, text, outcome))
     if found:
         tally.diagnoses.update(found)
-    if (outcome.message or "").startswith(TIMEOUT_PREFIX):
+    if outcome.timed_out:
         tally.add_timeout(line)
     elif outcome.category.startswith(VIOLATION):
         if opts.all_errors and checker is not None:

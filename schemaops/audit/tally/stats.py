@@ -118,13 +118,13 @@ class Tally:
         line: int,
         rid: Any,
         schema: str,
-        category: str,
-        subtype: str | None,
-        path: str | None,
-        message: str | None,
+        outcome: Any,
         text: str,
     ) -> None:
-        """Count one failed output (the ok path is counted inline by the pipeline)."""
+        """Count one failed output (the ok path is counted inline by the pipeline).
+        ``outcome``: its ``classify.Classification``, whose message is read only for an
+        example (it may be written only when read: ``classify.WordedLater``)."""
+        category, subtype, path = outcome.category, outcome.subtype, outcome.path
         self.outputs += 1
         self.categories[category] += 1
         if subtype is not None:
@@ -147,7 +147,7 @@ class Tally:
                     "id": safe_text(rid),
                     "schema": schema,
                     "path": safe_text(path),
-                    "message": safe_text(message),
+                    "message": safe_text(outcome.message),
                     "text": safe_text(snippet),
                 }
             )

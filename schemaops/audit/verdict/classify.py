@@ -95,6 +95,46 @@ class Classification:
     path: str | None = None
     message: str | None = None
 
+    @property
+    def timed_out(self) -> bool:
+        """Whether the watchdog cut this verdict off (its message says so)."""
+        return (self.message or "").startswith(TIMEOUT_PREFIX)
+
+    def settled(self) -> Classification:
+        """This classification with every field written (``WordedLater`` writes its message)."""
+        return self
+
+
+class WordedLater(Classification):
+    """A schema violation whose keyword and path are known and whose message is written when
+    first read (``word()``, once): most failures are only counted, and only an example or a
+    ``--records`` row prints the message (``rsexplain.LAZY_WORDED``). Never a timeout (the
+    keywords it is used for run no regex)."""
+
+    def __init__(self, category: str, path: str, word: Any) -> None:
+        object.__setattr__(self, "category", category)
+        object.__setattr__(self, "subtype", None)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "_word", word)
+
+    @property  # type: ignore[override]
+    def message(self) -> str:  # type: ignore[override]
+        word = self.__dict__["_word"]
+        if callable(word):
+            word = word()
+            object.__setattr__(self, "_word", word)
+        return word
+
+    @property
+    def timed_out(self) -> bool:
+        return False
+
+    def settled(self) -> Classification:
+        return Classification(self.category, None, self.path, self.message)
+
+    def __reduce__(self) -> Any:  # pickled (a worker's result) as the plain classification
+        return (Classification, (self.category, None, self.path, self.message))
+
 
 OUTCOME_OK = Classification(OK)
 

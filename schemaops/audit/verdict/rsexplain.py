@@ -86,6 +86,25 @@ TERMINALS = frozenset(
         "dependencies",
     }
 )
+#: keywords whose one error ``jsonschema`` yields at the failing place itself (no context, no
+#: path of its own) from a count or an equality the two libraries define alike (no regex, no
+#: format, no type name a draft reads otherwise): chosen alone, such an error's keyword and
+#: path are known from jsonschema-rs's list, and its wording can wait until an example or a
+#: ``--records`` row reads it (``Wording``; a failure is mostly only counted)
+LAZY_WORDED = frozenset(
+    {
+        "required",
+        "enum",
+        "const",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "dependentRequired",
+    }
+)
 #: applicators whose next location segment names a subschema in an object
 _BY_NAME = frozenset(
     {"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"}
@@ -183,11 +202,15 @@ def _worded(validator: Any, schema: dict, keyword: str, instance: Any) -> Valida
     return None
 
 
-def rs_best_match(rs_validator: Any, validator: Any, root: Any, instance: Any) -> Any:
+def rs_best_match(
+    rs_validator: Any, validator: Any, root: Any, instance: Any, lazy: bool = False
+) -> Any:
     """(keyword, absolute path list, message) of ``best_match(validator.iter_errors(instance))``
     for an ``instance`` jsonschema-rs refuses, or None when this module cannot be sure
     (``jsonschema`` then answers). ``validator``: ``jsonschema``'s validator of ``root``
     (format checker included); ``rs_validator``: jsonschema-rs's of the same schema.
+    ``lazy``: for one error of a ``LAZY_WORDED`` keyword the message is a ``Wording``, called
+    when read.
 
     ``relevance`` is compared in two steps: (instance path length, instance path, not a weak
     keyword) for every error, then whether the instance matches the subschema's ``type``
@@ -234,6 +257,9 @@ def rs_best_match(rs_validator: Any, validator: Any, root: Any, instance: Any) -
             chosen = [min(chosen, key=lambda c: order.index(c[1]))]
     except Exception:  # noqa: BLE001 (a location or type jsonschema-rs reads otherwise)
         return None
+    if lazy and len(chosen) == 1 and chosen[0][1] in LAZY_WORDED:
+        schema, keyword, inst, at = chosen[0]
+        return keyword, list(at), Wording(validator, schema, keyword, inst, instance)
     answer = None
     for schema, keyword, inst, at in chosen:
         err = _worded(validator, schema, keyword, inst)
@@ -248,3 +274,27 @@ def rs_best_match(rs_validator: Any, validator: Any, root: Any, instance: Any) -
             return None  # tied at the top in an order only jsonschema knows
         answer = got
     return answer
+
+
+class Wording:
+    """The message of a ``LAZY_WORDED`` error, written by ``jsonschema``'s keyword function
+    when called (``_worded``). Should that function find nothing (never seen: the keywords are
+    chosen so), the message is ``best_match``'s over the whole output, so a report never prints
+    a message ``jsonschema`` did not write."""
+
+    __slots__ = ("validator", "schema", "keyword", "instance", "root_instance")
+
+    def __init__(
+        self, validator: Any, schema: dict, keyword: str, instance: Any, root_instance: Any
+    ) -> None:
+        self.validator = validator
+        self.schema = schema
+        self.keyword = keyword
+        self.instance = instance
+        self.root_instance = root_instance
+
+    def __call__(self) -> str:
+        err = _worded(self.validator, self.schema, self.keyword, self.instance)
+        if err is None:
+            err = best_match(self.validator.iter_errors(self.root_instance))
+        return err.message if err is not None else f"{self.keyword} failed"

@@ -32,6 +32,7 @@ from schemaops.audit.verdict.classify import (
     TIMEOUT_PREFIX,
     VIOLATION,
     Classification,
+    WordedLater,
 )
 from schemaops.audit.verdict.explain import explain, skipping_class
 from schemaops.audit.verdict.rscheck import ascii_text, compile_rs
@@ -192,6 +193,12 @@ class SchemaChecker:
             found = self._rs_explained(value)
             if found is not None:
                 keyword, path, message = found
+                if callable(message):  # written when read: most failures are only counted
+                    return WordedLater(
+                        f"{VIOLATION}:{keyword}",
+                        pointer(path),
+                        lambda: truncate(message(), MESSAGE_LIMIT),
+                    )
                 return Classification(
                     f"{VIOLATION}:{keyword}", None, pointer(path), truncate(message, MESSAGE_LIMIT)
                 )
@@ -234,7 +241,7 @@ class SchemaChecker:
             schema, cls, fmt = self._fast_args
             self._worder = cls(schema, format_checker=fmt)
         try:
-            return rs_best_match(self._rs, self._worder, self.schema, value)
+            return rs_best_match(self._rs, self._worder, self.schema, value, lazy=True)
         except (WatchdogTimeout, RecursionError):
             raise
         except Exception:  # noqa: BLE001 (anything unexpected: jsonschema answers alone)
