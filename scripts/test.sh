@@ -27,13 +27,14 @@ echo "[test] the corpus tier's corpora (found, or fetched at pinned checksums in
 "$VENV/bin/python" scripts/get_corpora.py \
   || echo "[test] some corpora could not be fetched: their tests are not run (CI=true: they fail)" >&2
 # Two pytest sessions over the same arguments: first every test that does not need a dev-server
-# environment or the Ray cluster, on every core (pytest-xdist; SCHEMAOPS_TEST_WORKERS sets how
-# many), while the environments install; then those tests in one process (one server and one
-# cluster per session), after waiting for the installers (tests/conftest.py _select_phase).
+# environment, on every core (pytest-xdist; SCHEMAOPS_TEST_WORKERS sets how many; the Ray tests
+# in one group, so one worker starts one cluster), while the environments install; then those
+# tests in one process (one server per session), after waiting for the installers
+# (tests/conftest.py _select_phase).
 # A session left with no test (exit 5: the arguments picked only the other kind) is no failure.
 status=0
 SCHEMAOPS_TEST_PHASE=parallel SCHEMAOPS_TEST_INSTALLERS="" "$VENV/bin/python" -m pytest \
-  -n "${SCHEMAOPS_TEST_WORKERS:-auto}" "$@" || status=$?
+  -n "${SCHEMAOPS_TEST_WORKERS:-auto}" --dist loadgroup "$@" || status=$?
 serial=0
 SCHEMAOPS_TEST_PHASE=serial SCHEMAOPS_TEST_INSTALLERS="$INSTALLERS" "$VENV/bin/python" -m pytest \
   "$@" || serial=$?

@@ -79,17 +79,21 @@ def _needs_engine_env(item: pytest.Item) -> bool:
 
 def _runs_alone(item: pytest.Item) -> bool:
     """Tests that must share one process: the dev-server ones (one server per session, ~4 GiB
-    each) and the Ray ones (one local cluster per session; two would fight over ports)."""
+    each, started after the installers are waited for)."""
+    return _needs_engine_env(item)
+
+
+def _uses_ray(item: pytest.Item) -> bool:
     return (
-        _needs_engine_env(item)
-        or "ray_cluster" in getattr(item, "fixturenames", ())
+        "ray_cluster" in getattr(item, "fixturenames", ())
         or item.get_closest_marker("ray") is not None
     )
 
 
 #: ``scripts/test.sh`` runs the suite as two pytest sessions: ``parallel`` (on every core, with
-#: pytest-xdist, while the dev-server environments install in the background) and then
-#: ``serial`` (the tests ``_runs_alone`` names, in one process). Unset: one session, all tests.
+#: pytest-xdist, while the dev-server environments install in the background; the Ray tests
+#: all on one worker, sharing its cluster) and then ``serial`` (the tests ``_runs_alone``
+#: names, in one process). Unset: one session, all tests.
 PHASE_VAR = "SCHEMAOPS_TEST_PHASE"
 
 
@@ -113,6 +117,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     CI run without its corpora cannot pass by running less."""
     _select_phase(config, items)
     items.sort(key=_needs_engine_env)  # sort is stable
+    for item in items:  # one worker runs them all (--dist loadgroup): one Ray cluster
+        if _uses_ray(item):
+            item.add_marker(pytest.mark.xdist_group("ray"))
     missing = set(FOUND.missing())
     if not missing or _in_ci():
         return
