@@ -152,3 +152,21 @@ def test_a_raw_control_character_in_the_sets_arguments_is_a_leak_not_unconstrain
     # with a tool-call parser the arguments string carries the raw tab the same way
     verdict, why = _judge(req, _chat("kb_search", '{"query": "refund\tpolicy"}'))
     assert verdict == "inconclusive" and "control character" in why
+
+
+def test_sglangs_array_cut_off_inside_a_leaky_string_is_no_evidence(specs) -> None:
+    """Seen in a CI run and again on the SGLang dev server (tools.required with support_agent,
+    finish_reason ``length``): ``[{"name": "create_ticket", "parameters": {... "<TAB>...`` cut
+    off by the token budget inside a string holding xgrammar's raw tab. The cut first call
+    names a function of the set: it is that function's call, cut off (``inconclusive``), not
+    free text that breaks the canary (it was judged ``broken``: a false ``unconstrained``)."""
+    (req,) = _tool_specs(specs, "tools.required")
+    content = '[{"name": "create_ticket", "parameters": {"customer_id": "Fcc", "subject": "a\tb'
+    body = {"choices": [{"message": {"content": content}, "finish_reason": "length"}]}
+    reading = read(req, body)
+    assert reading.tool_call and reading.tool_name == "create_ticket" and reading.truncated
+    verdict, why = judge_offered(req, reading)
+    assert verdict == "inconclusive" and "cut off" in why
+    # not cut off, the same broken text stays the canary's to judge as text
+    done = {"choices": [{"message": {"content": content}, "finish_reason": "stop"}]}
+    assert read(req, done).tool_call is False

@@ -13,6 +13,7 @@ as ``message.tool_calls``. Both are read.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -354,7 +355,7 @@ def read(spec: PathSpec, body: Any) -> Reading | str:
             )
         if fr == "tool_calls":
             notes.append("finish_reason tool_calls but no tool call")
-        found = _array_form(content, {TOOL_NAME, *spec.offered})
+        found = _array_form(content, {TOOL_NAME, *spec.offered}, cut=fr == "length")
         if found is not None:  # SGLang without a tool-call parser
             name, arguments = found
             return Reading(arguments, fr == "length", fr, tuple(notes), None, True, tool_name=name)
@@ -372,10 +373,19 @@ def read(spec: PathSpec, body: Any) -> Reading | str:
     )
 
 
-def _array_form(content: Any, names: set[str] | None = None) -> tuple[str, str] | None:
+#: the start of SGLang's array form up to its first call's parameters: what a call cut off by
+#: the token budget inside its parameters still says (which function it calls)
+_CUT_CALL = re.compile(r'\s*\[\s*\{\s*"name"\s*:\s*"([^"\\]*)"\s*,\s*"parameters"\s*:\s*')
+
+
+def _array_form(
+    content: Any, names: set[str] | None = None, cut: bool = False
+) -> tuple[str, str] | None:
     """(name, parameters as JSON text) of the first call of SGLang's ``[{"name",
     "parameters"}]`` content; every call must name one of ``names`` (the canary tool and the
-    registry tool set's functions)."""
+    registry tool set's functions). ``cut``: the answer stopped at the token budget; a first
+    call cut off inside its parameters then gives its name and the parameters' text so far
+    (a raw control character there, xgrammar's leak, is no sign of free text)."""
     names = names or {TOOL_NAME}
     if not isinstance(content, str) or not content.lstrip().startswith("["):
         return None
@@ -392,6 +402,9 @@ def _array_form(content: Any, names: set[str] | None = None) -> tuple[str, str] 
         try:
             first, _ = lenient.raw_decode(content.lstrip()[1:].lstrip())
         except (ValueError, RecursionError):
+            head = _CUT_CALL.match(content) if cut else None
+            if head is not None and head.group(1) in names:
+                return head.group(1), content[head.end() :]
             return None
         value = [first]
     if (
