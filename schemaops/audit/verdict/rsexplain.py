@@ -259,7 +259,7 @@ def rs_best_match(
         return None
     if lazy and len(chosen) == 1 and chosen[0][1] in LAZY_WORDED:
         schema, keyword, inst, at = chosen[0]
-        return keyword, list(at), Wording(validator, schema, keyword, inst, instance)
+        return keyword, list(at), Wording(validator, schema, keyword, inst)
     answer = None
     for schema, keyword, inst, at in chosen:
         err = _worded(validator, schema, keyword, inst)
@@ -278,23 +278,21 @@ def rs_best_match(
 
 class Wording:
     """The message of a ``LAZY_WORDED`` error, written by ``jsonschema``'s keyword function
-    when called (``_worded``). Should that function find nothing (never seen: the keywords are
-    chosen so), the message is ``best_match``'s over the whole output, so a report never prints
-    a message ``jsonschema`` did not write."""
+    when called (``_worded``). It runs outside the audit's watchdog, so it runs nothing but that
+    keyword (no regex can be reached from these keywords). Should the function find nothing
+    (never seen: the keywords are chosen so), the message says so rather than walking the whole
+    output, which could reach a pattern unguarded."""
 
-    __slots__ = ("validator", "schema", "keyword", "instance", "root_instance")
+    __slots__ = ("validator", "schema", "keyword", "instance")
 
-    def __init__(
-        self, validator: Any, schema: dict, keyword: str, instance: Any, root_instance: Any
-    ) -> None:
+    def __init__(self, validator: Any, schema: dict, keyword: str, instance: Any) -> None:
         self.validator = validator
         self.schema = schema
         self.keyword = keyword
         self.instance = instance
-        self.root_instance = root_instance
 
     def __call__(self) -> str:
         err = _worded(self.validator, self.schema, self.keyword, self.instance)
-        if err is None:
-            err = best_match(self.validator.iter_errors(self.root_instance))
-        return err.message if err is not None else f"{self.keyword} failed"
+        if err is not None:
+            return err.message
+        return f"{self.keyword} failed in jsonschema-rs; jsonschema's {self.keyword} found no error"
