@@ -508,13 +508,19 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
 
     from schemaops.audit.verdict.explain import skipping_class
     from schemaops.audit.verdict.rscheck import compile_rs
-    from schemaops.audit.verdict.subset import ID_KEYWORDS, inline_refs, mentions
+    from schemaops.audit.verdict.schemakeys import ID_KEYWORDS
+    from schemaops.audit.verdict.subset import inline_refs, mentions
     from schemaops.audit.verdict.treecheck import compile_tree
     from schemaops.formats import format_checker
     from schemaops.registry import jsontext, refcheck, refs
     from schemaops.registry.bundle import bundle
     from schemaops.registry.documents import ref_free
-    from schemaops.registry.drafts import draft_label, meta_valid, metaschema_problems
+    from schemaops.registry.drafts import (
+        dialect_label,
+        draft_label,
+        meta_valid,
+        metaschema_problems,
+    )
 
     files = sorted(registry.glob("*.json"))
     files = random.Random(seed).sample(files, min(n, len(files)))
@@ -560,7 +566,7 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
         body = bundle(data, entry.base, label, reg) if report.external else data
         t4 = clock()
         cls = validator_for(body, default=validator_for({}))
-        if not meta_valid(body, cls):  # the metaschema fast path, as the checker does
+        if not meta_valid(body, dialect_label(body)):  # the metaschema fast path, as checkers do
             cls.check_schema(body)
         t5 = clock()
         fmt = format_checker()
@@ -570,10 +576,10 @@ def first_use_profile(registry: Path, n: int, seed: int) -> dict[str, float]:
             explain = inline_refs(body)
         t7 = clock()
         cls(explain, format_checker=fmt)
-        if compile_tree(explain, cls, fmt) is not None:  # as SchemaChecker, from output one
+        if compile_tree(explain, cls, fmt) is not None:  # as SchemaChecker at its first failure
             skipping_class(cls)(explain, format_checker=fmt)
         t8 = clock()
-        fast += compile_rs(body, cls, True).is_valid is not None
+        fast += compile_rs(body, dialect_label(body), True).is_valid is not None
         t9 = clock()
         for k, a, b in zip(
             keys,

@@ -27,7 +27,6 @@ import stat
 import sys
 from collections.abc import Callable
 from functools import cache, lru_cache
-from importlib import metadata
 from pathlib import Path
 
 import schemaops
@@ -184,6 +183,10 @@ def dist_version(dist: str) -> str:
     found = _installed().get(_normal(dist), "?")
     if found is not None:
         return found
+    # imported here: ``importlib.metadata`` (and the ``email`` parser it reads metadata with)
+    # was ~10 ms of a one-line audit's start, for a case no wheel install has (issue 36)
+    from importlib import metadata
+
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:

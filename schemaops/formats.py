@@ -30,9 +30,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator, FormatChecker
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
 
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 _TIME = re.compile(
@@ -128,7 +129,11 @@ def _guarded(func: Callable[[Any], Any], raises: Any) -> Callable[[Any], Any]:
 
 @lru_cache(maxsize=1)
 def format_checker() -> FormatChecker:
-    """The project's ``FormatChecker`` (shared, read-only: build validators with it)."""
+    """The project's ``FormatChecker`` (shared, read-only: build validators with it).
+    ``jsonschema`` is imported here, on first use, not with this module: its format checkers
+    import their optional packages, the larger part of a one-line audit's start (issue 36)."""
+    from jsonschema import Draft202012Validator, FormatChecker
+
     checker = FormatChecker(formats=())
     for name, (func, raises) in Draft202012Validator.FORMAT_CHECKER.checkers.items():
         checker.checkers[name] = (_guarded(func, raises), raises)

@@ -685,7 +685,7 @@ def test_checker_hints_are_cached_with_the_facts_and_a_damaged_one_is_recomputed
     for name in ("order", "note", "pat"):
         checker = resolver.get(name)
         schema = json.loads((reg / f"{name}.json").read_text())
-        assert checker.hints == schema_hints(schema, type(checker.validator))
+        assert checker.hints == schema_hints(schema, checker.label)
     warm, facts = _audit(reg, cdir, lines)
     assert warm == cold and facts.hits == 3
     for pack in _packs(cdir):  # damage every cached hint: a string where a bool belongs

@@ -351,16 +351,14 @@ def test_fast_path_agrees_with_jsonschema(value: object) -> None:
 
 
 def test_fast_path_declines_what_it_cannot_answer() -> None:
-    from jsonschema import Draft3Validator, Draft202012Validator
-
     from schemaops.audit.verdict.rscheck import compile_rs
 
-    assert compile_rs({"type": "object"}, Draft3Validator, True).is_valid is None
-    assert compile_rs({"pattern": "(a)\\1"}, Draft202012Validator, True).is_valid is None
+    assert compile_rs({"type": "object"}, "draft-03", True).is_valid is None
+    assert compile_rs({"pattern": "(a)\\1"}, "2020-12", True).is_valid is None
     # ``\\W`` reads the same on printable ASCII only: answered behind the ASCII gate
-    gated = compile_rs({"pattern": "\\W"}, Draft202012Validator, True)
+    gated = compile_rs({"pattern": "\\W"}, "2020-12", True)
     assert gated.ascii_only and not gated.is_valid("\u00e9")
-    assert compile_rs({"pattern": "a\\Z"}, Draft202012Validator, True).is_valid is None
+    assert compile_rs({"pattern": "a\\Z"}, "2020-12", True).is_valid is None
 
 
 @pytest.mark.parametrize("fmt", ["uuid", "date", "date-time"])

@@ -27,7 +27,9 @@ from corpus_paths import JSB, JSTS
 from schemaops.audit.verdict.classify import parse_output
 from schemaops.audit.verdict.rscheck import (
     NATIVE_FORMATS,
+    RS_DRAFTS,
     compile_rs,
+    format_names,
     native_formats,
     portable_pattern,
     scan,
@@ -553,15 +555,13 @@ def test_native_formats_never_more_lenient(draft: type) -> None:
 
 
 def test_compile_rs_reports_why_not() -> None:
-    from jsonschema import Draft3Validator, Draft202012Validator
-
-    assert compile_rs({"type": "string"}, Draft3Validator, True).is_valid is None
-    got = compile_rs({"pattern": "a{1, 2}"}, Draft202012Validator, True)
+    assert compile_rs({"type": "string"}, "draft-03", True).is_valid is None
+    got = compile_rs({"pattern": "a{1, 2}"}, "2020-12", True)
     assert got.is_valid is None and "lenient" in got.reason
     # ``\\s`` reads the same on printable ASCII only: judged behind the ASCII gate
-    gated = compile_rs({"pattern": "\\s"}, Draft202012Validator, True)
+    gated = compile_rs({"pattern": "\\s"}, "2020-12", True)
     assert gated.ascii_only and gated.is_valid is not None and not gated.is_valid("\ufeff")
-    watched = compile_rs({"format": "regex"}, Draft202012Validator, True)
+    watched = compile_rs({"format": "regex"}, "2020-12", True)
     assert watched.is_valid is not None and watched.watched
 
 
@@ -608,3 +608,41 @@ def test_scan_of_the_text_is_never_laxer_than_the_walk() -> None:
         differ += got != want
     assert len(schemas) > 9_000
     assert differ <= 5, differ
+
+
+def test_format_names_finds_every_format_the_schema_names() -> None:
+    """jsonschema-rs gets custom checkers for the formats ``format_names`` finds only: a
+    superset of those the schema asserts (a member of an ``enum`` value counts too), by
+    the text and by the walk alike."""
+    schema = {
+        "properties": {"a": {"format": "ipv4"}, "format": {"format": "idn-email"}},
+        "items": [{"format": 'we"ird\\'}],
+        "enum": [{"format": "x"}],
+        "format": 3,
+    }
+    assert format_names(schema) == {"ipv4", "idn-email", 'we"ird\\', "x"}
+    assert format_names({1: {"format": "date"}, "format": "email"}) == {"date", "email"}  # walk
+    assert format_names({"type": "string"}) == frozenset()
+
+
+@pytest.mark.parametrize("draft", ["2020-12", "draft-07"])
+def test_custom_formats_judge_as_schemaops_formats(draft: str) -> None:
+    """Every format ``schemaops.formats`` knows and jsonschema-rs is not trusted with, named
+    by a schema, is judged by ``format_checker`` inside jsonschema-rs (the custom format is
+    passed because the schema names it)."""
+    fc = format_checker()
+    values = ["", "a", "x@y.z", "1.2.3.4", "::1", "2024-02-30", "12:00:00Z", "/a/b", "^(a+)$"]
+    values += ["http://x.y/z", "{+x}", "\u00e9@\u00e9.fr", "#fff", "0/1", "a\\", "P1D", "[a"]
+    native = native_formats(RS_DRAFTS[draft])  # jsonschema-rs's own: never more lenient
+    custom = 0
+    for fmt in sorted(fc.checkers):
+        got = compile_rs({"type": "string", "format": fmt}, draft, True)
+        if got.is_valid is None:
+            continue
+        if fmt in native:
+            wrong = [v for v in values if got.is_valid(v) and not fc.conforms(v, fmt)]
+        else:
+            custom += 1
+            wrong = [v for v in values if got.is_valid(v) != fc.conforms(v, fmt)]
+        assert not wrong, (fmt, wrong)
+    assert custom >= 5

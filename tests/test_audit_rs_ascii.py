@@ -167,10 +167,7 @@ def test_routed_back_schemas_classify_as_jsonschema() -> None:
             checker = SchemaChecker("t", schema)
         except InputError:
             continue
-        if (
-            scan(schema)[0]
-            or not compile_rs(checker._fast_args[0], checker._fast_args[1], True).ascii_only
-        ):
+        if scan(schema)[0] or not compile_rs(checker.schema, checker.label, True).ascii_only:
             continue
         stats["schemas"] += 1
         base = [_instance(schema, schema, rng) for _ in range(3)]
@@ -213,10 +210,7 @@ def test_gate_sends_non_ascii_outputs_to_jsonschema() -> None:
     refuses the output and jsonschema names the violation."""
     schema = {"patternProperties": {"^\\d$": {"type": "integer"}}, "additionalProperties": False}
     checker = SchemaChecker("t", schema)
-    assert (
-        checker.fast is not None
-        and compile_rs(checker._fast_args[0], checker._fast_args[1], True).ascii_only
-    )
+    assert checker.fast is not None and compile_rs(checker.schema, checker.label, True).ascii_only
     assert checker.check({"3": 1}).category == "ok"
     assert checker.check({"3": "x"}).category == "schema_violation:type"
     c = checker.check({"\u0663": "x"})

@@ -24,7 +24,7 @@ from typing import Any
 import referencing
 
 from schemaops.registry.drafts import UnknownDraft, draft_label
-from schemaops.registry.refs import SPECS, iter_subschemas
+from schemaops.registry.refs import iter_subschemas, specs
 from schemaops.strings import pointer, ref_parts
 
 #: the base URI of a schema with no ``$id`` of its own (never fetched: nothing is retrieved)
@@ -46,14 +46,14 @@ def _label(root: Any) -> str:
         label = draft_label(root.get("$schema")) if isinstance(root, dict) else None
     except UnknownDraft:
         label = None
-    return label if label in SPECS else "2020-12"
+    return label if label in specs() else "2020-12"
 
 
 def _walk(root: Any) -> tuple[referencing.Registry, list[tuple[dict, tuple[str, ...], str]]]:
     """The offline registry of ``root`` (its subresources and anchors crawled) and every
     subschema with its pointer parts and base URI."""
     label = _label(root)
-    resource = SPECS[label].create_resource(root)
+    resource = specs()[label].create_resource(root)
     registry = referencing.Registry().with_resource(BASE, resource).crawl()
     nodes = [
         (node, tuple(str(p) for p in parts), base)

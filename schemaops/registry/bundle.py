@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-import referencing
-import referencing.exceptions
-
 from schemaops.registry.refs import document_base, iter_subschemas, split_target
+
+if TYPE_CHECKING:
+    import referencing
 
 
 def _key(url: str, fragment: str) -> str:

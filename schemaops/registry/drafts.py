@@ -13,26 +13,38 @@ import json
 import re
 import warnings
 from functools import cache
-from typing import Any
-
-import jsonschema.validators
-from jsonschema.exceptions import ValidationError, best_match
-from jsonschema.protocols import Validator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from schemaops.strings import pointer, truncate
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 #: the draft a schema without ``$schema`` is read as (what SGLang's grammar backends target)
 DEFAULT_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
-#: draft label -> (canonical ``$schema`` URI, jsonschema validator class)
-DRAFTS: dict[str, tuple[str, type[Validator]]] = {
-    "draft-03": ("http://json-schema.org/draft-03/schema#", jsonschema.Draft3Validator),
-    "draft-04": ("http://json-schema.org/draft-04/schema#", jsonschema.Draft4Validator),
-    "draft-06": ("http://json-schema.org/draft-06/schema#", jsonschema.Draft6Validator),
-    "draft-07": ("http://json-schema.org/draft-07/schema#", jsonschema.Draft7Validator),
-    "2019-09": ("https://json-schema.org/draft/2019-09/schema", jsonschema.Draft201909Validator),
-    "2020-12": (DEFAULT_DRAFT, jsonschema.Draft202012Validator),
+#: draft label -> (canonical ``$schema`` URI, the name of its ``jsonschema`` validator class).
+#: Names, not classes: importing ``jsonschema`` costs more than the rest of a one-line audit's
+#: start (its format checkers import their optional packages; issue 36), and an audit whose
+#: outputs jsonschema-rs accepts never needs it (``validator_class`` imports it on first use).
+DRAFTS: dict[str, tuple[str, str]] = {
+    "draft-03": ("http://json-schema.org/draft-03/schema#", "Draft3Validator"),
+    "draft-04": ("http://json-schema.org/draft-04/schema#", "Draft4Validator"),
+    "draft-06": ("http://json-schema.org/draft-06/schema#", "Draft6Validator"),
+    "draft-07": ("http://json-schema.org/draft-07/schema#", "Draft7Validator"),
+    "2019-09": ("https://json-schema.org/draft/2019-09/schema", "Draft201909Validator"),
+    "2020-12": (DEFAULT_DRAFT, "Draft202012Validator"),
 }
+#: the drafts whose closure check and explanations this project builds (``treecheck.py``)
+LEGACY_LABELS = frozenset(("draft-04", "draft-06", "draft-07"))
+
+#: ``jsonschema.validators.validator_for``'s table (4.26.0): each draft's metaschema id as
+#: its ``URIDict`` stores it (``urlsplit(id).geturl()``, which drops an empty ``#``), so the
+#: draft ``validator_for`` picks is known without importing ``jsonschema``
+#: (``dialect_label``; ``tests/test_drafts_dialect.py`` holds it to ``validator_for``)
+_VALIDATOR_FOR = {urlsplit(uri).geturl(): label for label, (uri, _) in DRAFTS.items()}
 
 _KEY = re.compile(
     r"^(?:https?://)?json-schema\.org/(draft-0[3467]/schema|draft/20(?:19-09|20-12)/schema)/?#?$"
@@ -75,8 +87,34 @@ def draft_uri(label: str) -> str:
 
 
 def validator_class(label: str) -> type[Validator]:
-    """The jsonschema validator class for a draft label."""
-    return DRAFTS[label][1]
+    """The jsonschema validator class for a draft label (imports ``jsonschema``)."""
+    import jsonschema
+
+    return getattr(jsonschema, DRAFTS[label][1])
+
+
+def dialect_label(schema: Any) -> str:
+    """The label of the draft ``validator_for(schema, default=Draft202012Validator)`` picks,
+    without importing ``jsonschema`` where the answer is certain: no ``$schema`` (or a boolean
+    schema) is 2020-12, a string is looked up as ``validator_for``'s ``URIDict`` does
+    (normalised by ``urlsplit``) and an unknown one is the default. Anything else (a
+    ``$schema`` that is not a string, a URI ``urlsplit`` refuses) asks ``validator_for``
+    itself, which may raise as it always did."""
+    if schema is True or schema is False:
+        return "2020-12"
+    if type(schema) is dict:
+        uri = schema.get("$schema", None)
+        if uri is None and "$schema" not in schema:
+            return "2020-12"
+        if type(uri) is str:
+            try:
+                return _VALIDATOR_FOR.get(urlsplit(uri).geturl(), "2020-12")
+            except ValueError:
+                pass
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    cls = validator_for(schema, default=Draft202012Validator)
+    return next(label for label, (_, name) in DRAFTS.items() if cls.__name__ == name)
 
 
 @cache
@@ -101,12 +139,9 @@ def _fast_valid(schema: Any, label: str, parsed: bool = False) -> bool:
         return rs_valid(schema, label, parsed)
 
 
-def meta_valid(schema: Any, cls: type) -> bool:
-    """``_fast_valid`` for a jsonschema validator class (False: ask ``check_schema``)."""
-    for label, (_, known) in DRAFTS.items():
-        if known is cls:
-            return _fast_valid(schema, label)
-    return False
+def meta_valid(schema: Any, label: str) -> bool:
+    """``_fast_valid`` for a draft label (False: ask ``check_schema``)."""
+    return label in DRAFTS and _fast_valid(schema, label)
 
 
 def short(text: str, limit: int = MAX_MESSAGE) -> str:
@@ -116,6 +151,8 @@ def short(text: str, limit: int = MAX_MESSAGE) -> str:
 
 def _leaf(error: ValidationError) -> ValidationError:
     """The most specific error under an anyOf/oneOf failure (its own message is vague)."""
+    from jsonschema.exceptions import best_match
+
     return best_match([error]) if error.context else error
 
 

@@ -12,8 +12,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jsonschema.exceptions import best_match
-
 from schemaops.registry.drafts import short
 from schemaops.registry.jsontext import MAX_DEPTH, parse, read_text
 from schemaops.strings import pointer
@@ -98,6 +96,8 @@ def _watched(validator: Any, which: str, i: int, instance: Any) -> list[tuple[st
 def _check_one(validator: Any, which: str, i: int, instance: Any) -> list[tuple[str, str, str]]:
     problems = []
     if which == "valid":
+        from jsonschema.exceptions import best_match  # with a sidecar only (start-up)
+
         err = best_match(validator.iter_errors(instance))
         if err is not None:
             at = pointer(err.absolute_path) or "(root)"

@@ -26,7 +26,6 @@ from pathlib import Path
 from urllib.parse import quote_from_bytes, urldefrag, urljoin
 
 import orjson
-from jsonschema_specifications import REGISTRY as METASCHEMAS
 
 from schemaops.errors import InputError
 from schemaops.registry import jsontext, refs
@@ -397,7 +396,7 @@ def _markers(f: Path) -> tuple[str | None, bool, str | None] | None:
     if "$id" in data or "id" in data:
         try:
             label = draft_label(data.get("$schema"))
-            rid = refs.SPECS[label].create_resource(data).id()
+            rid = refs.specs()[label].create_resource(data).id()
         except (UnknownDraft, AttributeError, TypeError):
             rid = None
     return (
@@ -429,6 +428,6 @@ def _outward_urls(entry: refs.Entry) -> set[str]:
             ref = node.get(kw)
             if isinstance(ref, str):
                 url = refs.split_target(base, ref)[0]
-                if url not in own and url not in METASCHEMAS:
+                if url not in own and url not in refs.metaschemas():
                     out.add(url)
     return out

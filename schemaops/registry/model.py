@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from schemaops.formats import format_checker
 from schemaops.registry.drafts import DEFAULT_DRAFT, draft_label, validator_class
-from schemaops.registry.refs import OFFLINE
+from schemaops.registry.refs import offline
 from schemaops.strings import sha256_hex
 
 Api = Literal["native", "openai"]
@@ -112,5 +112,6 @@ class Schema:
         """
         if self._validator is None:
             cls = validator_class(draft_label(self.draft))
-            self._validator = cls(self.bundled(), format_checker=format_checker(), registry=OFFLINE)
+            fmt = format_checker()
+            self._validator = cls(self.bundled(), format_checker=fmt, registry=offline())
         return self._validator

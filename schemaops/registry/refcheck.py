@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-import referencing.exceptions
-
 from schemaops.registry.refs import (
     REF_KEYWORDS,
     Entry,
@@ -41,8 +39,18 @@ class RefReport:
     external: bool  # refers to another registry document (needs bundling to be sent)
 
 
+def _unresolvable(exc: Exception) -> bool:
+    """``referencing``'s own "cannot resolve" (imported here, on a failed lookup only: a
+    lookup that raised has imported it already)."""
+    import referencing.exceptions
+
+    return isinstance(exc, referencing.exceptions.Unresolvable)
+
+
 def _classify(exc: Exception, ref: str, target: str) -> tuple[str, str]:
     """Turn a referencing failure into (kind, reason)."""
+    import referencing.exceptions
+
     cause: BaseException | None = exc
     while cause is not None and not isinstance(cause, Refused):
         cause = cause.__cause__
@@ -103,11 +111,12 @@ def check_refs(
                 found = lookup(base, ref)
                 if kw == "$ref":
                     resolved[(base, ref)] = (found, url)
-            except referencing.exceptions.Unresolvable as exc:
-                kind, reason = _classify(exc, ref, url)
-                problems.append((pointer([*parts, kw]), kind, reason))
-                continue
-            except Exception as exc:  # referencing itself failed (see build())
+            except Exception as exc:
+                if _unresolvable(exc):
+                    kind, reason = _classify(exc, ref, url)
+                    problems.append((pointer([*parts, kw]), kind, reason))
+                    continue
+                # referencing itself failed (see build())
                 reason = f"$ref {ref!r} cannot be resolved: {type(exc).__name__}: {exc}"
                 problems.append((pointer([*parts, kw]), "ref_unresolvable", reason))
                 continue

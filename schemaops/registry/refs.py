@@ -18,23 +18,59 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-import referencing
-import referencing.exceptions
-import referencing.jsonschema
-from jsonschema_specifications import REGISTRY as METASCHEMAS
+if TYPE_CHECKING:
+    import referencing
 
-SPECS: dict[str, referencing.Specification] = {
-    "draft-03": referencing.jsonschema.DRAFT3,
-    "draft-04": referencing.jsonschema.DRAFT4,
-    "draft-06": referencing.jsonschema.DRAFT6,
-    "draft-07": referencing.jsonschema.DRAFT7,
-    "2019-09": referencing.jsonschema.DRAFT201909,
-    "2020-12": referencing.jsonschema.DRAFT202012,
-}
+# ``referencing`` and the metaschemas (``jsonschema_specifications``) are imported on first
+# use, not with this module: with ``attrs`` they were a third of a one-line audit's start, and
+# a warm audit of schemas without ``$id``s or ``$ref``s never resolves anything (issue 36).
+# ``SPECS``, ``OFFLINE`` and ``METASCHEMAS`` stay readable as attributes (``__getattr__``).
+
+
+@cache
+def specs() -> dict[str, referencing.Specification]:
+    """Draft label -> ``referencing``'s specification of that draft."""
+    import referencing.jsonschema as rj
+
+    return {
+        "draft-03": rj.DRAFT3,
+        "draft-04": rj.DRAFT4,
+        "draft-06": rj.DRAFT6,
+        "draft-07": rj.DRAFT7,
+        "2019-09": rj.DRAFT201909,
+        "2020-12": rj.DRAFT202012,
+    }
+
+
+@cache
+def metaschemas() -> referencing.Registry:
+    """The official metaschemas, as ``jsonschema`` ships them (``jsonschema_specifications``)."""
+    from jsonschema_specifications import REGISTRY
+
+    return REGISTRY
+
+
+@cache
+def offline() -> referencing.Registry:
+    """For validating instances: metaschemas only, every other URI refused (jsonschema's own
+    default registry would still fetch http(s) refs, with only a DeprecationWarning)."""
+    import referencing
+
+    return referencing.Registry(retrieve=_refuse).combine(metaschemas())
+
+
+def __getattr__(name: str) -> Any:
+    """``SPECS``, ``OFFLINE`` and ``METASCHEMAS``, built on first access."""
+    lazy = {"SPECS": specs, "OFFLINE": offline, "METASCHEMAS": metaschemas}
+    if name in lazy:
+        return lazy[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Every subschema-bearing keyword, for finding every $ref. Look-alike lists elsewhere are
 # kept apart on purpose, each with its own contract: engines/sglang.py copies SGLang 0.5.23's
@@ -78,11 +114,6 @@ class Refused(Exception):
 
 def _refuse(uri: str) -> referencing.Resource:
     raise Refused(uri)
-
-
-#: For validating instances: metaschemas only, every other URI refused (jsonschema's own
-#: default registry would still fetch http(s) refs, with only a DeprecationWarning).
-OFFLINE = referencing.Registry(retrieve=_refuse).combine(METASCHEMAS)
 
 
 def split_target(base: str, ref: str) -> tuple[str, str]:
@@ -141,6 +172,9 @@ def pointer_refs_only(entry: Entry) -> list[tuple[dict, list, str]] | None:
 def build(entries: list[Entry]) -> tuple[referencing.Registry, list[tuple[Entry, str]]]:
     """An offline ref registry holding ``entries``, crawled for embedded ``$id``s and
     anchors; also returns (entry, clashing $id) pairs."""
+    import referencing
+
+    SPECS, METASCHEMAS = specs(), metaschemas()  # noqa: N806 (the module's own names)
     pairs: list[tuple[str, referencing.Resource, Entry]] = []
     owner: dict[str, Entry] = {}
     clashes: list[tuple[Entry, str]] = []
@@ -202,7 +236,9 @@ def own_pointer_lookup(entry: Entry) -> Lookup:
     (its errors included) on the document directly, with a resolver whose registry is never
     read there (``pointer`` only moves the resolver's base on entering an ``$id``). Held to
     ``registry_lookup`` on a crawled registry in ``tests/test_registry_fastpaths.py``."""
-    resource = SPECS[entry.label].create_resource(entry.contents)
+    import referencing
+
+    resource = specs()[entry.label].create_resource(entry.contents)
     resolver = referencing.Registry().resolver(base_uri=entry.base)
 
     def lookup(base: str, ref: str) -> Any:
@@ -235,7 +271,7 @@ def _alias_retriever(owner: dict[str, Entry]) -> Callable[[str], referencing.Res
         entry = owner.get(target) if target else None
         if entry is None or target is None:
             raise Refused(uri)
-        spec = SPECS[entry.label]
+        spec = specs()[entry.label]
         contents = entry.contents
         if isinstance(contents, dict) and spec.id_of(contents) is None:
             contents = {
@@ -297,6 +333,8 @@ def _visible_below(folder: Path, top: Path) -> bool:
 
 
 def _crawlable(uri: str, resource: referencing.Resource) -> bool:
+    import referencing
+
     try:
         referencing.Registry().with_resource(uri, resource).crawl()
     except Exception:
@@ -309,7 +347,7 @@ def iter_subschemas(root: Any, base: str, label: str) -> Iterator[tuple[dict, li
 
     Iterative, so deeply nested real-world schemas cannot hit Python's recursion limit.
     """
-    spec = SPECS[label]
+    spec: Any = None  # referencing's, looked up at the first node with an id
     stack: list[tuple[Any, list, str]] = [(root, [], base)]
     while stack:
         node, parts, node_base = stack.pop()
@@ -320,6 +358,7 @@ def iter_subschemas(root: Any, base: str, label: str) -> Iterator[tuple[dict, li
         sid = None
         if "$id" in node or "id" in node:
             try:
+                spec = spec or specs()[label]
                 sid = spec.id_of(node)
             except (AttributeError, TypeError):  # a non-string id (drafts 4-7 call .startswith)
                 sid = None  # no base change: the metaschema check reports the id itself

@@ -50,7 +50,6 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-import jsonschema
 import jsonschema_rs
 import orjson
 
@@ -61,13 +60,15 @@ from schemaops.formats import rs_formats
 BACKTRACK_LIMIT = 100_000
 
 
-#: Python jsonschema's draft -> jsonschema-rs's (draft 3 has none: such a schema is not checked)
+#: the draft Python jsonschema picked (its label, ``registry/drafts.py``) -> jsonschema-rs's
+#: class (draft 3 has none: such a schema is not checked). Labels, not jsonschema's classes:
+#: a warm audit of outputs jsonschema-rs accepts never imports ``jsonschema`` (issue 36).
 RS_DRAFTS = {
-    jsonschema.Draft4Validator: jsonschema_rs.Draft4Validator,
-    jsonschema.Draft6Validator: jsonschema_rs.Draft6Validator,
-    jsonschema.Draft7Validator: jsonschema_rs.Draft7Validator,
-    jsonschema.Draft201909Validator: jsonschema_rs.Draft201909Validator,
-    jsonschema.Draft202012Validator: jsonschema_rs.Draft202012Validator,
+    "draft-04": jsonschema_rs.Draft4Validator,
+    "draft-06": jsonschema_rs.Draft6Validator,
+    "draft-07": jsonschema_rs.Draft7Validator,
+    "2019-09": jsonschema_rs.Draft201909Validator,
+    "2020-12": jsonschema_rs.Draft202012Validator,
 }
 #: formats whose jsonschema-rs checker accepts nothing ``schemaops.formats`` refuses, each with
 #: a value both refuse (used to ask a draft whether it asserts the format at all)
@@ -115,6 +116,34 @@ def _formats(rs_cls: type) -> dict[str, Callable[[str], bool]]:
     """``schemaops.formats``' checkers for the formats this draft of jsonschema-rs does not
     assert natively the same way."""
     return rs_formats(native_formats(rs_cls))
+
+
+_FORMAT_VALUE = re.compile(rb'"format":"((?:[^"\\]|\\.)*)"')
+
+
+def format_names(schema: Any) -> frozenset[str]:
+    """Every string value of a member named ``format`` anywhere in ``schema`` (a superset of
+    the formats it asserts: an ``enum`` value's member counts too). jsonschema-rs is given
+    custom checkers for these only: a custom format the schema never names changes nothing,
+    and building the full set needs ``jsonschema``'s format checker, whose import is most of a
+    one-line audit's start (issue 36)."""
+    try:
+        text = orjson.dumps(schema)
+    except TypeError:  # not JSON-shaped: walk it
+        found: set[str] = set()
+        stack = [schema]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                if isinstance(node.get("format"), str):
+                    found.add(node["format"])
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+        return frozenset(found)
+    if b'"format":"' not in text:
+        return frozenset()
+    return frozenset(orjson.loads(b'"' + m.group(1) + b'"') for m in _FORMAT_VALUE.finditer(text))
 
 
 @lru_cache(maxsize=8)
@@ -284,12 +313,13 @@ class RsCheck(NamedTuple):
     ascii_only: bool = False
 
 
-def compile_rs(schema: Any, cls: type, assert_format: bool) -> RsCheck:
-    """jsonschema-rs's ``is_valid`` for ``schema`` read as draft ``cls`` (Python jsonschema's
-    validator class for it), or the reason it cannot answer exactly."""
-    rs_cls = RS_DRAFTS.get(cls)
+def compile_rs(schema: Any, label: str, assert_format: bool) -> RsCheck:
+    """jsonschema-rs's ``is_valid`` for ``schema`` read as draft ``label`` (the one Python
+    jsonschema picks for it: ``drafts.dialect_label``), or the reason it cannot answer
+    exactly."""
+    rs_cls = RS_DRAFTS.get(label)
     if rs_cls is None:
-        return RsCheck(None, f"jsonschema-rs has no {cls.__name__}")
+        return RsCheck(None, f"jsonschema-rs has no {label} validator")
     portable, float_multiple, regex_format = scan(schema)
     ascii_only = not portable and ascii_fit(schema)
     if not portable and not ascii_only:
@@ -303,7 +333,9 @@ def compile_rs(schema: Any, cls: type, assert_format: bool) -> RsCheck:
         "pattern_options": jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT),
     }
     if assert_format:
-        options["formats"] = _formats(rs_cls)
+        named = format_names(schema) - native_formats(rs_cls)
+        if named:
+            options["formats"] = {k: v for k, v in _formats(rs_cls).items() if k in named}
     if float_multiple:
         options["keywords"] = {"multipleOf": _MultipleOf}
     try:

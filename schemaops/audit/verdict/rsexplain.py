@@ -49,10 +49,16 @@ The instance given is the value the audit parsed; everything is read, nothing is
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from jsonschema.exceptions import WEAK_MATCHES, ValidationError, best_match
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+
+# ``jsonschema`` itself is imported by the functions that word an error, not here: the audit
+# asks ``explainable`` of every schema it sets up, and a warm audit of outputs jsonschema-rs
+# accepts never imports ``jsonschema`` (issue 36, start-up).
 
 #: keywords whose error ``jsonschema`` yields itself (not an applicator passing on its
 #: subschemas' errors) and whose location and wording the differential test found equal
@@ -198,6 +204,8 @@ def _worded(validator: Any, schema: dict, keyword: str, instance: Any) -> Valida
             schema=schema,
             type_checker=validator.TYPE_CHECKER,
         )
+        from jsonschema.exceptions import best_match
+
         return best_match([error]) if error.context else error
     return None
 
@@ -216,6 +224,8 @@ def rs_best_match(
     keyword) for every error, then whether the instance matches the subschema's ``type``
     only among the errors that tie on those (the key's last element; its fourth, a "strong"
     keyword, is always False: ``STRONG_MATCHES`` is empty)."""
+    from jsonschema.exceptions import WEAK_MATCHES
+
     try:
         if _EMPTY_KEY in orjson.dumps(instance):
             return None  # jsonschema-rs would drop that key from its locations

@@ -12,10 +12,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonschema import Draft4Validator, Draft202012Validator
+from schemaops.registry.drafts import LEGACY_LABELS
 
-from schemaops.audit.verdict.subset import ID_KEYWORDS, other_dialect
-from schemaops.audit.verdict.treecheck import LEGACY, draft4_ids
+#: keys that change a subschema's base URI or name it for a dynamic reference: where one is
+#: present ``$ref``s may not be inlined, nor a closure tree built (``subset.py``,
+#: ``treecheck.py``). Kept here, free of ``jsonschema`` imports: a warm audit reads a
+#: checker's hints from its cache without importing it (issue 36, start-up).
+ID_KEYWORDS = ("$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef")
+
+
+def draft4_ids(schema: Any) -> bool:
+    """True when some object holds a string ``id`` (draft-04's base-URI change; a property
+    named ``id`` maps to a schema, not a string, and does not count)."""
+    stack = [schema]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            if isinstance(cur.get("id"), str):
+                return True
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return False
 
 
 def key_sets(root: Any) -> tuple[set[str], set[str]]:
@@ -34,7 +52,7 @@ def key_sets(root: Any) -> tuple[set[str], set[str]]:
     return top, nested
 
 
-def schema_hints(schema: Any, cls: type) -> dict[str, bool]:
+def schema_hints(schema: Any, label: str) -> dict[str, bool]:
     """``no_ids`` (no ``$id``-family key: the ``$ref``s may be inlined), ``treeable`` (a
     closure check may answer: no ids, a dialect it knows throughout, no draft-04 string
     ``id``), ``regex`` (a ``pattern``: the watchdog)."""
@@ -46,12 +64,21 @@ def schema_hints(schema: Any, cls: type) -> dict[str, bool]:
     # resolves only the refs of a failing part: no need for the inlined copy then.
     treeable = (
         no_ids
-        and (cls is Draft202012Validator or cls in LEGACY)
-        and not ("$schema" in nested and other_dialect(schema, cls))
-        and not (cls is Draft4Validator and "id" in every and draft4_ids(schema))
+        and (label == "2020-12" or label in LEGACY_LABELS)
+        and not ("$schema" in nested and _other_dialect(schema, label))
+        and not (label == "draft-04" and "id" in every and draft4_ids(schema))
     )
     regex = not every.isdisjoint(("pattern", "patternProperties"))
     return {"no_ids": no_ids, "treeable": bool(treeable), "regex": regex}
+
+
+def _other_dialect(schema: Any, label: str) -> bool:
+    """``subset.other_dialect`` for a draft label (a nested ``$schema``: rare, and only when
+    the hints are not cached, so ``jsonschema`` is imported here)."""
+    from schemaops.audit.verdict.subset import other_dialect
+    from schemaops.registry.drafts import validator_class
+
+    return other_dialect(schema, validator_class(label))
 
 
 def well_formed(hints: Any) -> bool:

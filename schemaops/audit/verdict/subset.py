@@ -41,7 +41,6 @@ IGNORED = {
 # Keys jsonschema does not know are ignored by it, hence here; known ones must be handled.
 KNOWN = set(Draft202012Validator.VALIDATORS)
 _DATA_KEYWORDS = {"enum", "const", "default", "examples", "description", "title", "$comment"}
-ID_KEYWORDS = ("$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef")
 OBJECT_KEYWORDS = (
     "properties",
     "required",

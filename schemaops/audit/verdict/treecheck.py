@@ -22,9 +22,9 @@ from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft2
 from jsonschema._utils import equal, uniq
 
 from schemaops.audit.verdict import subset
+from schemaops.audit.verdict.schemakeys import ID_KEYWORDS, draft4_ids
 from schemaops.audit.verdict.subset import (
     HANDLED,
-    ID_KEYWORDS,
     IGNORED,
     KNOWN,
     MAX_NODES,
@@ -368,21 +368,6 @@ def _number4_bound(schema: dict, key: str) -> Any:
     if value is not None and type(value) not in _NUM:
         raise Unsupported("non-numeric bound")
     return value
-
-
-def draft4_ids(schema: Any) -> bool:
-    """True when some object holds a string ``id`` (draft-04's base-URI change; a property
-    named ``id`` maps to a schema, not a string, and does not count)."""
-    stack = [schema]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, dict):
-            if isinstance(cur.get("id"), str):
-                return True
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
-    return False
 
 
 def _int4(x: Any) -> bool:

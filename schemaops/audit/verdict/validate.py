@@ -10,6 +10,11 @@ names the most relevant keyword, pointer and message exactly as before. A schema
 jsonschema-rs cannot answer for exactly (``rscheck.compile_rs`` says why) is answered by the
 closure tree (``treecheck.py``), then ``jsonschema``.
 
+Python ``jsonschema`` (and the closure tree, ``explain.py`` and ``subset.py``, built on it) is
+imported and set up on a checker's first failure, not before: its import costs more than the
+rest of a one-line audit's start (its format checkers import their optional packages), and an
+output jsonschema-rs accepts never reads it (issue 36; ``tests/test_audit_startup.py``).
+
 A ``pattern`` that backtracks catastrophically cannot be interrupted from inside ``re``
 except by a signal, so validation of schemas that use regexes runs under the watchdog
 (``schemaops.watchdog``). A record whose validation times out is a ``schema_violation:pattern``
@@ -21,10 +26,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, best_match
-from jsonschema.validators import validator_for
-
 from schemaops.audit.verdict.classify import (
     MAX_DEPTH,
     OUTCOME_OK,
@@ -34,15 +35,12 @@ from schemaops.audit.verdict.classify import (
     Classification,
     WordedLater,
 )
-from schemaops.audit.verdict.explain import explain, skipping_class
 from schemaops.audit.verdict.rscheck import ascii_text, compile_rs
 from schemaops.audit.verdict.rsexplain import explainable, rs_best_match
 from schemaops.audit.verdict.schemakeys import schema_hints, well_formed
-from schemaops.audit.verdict.subset import Unsupported, inline_refs
-from schemaops.audit.verdict.treecheck import compile_tree
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
-from schemaops.registry.drafts import meta_valid
+from schemaops.registry.drafts import dialect_label, meta_valid, validator_class
 from schemaops.strings import pointer, truncate
 from schemaops.watchdog import WatchdogTimeout, watched
 from schemaops.watchdog import timeout as watchdog_timeout
@@ -68,33 +66,37 @@ class SchemaChecker:
         formed."""
         self.name = name
         self.schema = schema
-        cls = validator_for(schema, default=validator_for({}))
-        try:
-            # the registry ran the metaschema check already; else the jsonschema-rs metaschema
-            # check answers (jsonschema only explains a schema it refuses)
-            if not checked and not meta_valid(schema, cls):
-                cls.check_schema(schema, format_checker=format_checker())
-        except SchemaError as exc:
-            raise InputError(f"schema {name!r} is not a valid JSON Schema: {exc.message}") from None
-        fmt = format_checker() if assert_format else None
-        modern = cls is Draft202012Validator
+        #: the draft ``jsonschema.validators.validator_for`` picks (2020-12 by default)
+        self.label = dialect_label(schema)
+        #: jsonschema's validator class, looked up on first use (``_cls``)
+        self._cls_found: Any = None
+        # the registry ran the metaschema check already; else the jsonschema-rs metaschema
+        # check answers (jsonschema only explains a schema it refuses)
+        if not checked and not meta_valid(schema, self.label):
+            from jsonschema.exceptions import SchemaError
+
+            try:
+                self._cls.check_schema(schema, format_checker=format_checker())
+            except SchemaError as exc:
+                msg = f"schema {name!r} is not a valid JSON Schema: {exc.message}"
+                raise InputError(msg) from None
         if not well_formed(hints):
-            hints = schema_hints(schema, cls)
+            hints = schema_hints(schema, self.label)
         #: what the schema's keys decide about this checker (a pure function of its bytes)
         self.hints = hints
-        no_ids, treeable = hints["no_ids"], hints["treeable"]
-        self.tree = compile_tree(schema, cls, fmt, screened=True, lazy=True) if treeable else None
+        #: the closure check (``treecheck.py``), built on first use (``tree``); None where it
+        #: cannot answer, or once a lazy subtree of it could not
+        self._tree: Any = _PENDING if hints["treeable"] else None
         self._explainer = None
-        if self.tree is not None:
-            self._explainer = skipping_class(cls)(schema, format_checker=fmt)
         # Without a tree every failure walks the whole output: $refs inlined make that ~2x
-        # faster (``inline_refs``). Built on first use (``validator``): with a tree, only
-        # ``--all-errors`` needs it, and a platform registry sets up thousands of schemas.
-        self._inline = modern and no_ids and self.tree is None
+        # faster (``inline_refs``). Decided when the tree is (``_inlines``); the validator is
+        # built on first use (``validator``): with a tree, only ``--all-errors`` needs it,
+        # and a platform registry sets up thousands of schemas.
+        self._inline = self._tree is None and self._inlines()
         self._validator: Any = None
-        self._fast_args = (schema, cls, fmt)
-        self._cls = cls
         self._assert_format = assert_format
+        #: ``_prepare`` ran: jsonschema imported, the tree and explaining validators built
+        self._prepared = False
         #: jsonschema-rs's yes/no check, compiled on first use; None when it cannot answer
         self._fast: Any = _PENDING
         self.fast_reason = ""
@@ -116,10 +118,51 @@ class SchemaChecker:
         self.timeouts = 0
 
     @property
+    def _cls(self) -> Any:
+        """``jsonschema``'s validator class for the schema's draft (imported on first use)."""
+        if self._cls_found is None:
+            self._cls_found = validator_class(self.label)
+        return self._cls_found
+
+    @property
+    def _fast_args(self) -> tuple[Any, Any, Any]:
+        """(schema, jsonschema validator class, format checker or None): what jsonschema's
+        validators of this schema are built from."""
+        return self.schema, self._cls, format_checker() if self._assert_format else None
+
+    @property
+    def tree(self) -> Any:
+        """The closure check (``treecheck.py``), compiled on first access, or None; with it
+        the validator that explains a failure skipping the subtrees it accepts."""
+        if self._tree is _PENDING:
+            from schemaops.audit.verdict.explain import skipping_class
+            from schemaops.audit.verdict.treecheck import compile_tree
+
+            schema, cls, fmt = self._fast_args
+            self._tree = compile_tree(schema, cls, fmt, screened=True, lazy=True)
+            if self._tree is not None:
+                self._explainer = skipping_class(cls)(schema, format_checker=fmt)
+            else:
+                self._inline = self._inlines()
+        return self._tree
+
+    def _inlines(self) -> bool:
+        """Whether a checker without a tree explains with its ``$ref``s inlined (exact for a
+        2020-12 schema without ``$id``-family keys)."""
+        return self.label == "2020-12" and self.hints["no_ids"]
+
+    @tree.setter
+    def tree(self, value: Any) -> None:
+        self._tree = value
+
+    @property
     def validator(self) -> Any:
         """jsonschema's validator for this schema (``$ref``s inlined where exact): what
         explains a failure when there is no closure tree, and what ``all_errors`` walks."""
         if self._validator is None:
+            from schemaops.audit.verdict.subset import inline_refs
+
+            _ = self.tree  # decides ``_inline`` on its first access
             schema, cls, fmt = self._fast_args
             explain = inline_refs(schema) if self._inline else schema
             self._validator = cls(explain, format_checker=fmt)
@@ -130,7 +173,7 @@ class SchemaChecker:
         """jsonschema-rs's ``is_valid`` (compiled on first access), None when it cannot answer
         exactly (``fast_reason`` says why)."""
         if self._fast is _PENDING:
-            rs = compile_rs(self.schema, self._cls, self._assert_format)
+            rs = compile_rs(self.schema, self.label, self._assert_format)
             self._fast, self.fast_reason = rs.is_valid, rs.reason
             if rs.validator is not None and self.hints["no_ids"] and explainable(self.schema):
                 self._rs = rs.validator
@@ -153,21 +196,22 @@ class SchemaChecker:
         if fast is _PENDING:
             fast = self.fast
         try:
+            asked = False
+            if not self._prepared:
+                # Once per checker: jsonschema's import and this schema's validators are set
+                # up outside the watchdog (an import can outlast a pattern's budget on a busy
+                # machine), after jsonschema-rs's yes/no under it.
+                with self._watch:
+                    if fast is not None and _accepts(fast, value):
+                        return OUTCOME_OK
+                asked = True
+                self._prepare()
             with self._watch:
                 if fast is not None:
-                    try:
-                        if fast(value):
-                            return OUTCOME_OK
-                    except WatchdogTimeout:
-                        raise
-                    except Exception:  # noqa: S110 (jsonschema below is the authority)
-                        pass
-                elif self.tree is not None:
-                    try:
-                        if self.tree(value):
-                            return OUTCOME_OK
-                    except Unsupported:  # a lazy subtree the tree cannot answer exactly
-                        self.tree = None
+                    if not asked and _accepts(fast, value):
+                        return OUTCOME_OK
+                elif self.tree is not None and self._tree_accepts(value):
+                    return OUTCOME_OK
                 return self._slow(value)
         except WatchdogTimeout:
             self.timeouts += 1
@@ -181,6 +225,26 @@ class SchemaChecker:
             )
         except RecursionError:
             return _too_deep()
+
+    def _prepare(self) -> None:
+        """Import ``jsonschema`` and build what explains this schema's failures (its closure
+        tree and the validators over it): what a checker needs from its first failure on."""
+        _ = self._fast_args, self.tree
+        if self._rs is not None and self._worder is None:
+            schema, cls, fmt = self._fast_args
+            self._worder = cls(schema, format_checker=fmt)
+        self._prepared = True
+
+    def _tree_accepts(self, value: Any) -> bool:
+        """The closure tree's yes (a schema jsonschema-rs cannot answer for); a lazy subtree
+        it cannot answer exactly drops the tree (jsonschema alone from then on)."""
+        from schemaops.audit.verdict.subset import Unsupported
+
+        try:
+            return bool(self.tree(value))
+        except Unsupported:
+            self.tree = None
+            return False
 
     def _slow(self, value: Any) -> Classification:
         if self.tree is not None and self.tree.broken:
@@ -202,6 +266,10 @@ class SchemaChecker:
                 return Classification(
                     f"{VIOLATION}:{keyword}", None, pointer(path), truncate(message, MESSAGE_LIMIT)
                 )
+        from jsonschema.exceptions import best_match
+
+        from schemaops.audit.verdict.explain import explain
+
         try:
             if self._explainer is not None:
                 err = explain(self._explainer, self.tree, value)
@@ -252,6 +320,7 @@ class SchemaChecker:
         the count is complete: the watchdog or the recursion limit can stop it part way, and
         the report then says how many outputs were counted only in part."""
         counts: Counter = Counter()
+        self._prepare()
         try:
             with self._watch:
                 for err in self.validator.iter_errors(value):
@@ -259,6 +328,17 @@ class SchemaChecker:
         except (RecursionError, WatchdogTimeout):
             return counts, False
         return counts, True
+
+
+def _accepts(fast: Any, value: Any) -> bool:
+    """jsonschema-rs's yes; anything it raises but the watchdog is "not known valid"
+    (jsonschema, the authority, answers then)."""
+    try:
+        return bool(fast(value))
+    except WatchdogTimeout:
+        raise
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def _too_deep() -> Classification:
