@@ -43,6 +43,9 @@ AUDIT_SOURCES = (
     "audit/verdict/cache.py",
     "cachedir.py",  # where the caches live (cache.py, tokenizers.py, lower/probes.py import it)
     "audit/verdict/schemakeys.py",
+    # the jsonschema-rs scan a checker's facts keep (``scan_facts``) and the pattern rules
+    "audit/verdict/rscheck.py",
+    "audit/verdict/rspattern.py",
     "audit/verdict/subset.py",
     "audit/verdict/treecheck.py",
     "closures.py",

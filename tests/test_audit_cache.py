@@ -724,3 +724,48 @@ def test_the_facts_cache_is_the_store_the_registry_asks_for(tmp_path: Path) -> N
         want = list(inspect.signature(getattr(FactsStore, name)).parameters)
         got = list(inspect.signature(getattr(SchemaFacts, name)).parameters)
         assert got == want, name
+
+
+def test_the_jsonschema_rs_scan_is_cached_with_the_facts_and_a_damaged_one_is_rescanned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``compile_rs`` reads from a schema before compiling it (``scan_facts``: which
+    patterns jsonschema-rs may run, the ASCII gate, the formats named) is kept in the clean
+    file's entry; a warm run compiles from it, and an entry of the wrong shape is scanned
+    afresh, with the same records either way. The ASCII-gated schema (``\\W``) is the one
+    whose verdicts the scan changes."""
+    from schemaops.audit.verdict import rscheck
+    from schemaops.audit.verdict.rscheck import scan_facts, scan_facts_ok
+
+    reg, cdir = _registry(tmp_path), tmp_path / "cache"
+    (reg / "pat.json").write_text(json.dumps({"type": "string", "pattern": "^\\W$"}))
+    (reg / "when.json").write_text(json.dumps({"type": "string", "format": "date-time"}))
+    lines = [*LINES]
+    for i, (name, text) in enumerate(
+        [("pat", '"!"'), ("pat", '"a"'), ("pat", '"\\u00e9"'), ("when", '"2024-02-30T00:00:00Z"')]
+    ):
+        lines.append(json.dumps({"id": 20 + i, "schema": name, "text": text}).encode())
+    cold, _ = _audit(reg, cdir, lines)
+    scans = {k: e["rs"] for k, e in _entries(cdir).items() if "rs" in e}
+    assert len(scans) == 4 and all(scan_facts_ok(s) for s in scans.values())
+    resolver = SchemaResolver(None, reg, cache_dir=cdir)
+    for name in ("order", "note", "pat", "when"):
+        checker = resolver.get(name)
+        assert checker.scanned == scan_facts(json.loads((reg / f"{name}.json").read_text()))
+    assert resolver.get("pat").scanned["ascii_only"] is True
+    assert resolver.get("when").scanned["formats"] == ["date-time"]
+    with monkeypatch.context() as m:  # the warm run compiles from the cache: no scan
+        m.setattr(rscheck, "scan_facts", lambda schema: pytest.fail(f"scanned {schema}"))
+        warm, facts = _audit(reg, cdir, lines)
+    assert warm == cold and facts.hits == 4
+    for pack in _packs(cdir):  # damage every cached scan: a string where a bool belongs
+        _retext(pack, lambda x: x.replace(b'"ascii_only":true', b'"ascii_only":"yes"'))
+    again, _ = _audit(reg, cdir, lines)
+    assert again == cold
+    assert [r["category"] for r in again][-4:] == [
+        "ok",
+        "schema_violation:pattern",
+        "schema_violation:pattern",
+        "schema_violation:format",
+    ]
+    assert all(scan_facts_ok(e["rs"]) for e in _entries(cdir).values() if "rs" in e)

@@ -187,9 +187,12 @@ class SchemaResolver:
                 self.timeout,
                 checked=True,
                 hints=cached.get("checker"),
+                scanned=cached.get("rs"),
             )
-            if cached and cached.get("checker") != checker.hints:
-                registry.remember(name, {"checker": checker.hints})
+            checker.fast  # noqa: B018 (compiles jsonschema-rs's check, from the cached scan)
+            fresh = {"checker": checker.hints, "rs": checker.scanned}
+            if cached and any(cached.get(k) != v for k, v in fresh.items()):
+                registry.remember(name, fresh)
             return checker
         entry = self._load_registry().get(name)  # raises InputError naming known schemas
         own = self._problems.get(str(entry.path)) if entry.path is not None else None

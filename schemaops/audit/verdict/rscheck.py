@@ -311,21 +311,58 @@ class RsCheck(NamedTuple):
     #: ``is_valid`` answers only for outputs ``ascii_text`` admits (gated here already): a
     #: pattern reads the same in both libraries on printable ASCII only (``ascii_fit``)
     ascii_only: bool = False
+    #: ``scan_facts`` of the schema (what the facts cache keeps), None for a draft
+    #: jsonschema-rs does not have
+    facts: dict | None = None
 
 
-def compile_rs(schema: Any, label: str, assert_format: bool) -> RsCheck:
+#: ``scan_facts``' flags
+SCAN_FLAGS = ("portable", "float_multiple", "regex_format", "ascii_only")
+
+
+def scan_facts(schema: Any) -> dict[str, Any]:
+    """What ``compile_rs`` reads from the schema before compiling it: ``scan``'s three
+    answers, ``ascii_fit`` where the patterns are not portable, and the formats it names.
+    A pure function of the schema (and of this module, ``rspattern.py`` and Python's ``re``
+    parser), so the audit's facts cache keeps it beside the checker hints (issue 36: on
+    JSONSchemaBench the scan was a fifth of a warm schema's set-up, ``ascii_fit`` on a
+    schema with patterns up to milliseconds)."""
+    portable, float_multiple, regex_format = scan(schema)
+    return {
+        "portable": portable,
+        "float_multiple": float_multiple,
+        "regex_format": regex_format,
+        "ascii_only": not portable and ascii_fit(schema),
+        "formats": sorted(format_names(schema)),
+    }
+
+
+def scan_facts_ok(facts: Any) -> bool:
+    """``scan_facts``' shape (anything else, from a damaged cache entry, is scanned afresh)."""
+    return (
+        type(facts) is dict
+        and facts.keys() == {*SCAN_FLAGS, "formats"}
+        and all(type(facts[k]) is bool for k in SCAN_FLAGS)
+        and type(facts["formats"]) is list
+        and all(type(f) is str for f in facts["formats"])
+    )
+
+
+def compile_rs(schema: Any, label: str, assert_format: bool, facts: dict | None = None) -> RsCheck:
     """jsonschema-rs's ``is_valid`` for ``schema`` read as draft ``label`` (the one Python
     jsonschema picks for it: ``drafts.dialect_label``), or the reason it cannot answer
-    exactly."""
+    exactly. ``facts``: ``scan_facts(schema)`` from an earlier run (used when well formed)."""
     rs_cls = RS_DRAFTS.get(label)
     if rs_cls is None:
         return RsCheck(None, f"jsonschema-rs has no {label} validator")
-    portable, float_multiple, regex_format = scan(schema)
-    ascii_only = not portable and ascii_fit(schema)
+    if not scan_facts_ok(facts):
+        facts = scan_facts(schema)
+    assert facts is not None
+    portable, float_multiple = facts["portable"], facts["float_multiple"]
+    regex_format, ascii_only = facts["regex_format"], facts["ascii_only"]
     if not portable and not ascii_only:
-        return RsCheck(
-            None, "a pattern more lenient in ECMA-262 than in Python's re, or a nested $schema"
-        )
+        reason = "a pattern more lenient in ECMA-262 than in Python's re, or a nested $schema"
+        return RsCheck(None, reason, facts=facts)
     options: dict[str, Any] = {
         "validate_formats": assert_format,
         "ignore_unknown_formats": True,
@@ -333,7 +370,7 @@ def compile_rs(schema: Any, label: str, assert_format: bool) -> RsCheck:
         "pattern_options": jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT),
     }
     if assert_format:
-        named = format_names(schema) - native_formats(rs_cls)
+        named = frozenset(facts["formats"]) - native_formats(rs_cls)
         if named:
             options["formats"] = {k: v for k, v in _formats(rs_cls).items() if k in named}
     if float_multiple:
@@ -341,6 +378,7 @@ def compile_rs(schema: Any, label: str, assert_format: bool) -> RsCheck:
     try:
         validator = rs_cls(schema, **options)
     except Exception as exc:  # jsonschema-rs refuses the schema: jsonschema answers alone
-        return RsCheck(None, f"jsonschema-rs refuses it: {str(exc).splitlines()[0][:200]}")
+        reason = f"jsonschema-rs refuses it: {str(exc).splitlines()[0][:200]}"
+        return RsCheck(None, reason, facts=facts)
     is_valid = ascii_gated(validator.is_valid) if ascii_only else validator.is_valid
-    return RsCheck(is_valid, "", assert_format and regex_format, validator, ascii_only)
+    return RsCheck(is_valid, "", assert_format and regex_format, validator, ascii_only, facts)

@@ -60,10 +60,11 @@ class SchemaChecker:
         timeout: float = 1.0,
         checked: bool = False,
         hints: Any = None,
+        scanned: Any = None,
     ):
-        """``hints``: ``self.hints`` of an earlier checker of the very same schema bytes (the
-        audit's facts cache keeps them, ``schemakeys.py``), used as they are when well
-        formed."""
+        """``hints`` and ``scanned``: ``self.hints`` and ``self.scanned`` of an earlier
+        checker of the very same schema bytes (the audit's facts cache keeps them,
+        ``schemakeys.py``, ``rscheck.scan_facts``), used as they are when well formed."""
         self.name = name
         self.schema = schema
         #: the draft ``jsonschema.validators.validator_for`` picks (2020-12 by default)
@@ -100,6 +101,8 @@ class SchemaChecker:
         #: jsonschema-rs's yes/no check, compiled on first use; None when it cannot answer
         self._fast: Any = _PENDING
         self.fast_reason = ""
+        #: ``rscheck.scan_facts`` of the schema, set by ``fast`` (None: no jsonschema-rs draft)
+        self.scanned: Any = scanned
         #: jsonschema-rs's compiled validator, whose errors locate a failure's
         #: ``best_match`` (``rsexplain.py``) where the schema has no ``$id``-family key;
         #: None where jsonschema explains alone
@@ -146,14 +149,14 @@ class SchemaChecker:
                 self._inline = self._inlines()
         return self._tree
 
+    @tree.setter
+    def tree(self, value: Any) -> None:
+        self._tree = value
+
     def _inlines(self) -> bool:
         """Whether a checker without a tree explains with its ``$ref``s inlined (exact for a
         2020-12 schema without ``$id``-family keys)."""
         return self.label == "2020-12" and self.hints["no_ids"]
-
-    @tree.setter
-    def tree(self, value: Any) -> None:
-        self._tree = value
 
     @property
     def validator(self) -> Any:
@@ -173,8 +176,8 @@ class SchemaChecker:
         """jsonschema-rs's ``is_valid`` (compiled on first access), None when it cannot answer
         exactly (``fast_reason`` says why)."""
         if self._fast is _PENDING:
-            rs = compile_rs(self.schema, self.label, self._assert_format)
-            self._fast, self.fast_reason = rs.is_valid, rs.reason
+            rs = compile_rs(self.schema, self.label, self._assert_format, self.scanned)
+            self._fast, self.fast_reason, self.scanned = rs.is_valid, rs.reason, rs.facts
             if rs.validator is not None and self.hints["no_ids"] and explainable(self.schema):
                 self._rs = rs.validator
             self._rs_ascii = rs.ascii_only
