@@ -7,6 +7,7 @@ import json
 import time
 
 import pytest
+from corpus_paths import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -416,3 +417,37 @@ def test_deep_valid_outputs_through_the_audit_loop(tmp_path, depth: int) -> None
         assert doc["ok"] == 2
     else:
         assert doc["parse_failures"] == {"limit_exceeded": 2}
+
+
+def test_a_parse_failure_is_classified_alike_with_the_strict_decoders_error_reused() -> None:
+    """``parse_output`` hands ``classify_parse_failure`` what the strict decoder raised, so the
+    whole text is not decoded a second time; the classification (subtype and message) is the
+    same as when it decodes afresh, on cut, padded, prefixed, fenced and broken texts."""
+    import random
+
+    from schemaops.audit.verdict.classify import classify_parse_failure, strict_loads
+
+    rng = random.Random(36)
+    texts = []
+    with open(REPO / "audits" / "example-outputs.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            if isinstance(rec.get("text"), str):
+                texts.append(rec["text"])
+    extra = ['{"a": NaN}', "[1, Infinity]", '{"a": 1} {"b": 2}', '{"a": "\\u12', "-", "1."]
+    extra += ["```json\n{}\n```", 'Sure: {"a": 1}', '{"a": "x\ty"}', '{"a" 1}', "\u00a0{}"]
+    extra += ['"s" is fine', "true story: {}", "[" * 50, '{"a": [1, 2', "nul", "1. item"]
+    cases = list(extra)
+    for t in rng.sample(texts, min(300, len(texts))):
+        for cut in {0, 1, len(t) // 2, max(0, len(t) - 1), rng.randrange(len(t) + 1)}:
+            cases += [t[:cut], t[:cut] + " ", "\n" + t[:cut], t + " trailing", "x" + t]
+    compared = 0
+    for text in cases:
+        try:
+            strict_loads(text)
+        except RecursionError:
+            continue
+        except Exception as exc:  # noqa: BLE001 (whatever the strict decoder raises)
+            assert classify_parse_failure(text, exc) == classify_parse_failure(text), text
+            compared += 1
+    assert compared > 1000

@@ -171,8 +171,8 @@ def parse_output(text: str) -> tuple[Any, Classification | None]:
             return None, Classification(
                 PARSE, "limit_exceeded", None, f"nesting deeper than {MAX_DEPTH}"
             )
-        except Exception:
-            return None, _classify_watched(text)
+        except Exception as exc:
+            return None, _classify_watched(text, exc)
     if (
         type(value) in (dict, list)
         and len(text) > 2 * MAX_DEPTH
@@ -185,14 +185,14 @@ def parse_output(text: str) -> tuple[Any, Classification | None]:
     return value, None
 
 
-def _classify_watched(text: str) -> Classification:
+def _classify_watched(text: str, failed: Exception | None = None) -> Classification:
     """``classify_parse_failure`` under the watchdog: naming the subtype of a huge output can
     take seconds (up to 32 prose-prefix parses), and ``--timeout`` bounds every record. Cut
     off, the output is still a ``json_parse_failure`` (the strict parse failed); its subtype
     is ``unclassified``."""
     try:
         with watched():
-            return classify_parse_failure(text)
+            return classify_parse_failure(text, failed)
     except WatchdogTimeout:
         return Classification(
             PARSE,
@@ -210,12 +210,18 @@ def _raw_decode(s: str, pos: int) -> tuple[Any, int] | Exception:
         return exc
 
 
-def classify_parse_failure(text: str) -> Classification:
+def classify_parse_failure(text: str, failed: Exception | None = None) -> Classification:
     """Name why ``text`` is not one JSON value. Only called on failures, so it may be slow.
 
     Order matters: an empty output first; fences (the whole answer wrapped in ```) before the
     prose test, since "Here it is: ```json ...```" is fixed by stripping fences; then what the
     strict decoder says at the start of the text.
+
+    ``failed``: what ``strict_loads(text)`` raised (``parse_output``). For a text with no
+    whitespace around it, that is what the strict decoder says at its start (``decode`` is
+    ``raw_decode`` from 0, then the "Extra data" test), so the decode is not run a second
+    time (one stdlib parse of the whole text per parse failure; ``tests/test_audit_classify``
+    compares both ways).
     """
     s = text.strip()
     if not s:
@@ -226,7 +232,11 @@ def classify_parse_failure(text: str) -> Classification:
         got = _raw_decode(inner, 0)
         if s.startswith("```") or not isinstance(got, Exception):
             return Classification(PARSE, "code_fence", None, "JSON wrapped in ``` code fences")
-    got = _raw_decode(s, 0)
+    reuse = failed is not None and len(s) == len(text) and not isinstance(failed, RecursionError)
+    if reuse and not (isinstance(failed, json.JSONDecodeError) and failed.msg == "Extra data"):
+        got: Any = failed
+    else:
+        got = _raw_decode(s, 0)
     if not isinstance(got, Exception):
         value, end = got
         if _cut_inside_token(s, end):  # "1." / "-1e": the number was cut, not followed

@@ -49,6 +49,7 @@ The instance given is the value the audit parsed; everything is read, nothing is
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -204,10 +205,17 @@ def _worded(validator: Any, schema: dict, keyword: str, instance: Any) -> Valida
             schema=schema,
             type_checker=validator.TYPE_CHECKER,
         )
-        from jsonschema.exceptions import best_match
-
-        return best_match([error]) if error.context else error
+        return _jsonschema()[1]([error]) if error.context else error
     return None
+
+
+@cache
+def _jsonschema() -> tuple[frozenset[str], Any]:
+    """``jsonschema.exceptions``' ``WEAK_MATCHES`` and ``best_match``, imported on first use
+    (a function-level import on every failure cost ~5 µs there)."""
+    from jsonschema.exceptions import WEAK_MATCHES, best_match
+
+    return WEAK_MATCHES, best_match
 
 
 def rs_best_match(
@@ -224,8 +232,7 @@ def rs_best_match(
     keyword) for every error, then whether the instance matches the subschema's ``type``
     only among the errors that tie on those (the key's last element; its fourth, a "strong"
     keyword, is always False: ``STRONG_MATCHES`` is empty)."""
-    from jsonschema.exceptions import WEAK_MATCHES
-
+    weak = _jsonschema()[0]
     try:
         if _EMPTY_KEY in orjson.dumps(instance):
             return None  # jsonschema-rs would drop that key from its locations
@@ -244,7 +251,7 @@ def rs_best_match(
         if keyword not in TERMINALS:
             return None
         at = err.instance_path
-        key = (-len(at), at, keyword not in WEAK_MATCHES)
+        key = (-len(at), at, keyword not in weak)
         if top is None or key > top:
             top, group = key, {}
         if key == top:

@@ -24,6 +24,7 @@ except by a signal, so validation of schemas that use regexes runs under the wat
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 from typing import Any
 
 from schemaops.audit.verdict.classify import (
@@ -211,8 +212,14 @@ class SchemaChecker:
                 self._prepare()
             with self._watch:
                 if fast is not None:
-                    if not asked and _accepts(fast, value):
-                        return OUTCOME_OK
+                    if not asked:
+                        try:
+                            if fast(value):
+                                return OUTCOME_OK
+                        except WatchdogTimeout:
+                            raise
+                        except Exception:  # noqa: S110 (jsonschema below is the authority)
+                            pass
                 elif self.tree is not None and self._tree_accepts(value):
                     return OUTCOME_OK
                 return self._slow(value)
@@ -241,11 +248,9 @@ class SchemaChecker:
     def _tree_accepts(self, value: Any) -> bool:
         """The closure tree's yes (a schema jsonschema-rs cannot answer for); a lazy subtree
         it cannot answer exactly drops the tree (jsonschema alone from then on)."""
-        from schemaops.audit.verdict.subset import Unsupported
-
         try:
             return bool(self.tree(value))
-        except Unsupported:
+        except _late()[2]:  # subset.Unsupported
             self.tree = None
             return False
 
@@ -269,10 +274,7 @@ class SchemaChecker:
                 return Classification(
                     f"{VIOLATION}:{keyword}", None, pointer(path), truncate(message, MESSAGE_LIMIT)
                 )
-        from jsonschema.exceptions import best_match
-
-        from schemaops.audit.verdict.explain import explain
-
+        best_match, explain, _ = _late()
         try:
             if self._explainer is not None:
                 err = explain(self._explainer, self.tree, value)
@@ -331,6 +333,19 @@ class SchemaChecker:
         except (RecursionError, WatchdogTimeout):
             return counts, False
         return counts, True
+
+
+@cache
+def _late() -> tuple[Any, Any, type]:
+    """``jsonschema``'s ``best_match``, ``explain.explain`` and ``subset.Unsupported``,
+    imported at a checker's first failure, not with this module (start-up), and looked up
+    once (an import statement on every failure cost microseconds)."""
+    from jsonschema.exceptions import best_match
+
+    from schemaops.audit.verdict.explain import explain
+    from schemaops.audit.verdict.subset import Unsupported
+
+    return best_match, explain, Unsupported
 
 
 def _accepts(fast: Any, value: Any) -> bool:
