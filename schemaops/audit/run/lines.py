@@ -17,6 +17,7 @@ import orjson
 
 from schemaops.audit.options import AuditOptions
 from schemaops.audit.read.extract import RecordError, find_outputs, parse_record, record_id
+from schemaops.audit.read.output import Output
 from schemaops.audit.read.sglang_log import LogLines
 from schemaops.audit.run.rows import count_failure, input_error, write_record
 from schemaops.audit.tally.budget import note as note_length
@@ -56,6 +57,8 @@ _DEEP_TEXT = 2 * MAX_DEPTH
 MEMO_PROBE = 4096
 MEMO_MIN_HIT_RATE = 100
 MEMO_PAUSE = 65536
+#: ``handed``'s value when orjson refused the text (the strict decoder decides it next)
+_UNPARSED: Any = object()
 
 
 def _memo_plan(seen: int, on: bool, hits: int) -> tuple[int, bool, int]:
@@ -143,6 +146,15 @@ def audit_lines(
     if lean and fixed is not None:
         fixed.fast  # noqa: B018 (compiles jsonschema-rs's check: sets quick)
         quicks[fixed.name] = fixed.quick
+    # A lean output that failed is handed to the general path with what the lean test found
+    # out, so that nothing is asked twice: ``handed`` is its text (the very object the general
+    # path finds again), ``handed_value`` the value jsonschema-rs refused, or ``_UNPARSED``
+    # when orjson refused the text (the memo was asked already, and missed).
+    handed: Any = None
+    handed_value: Any = None
+    # without a tool set, ``find_outputs`` of such a record is its one text (``_find_outputs``'
+    # first case); a tool set may judge a record's text otherwise (``toolcalls.py``)
+    untooled = resolver.toolcalls.untooled
     for lineno, raw in enumerate(lines, first_line):  # noqa: B007
         if route is not None:
             in_range = route.lo <= lineno < route.hi
@@ -166,9 +178,13 @@ def audit_lines(
                 rec = parse_record(raw)
             if lean and rec.__class__ is dict:
                 text = rec.get("text")
-                name = rec.get(schema_field) if fixed is None else fixed_name
+                name = rec.get(schema_field)
+                if fixed is not None:
+                    # a schema field that is not a name is the general path's input error
+                    name = fixed_name if name is None or name.__class__ is str else None
                 quick = quicks.get(name) if text.__class__ is str else None
                 if quick is not None:
+                    handed = None
                     asked += 1
                     if asked == memo_next:  # the memo's hit rate decides whether to ask it
                         memo_next, memo_on, memo_hits = _memo_plan(asked, memo_on, memo_hits)
@@ -182,6 +198,7 @@ def audit_lines(
                             value = loads(text)
                         except orjson.JSONDecodeError:
                             quick = None
+                            handed, handed_value = text, _UNPARSED
                         else:
                             if value.__class__ is dict or value.__class__ is list:
                                 if (
@@ -201,11 +218,13 @@ def audit_lines(
                                         quick = None
                             elif may_have_long_int(text):
                                 quick = None
-                            if quick is not None and quick(value) is True:
-                                if memo_on:
-                                    remember(key, memo_ok)
-                            else:
-                                quick = None
+                            if quick is not None:
+                                if quick(value) is True:
+                                    if memo_on:
+                                        remember(key, memo_ok)
+                                else:  # refused: no repeated name, no long integer
+                                    quick = None
+                                    handed, handed_value = text, value
                     elif hit[0] is not OUTCOME_OK or hit[1] is not None:
                         quick = None
                     else:
@@ -251,7 +270,11 @@ def audit_lines(
                     if not owns(name, in_range):
                         continue
                     mine = True
-            outs = find_outputs(rec, field_, schema_field, tool_schema, raw)
+            if handed is not None and untooled(rec):
+                # what ``find_outputs`` answers for a record the lean test read: its one text
+                outs = [Output(handed, rec.get(schema_field))]
+            else:
+                outs = find_outputs(rec, field_, schema_field, tool_schema, raw)
         except RecordError as exc:
             if in_range:
                 input_error(tally, records_out, lineno, None, str(exc), shard, first_line)
@@ -298,7 +321,17 @@ def audit_lines(
                 name = NO_SCHEMA
             key = (checker, out.text)
             hit = None
-            if memo is not None and out.refusal is None:
+            said: Any = None  # what the lean test found out about this very text, if anything
+            if handed is not None:
+                if (
+                    out.text is handed
+                    and checker is not None
+                    and out.refusal is None
+                    and out.verdict is None
+                ):
+                    said = handed_value  # the memo was asked for it, and missed
+                handed = None
+            if said is None and memo is not None and out.refusal is None:
                 asked += 1
                 if asked == memo_next:
                     memo_next, memo_on, memo_hits = _memo_plan(asked, memo_on, memo_hits)
@@ -317,15 +350,22 @@ def audit_lines(
                 if dups is not None:
                     tally.add_duplicate_keys(lineno)
             else:
-                value, outcome = parse_output(out.text)
+                refused = said is not None and said is not _UNPARSED
+                if refused:  # jsonschema-rs said no to this value; no name repeats in it
+                    value, outcome = said, None
+                else:
+                    value, outcome = parse_output(out.text, orjson_failed=said is _UNPARSED)
                 dups = None
                 if outcome is None:
-                    if type(value) in (dict, list):
+                    if not refused and type(value) in (dict, list):
                         dups = duplicate_keys(out.text, value) or None
                         if dups is not None:
                             tally.add_duplicate_keys(lineno)
                     try:
-                        outcome = OUTCOME_OK if checker is None else checker.check(value)
+                        if checker is None:
+                            outcome = OUTCOME_OK
+                        else:
+                            outcome = checker.refused(value) if refused else checker.check(value)
                     except Exception as exc:  # the schema, not the output: an unresolvable $ref
                         msg = (
                             f"cannot validate against schema {name!r}: {type(exc).__name__}: {exc}"

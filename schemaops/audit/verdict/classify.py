@@ -158,9 +158,14 @@ def strict_loads(text: str) -> Any:
     return _DECODER.decode(text)
 
 
-def parse_output(text: str) -> tuple[Any, Classification | None]:
-    """Parse a model output. Returns ``(value, None)`` or ``(None, failure outcome)``."""
+def parse_output(text: str, orjson_failed: bool = False) -> tuple[Any, Classification | None]:
+    """Parse a model output. Returns ``(value, None)`` or ``(None, failure outcome)``.
+
+    ``orjson_failed``: the caller's ``orjson.loads(text)`` raised already (the audit's lean
+    loop), so the strict decoder is asked at once: orjson refuses the same text every time."""
     try:
+        if orjson_failed:
+            raise ValueError
         value = _orjson_loads(text)
         if may_have_long_int(text):
             value = strict_loads(text)

@@ -258,11 +258,16 @@ class ToolJudges:
         head, _, fn = name.partition(SEP)
         return self._sets[head].checker(fn)
 
+    def untooled(self, rec: dict[str, Any]) -> bool:
+        """Whether no tool set applies to ``rec`` (no ``--tools``, no request, no tool set
+        field): ``for_record`` is None, and its outputs are read as they are."""
+        return self.fixed is None and "request" not in rec and self.field not in rec
+
     def for_record(self, rec: dict[str, Any]) -> RecordTools | None:
         """The tool set and tool choice ``rec`` is judged under, or None (no tool set: the
         calls keep the default picker). A record naming a tool set the registry lacks raises
         ``InputError`` (read by the caller as the record's input error)."""
-        if self.fixed is None and "request" not in rec and self.field not in rec:
+        if self.untooled(rec):
             return None  # the usual record: nothing says which tools it had (a few lookups)
         req = request_of(rec)
         choice = tool_choice(req) if req is not None else None

@@ -224,17 +224,35 @@ class SchemaChecker:
                     return OUTCOME_OK
                 return self._slow(value)
         except WatchdogTimeout:
-            self.timeouts += 1
-            return Classification(
-                f"{VIOLATION}:pattern",
-                None,
-                "",
-                f"{TIMEOUT_PREFIX} {watchdog_timeout():g}s (a pattern backtracking"
-                " catastrophically?); counted as a failure because the output could not be"
-                " verified",
-            )
+            return self._timed_out()
         except RecursionError:
             return _too_deep()
+
+    def refused(self, value: Any) -> Classification:
+        """``check(value)`` for a value ``quick`` (jsonschema-rs) already said no to: the
+        audit's lean loop hands its refused outputs here rather than asking jsonschema-rs
+        twice. Only for a checker with ``quick`` (its yes/no is not watched, and it answers
+        the same each time); the same answer as ``check`` (``tests/test_audit_lean.py``)."""
+        try:
+            if not self._prepared:
+                self._prepare()
+            with self._watch:
+                return self._slow(value)
+        except WatchdogTimeout:
+            return self._timed_out()
+        except RecursionError:
+            return _too_deep()
+
+    def _timed_out(self) -> Classification:
+        self.timeouts += 1
+        return Classification(
+            f"{VIOLATION}:pattern",
+            None,
+            "",
+            f"{TIMEOUT_PREFIX} {watchdog_timeout():g}s (a pattern backtracking"
+            " catastrophically?); counted as a failure because the output could not be"
+            " verified",
+        )
 
     def _prepare(self) -> None:
         """Import ``jsonschema`` and build what explains this schema's failures (its closure
