@@ -37,11 +37,11 @@ from schemaops.audit.verdict.classify import (
     WordedLater,
 )
 from schemaops.audit.verdict.rscheck import ascii_text, compile_rs
-from schemaops.audit.verdict.rsexplain import explainable, rs_best_match
+from schemaops.audit.verdict.rsexplain import Wording, explainable, rs_best_match
 from schemaops.audit.verdict.schemakeys import schema_hints, well_formed
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
-from schemaops.registry.drafts import dialect_label, meta_valid, validator_class
+from schemaops.registry.drafts import LEGACY_LABELS, dialect_label, meta_valid, validator_class
 from schemaops.strings import pointer, truncate
 from schemaops.watchdog import WatchdogTimeout, watched
 from schemaops.watchdog import timeout as watchdog_timeout
@@ -275,6 +275,9 @@ class SchemaChecker:
     def _slow(self, value: Any) -> Classification:
         if self.tree is not None and self.tree.broken:
             self.tree = None  # a lazy subtree could not answer: jsonschema alone from now on
+        found = self.root_type_error(value)
+        if found is not None:
+            return found
         if (
             self._rs is not None
             and (not self._rs_ascii or ascii_text(value))
@@ -312,6 +315,61 @@ class SchemaChecker:
             truncate(err.message, MESSAGE_LIMIT),
         )
 
+    def root_type_error(self, value: Any) -> Classification | None:
+        """``schema_violation:type`` at the root when that is ``best_match``'s answer for a
+        value not of the root's ``type``, without walking the value; None when it may not be
+        (``jsonschema`` or jsonschema-rs then explain as before).
+
+        Why it is exact: ``best_match`` takes the first error of greatest ``relevance``, and
+        the root's type error has the greatest there is (no path, not a weak keyword, the
+        instance not of its schema's type: ``jsonschema.exceptions.relevance``, 4.26.0), so it
+        is the answer unless a keyword before ``type`` in the root's own order yields an error
+        first: ``iter_errors`` runs the root's keywords in that order
+        (``applicable_validators``), and each is run here as it would run them, on the root's
+        validator, stopping at the first error. A legacy draft with a root ``$ref`` applies only
+        the ``$ref``; draft 3 reads ``type`` otherwise: both are left to ``jsonschema``.
+        Held to ``best_match`` by ``tests/test_audit_root_type.py``. The message is written
+        when read (``WordedLater``): a value that is not of the expected type is mostly only
+        counted, and ``type``'s message is its ``repr``."""
+        schema = self.schema
+        if type(schema) is not dict or self.label == "draft-03":
+            return None
+        expected = schema.get("type")
+        if expected is None or (self.label in LEGACY_LABELS and "$ref" in schema):
+            return None
+        cls = self._cls
+        try:
+            is_type = cls.TYPE_CHECKER.is_type
+            if type(expected) is str:
+                if is_type(value, expected):
+                    return None
+            elif type(expected) is not list or any(is_type(value, t) for t in expected):
+                return None
+            worder = self.worder
+            keywords = cls.VALIDATORS
+            for keyword, v in schema.items():
+                if keyword == "type":
+                    break
+                fn = keywords.get(keyword)
+                if fn is not None:
+                    for _ in fn(worder, v, value, schema) or ():
+                        return None  # an earlier keyword's error comes first: jsonschema's
+        except (WatchdogTimeout, RecursionError):
+            raise
+        except Exception:  # noqa: BLE001 (an unknown type name, a $ref: jsonschema decides)
+            return None
+        message = Wording(worder, schema, "type", value)
+        return WordedLater(f"{VIOLATION}:type", "", lambda: truncate(message(), MESSAGE_LIMIT))
+
+    @property
+    def worder(self) -> Any:
+        """``jsonschema``'s validator of the schema as written (no ``$ref`` inlined): what
+        words an error found without walking the value with ``jsonschema``."""
+        if self._worder is None:
+            schema, cls, fmt = self._fast_args
+            self._worder = cls(schema, format_checker=fmt)
+        return self._worder
+
     def _root_type_missed(self, value: Any) -> bool:
         """True when the output is not of the root's one ``type``: ``jsonschema`` names that
         at the root without walking anything, sooner than jsonschema-rs's error list is read
@@ -328,11 +386,8 @@ class SchemaChecker:
     def _rs_explained(self, value: Any) -> Any:
         """``rsexplain.rs_best_match`` (keyword, path, message), or None: jsonschema explains.
         The watchdog's timeout and the recursion limit pass through, as in ``_slow``."""
-        if self._worder is None:
-            schema, cls, fmt = self._fast_args
-            self._worder = cls(schema, format_checker=fmt)
         try:
-            return rs_best_match(self._rs, self._worder, self.schema, value, lazy=True)
+            return rs_best_match(self._rs, self.worder, self.schema, value, lazy=True)
         except (WatchdogTimeout, RecursionError):
             raise
         except Exception:  # noqa: BLE001 (anything unexpected: jsonschema answers alone)

@@ -1,0 +1,132 @@
+"""A value not of the root's ``type`` is explained without walking it
+(``SchemaChecker.root_type_error``): the root's type error, worded by ``jsonschema``'s own
+``type`` keyword, wherever that is ``best_match``'s answer. Differential against
+``best_match`` over ``jsonschema``'s ``iter_errors``: every JSON-Schema-Test-Suite schema of
+every draft it holds and every 3rd JSONSchemaBench schema, each given values of every JSON
+type; category, path and message must be equal wherever the root's type is missed, and the
+shortcut must answer for most of them (it hands the rest to ``jsonschema``, never guesses)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from corpus_paths import JSB, JSTS
+from jsonschema.exceptions import best_match
+
+from schemaops.audit.verdict.validate import MESSAGE_LIMIT, SchemaChecker
+from schemaops.errors import InputError
+from schemaops.strings import pointer, truncate
+
+VALUES: list[Any] = [None, True, 0, -7, 2.5, "", "x", [], [1, "a"], {}, {"a": 1}]
+
+
+def _compare(schema: Any, stats: Counter, bad: list[str]) -> None:
+    try:
+        checker = SchemaChecker("t", schema, timeout=0)
+    except (InputError, RecursionError):
+        return
+    schema_, cls, fmt = checker._fast_args
+    if not isinstance(schema_, dict) or "type" not in schema_:
+        return
+    for value in VALUES:
+        try:
+            if any(
+                cls.TYPE_CHECKER.is_type(value, t)
+                for t in ([schema_["type"]] if isinstance(schema_["type"], str) else schema_["type"])
+            ):
+                continue
+            err = best_match(cls(schema_, format_checker=fmt).iter_errors(value))
+        except Exception:  # noqa: BLE001 (an unknown type name, an unresolvable $ref)
+            continue
+        if err is None:
+            continue
+        want = (
+            f"schema_violation:{err.validator if err.validator is not None else 'false'}",
+            pointer(err.absolute_path),
+            truncate(err.message, MESSAGE_LIMIT),
+        )
+        checker._prepare()
+        shortcut = checker.root_type_error(value)
+        stats["missed"] += 1
+        stats["answered" if shortcut is not None else "handed_back"] += 1
+        outcome = checker.check(value)
+        seen = (outcome.category, outcome.path, outcome.message)
+        if seen != want:
+            bad.append(f"{json.dumps(schema)[:160]} on {value!r}: {seen} != {want}")
+        if shortcut is not None:
+            short = (shortcut.category, shortcut.path, shortcut.message)
+            if short != want:
+                bad.append(f"shortcut {json.dumps(schema)[:160]} on {value!r}: {short} != {want}")
+
+
+@pytest.mark.corpus("json-schema-test-suite")
+def test_the_suite_root_type_errors_equal_best_match() -> None:
+    stats: Counter = Counter()
+    bad: list[str] = []
+    for f in sorted((JSTS / "tests").rglob("*.json")):
+        draft = f.relative_to(JSTS / "tests").parts[0]
+        uri = {
+            "draft4": "http://json-schema.org/draft-04/schema#",
+            "draft6": "http://json-schema.org/draft-06/schema#",
+            "draft7": "http://json-schema.org/draft-07/schema#",
+            "draft2019-09": "https://json-schema.org/draft/2019-09/schema",
+            "draft2020-12": "https://json-schema.org/draft/2020-12/schema",
+        }.get(draft)
+        if uri is None:
+            continue
+        for group in json.loads(f.read_text(encoding="utf-8")):
+            schema = group["schema"]
+            if "localhost:1234" in json.dumps(schema):
+                continue
+            if isinstance(schema, dict) and "$schema" not in schema:
+                schema = {"$schema": uri, **schema}
+            _compare(schema, stats, bad)
+    print(f"\nsuite: {dict(stats)}")
+    assert not bad, f"{len(bad)} differ from best_match: {bad[:5]}"
+    assert stats["answered"] > 300, stats
+
+
+@pytest.mark.corpus("jsonschemabench")
+def test_jsonschemabench_root_type_errors_equal_best_match() -> None:
+    stats: Counter = Counter()
+    bad: list[str] = []
+    for f in sorted(Path(JSB).glob("*.jsonl")):
+        for i, line in enumerate(f.read_text(encoding="utf-8").splitlines()):
+            if i % 3:
+                continue
+            try:
+                schema = json.loads(json.loads(line)["json_schema"])
+            except (ValueError, KeyError):
+                continue
+            _compare(schema, stats, bad)
+    print(f"\njsonschemabench: {dict(stats)}")
+    assert not bad, f"{len(bad)} differ from best_match: {bad[:5]}"
+    assert stats["answered"] > 10 * stats["handed_back"], stats
+
+
+def test_a_keyword_before_type_that_fails_first_is_left_to_jsonschema() -> None:
+    """``enum`` before ``type`` yields its error first (``best_match`` keeps the first of
+    equals); ``properties`` before ``type`` yields nothing for a string; a legacy root ``$ref``
+    makes ``type`` inert."""
+    first = SchemaChecker("t", {"enum": [{"a": 1}], "type": "object"})
+    first._prepare()
+    assert first.root_type_error("x") is None
+    assert first.check("x").category == "schema_violation:enum"
+    later = SchemaChecker("t", {"properties": {"a": {}}, "type": "object", "enum": [1]})
+    later._prepare()
+    found = later.root_type_error("x")
+    assert found is not None and found.message == "'x' is not of type 'object'"
+    legacy = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": {"s": {"type": "string"}},
+        "$ref": "#/definitions/s",
+        "type": "object",
+    }
+    ref = SchemaChecker("t", legacy)
+    ref._prepare()
+    assert ref.root_type_error("x") is None
+    assert ref.check("x").category == "ok"
