@@ -164,14 +164,19 @@ def _looks_json(text: str) -> bool:
 def diagnose(rec: Any, text: str, outcome: Classification) -> list[str]:
     """The diagnoses of one failed output (often none)."""
     found: list[str] = []
-    fr = finish_reason(rec)
+    # a plain record (a text and its schema: no choices, no meta_info, no finish_reason) has
+    # neither a finish reason nor a message, and most failures are of such records
+    plain = rec.__class__ is dict and not (
+        "choices" in rec or "meta_info" in rec or "finish_reason" in rec
+    )
+    fr = None if plain else finish_reason(rec)
     if outcome.subtype == "truncated":
         found.append("truncated_at_max_tokens" if fr == "length" else "truncated_other")
     if len(text) - len(text.rstrip()) >= WS_RUN or (fr == "length" and _WS_RUN_RE.search(text)):
         found.append("whitespace_runaway")
     if outcome.category == PARSE and control_char_in_string(text):
         found.append("control_char_in_string")
-    msg = _message(rec)
+    msg = None if plain else _message(rec)
     if msg is not None:
         content = msg.get("content") if isinstance(msg.get("content"), str) else ""
         calls = msg.get("tool_calls") if isinstance(msg.get("tool_calls"), list) else []
