@@ -224,3 +224,20 @@ def test_jsonschemabench_typos_are_real_typos(record_property):
 def test_validate_schema_object_reports_typo():
     kinds = {p["kind"] for p in validate_schema_object(ISSUE_SCHEMA)}
     assert kinds == {TYPO_KIND}
+
+
+def test_an_unknown_keys_finding_depends_on_its_value_only_through_its_shape() -> None:
+    """``_unknown`` is found once per (key, value shape, draft): for every keyword of every
+    draft, ``fits`` answers for a value as it answers for its shape's stand-in, so the
+    suggestion (and the finding) cached by shape is the one the value itself gets."""
+    from schemaops.registry.keywords import ALL_KEYWORDS, SHAPES, fits, shape_of, suggestion
+
+    values = [True, False, 0, 3, -1, 0.0, -0.0, 2.5, -2.5, 10**30, -(10**30), 1e308, "", "x"]
+    values += [[], [1], {}, {"a": 1}, None]
+    for value in values:
+        stand_in = SHAPES[shape_of(value)]
+        for kw in ALL_KEYWORDS:
+            assert fits(kw, value) == fits(kw, stand_in), (kw, value)
+        for draft in KEYWORDS:
+            for key in ("requried", "maxLenght", "minimun", "itemz", "javaType", "Type"):
+                assert suggestion(key, value, draft) == suggestion(key, stand_in, draft)
