@@ -34,10 +34,9 @@ def _compare(schema: Any, stats: Counter, bad: list[str]) -> None:
         return
     for value in VALUES:
         try:
-            if any(
-                cls.TYPE_CHECKER.is_type(value, t)
-                for t in ([schema_["type"]] if isinstance(schema_["type"], str) else schema_["type"])
-            ):
+            names = schema_["type"]
+            names = [names] if isinstance(names, str) else names
+            if any(cls.TYPE_CHECKER.is_type(value, t) for t in names):
                 continue
             err = best_match(cls(schema_, format_checker=fmt).iter_errors(value))
         except Exception:  # noqa: BLE001 (an unknown type name, an unresolvable $ref)
