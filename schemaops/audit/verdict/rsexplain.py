@@ -97,7 +97,8 @@ TERMINALS = frozenset(
 #: path of its own) from a count or an equality the two libraries define alike (no regex, no
 #: format, no type name a draft reads otherwise): chosen alone, such an error's keyword and
 #: path are known from jsonschema-rs's list, and its wording can wait until an example or a
-#: ``--records`` row reads it (``Wording``; a failure is mostly only counted)
+#: ``--records`` row reads it (``Wording``; a failure is mostly only counted). ``type`` waits
+#: too once the draft's own type checker confirms the error (``_type_missed``)
 LAZY_WORDED = frozenset(
     {
         "required",
@@ -183,6 +184,23 @@ def _matches_type(checker: Any, schema: dict, instance: Any) -> bool:
     if isinstance(expected, str):
         return checker.is_type(instance, expected)
     return any(checker.is_type(instance, t) for t in expected)
+
+
+def _type_missed(validator: Any, schema: dict, instance: Any) -> bool:
+    """Whether ``jsonschema``'s ``type`` keyword yields its (one) error for ``instance`` at
+    ``schema``: none of the names is the instance's type by the draft's own type checker
+    (``_keywords.type``, 4.26.0). Where it does, the error's keyword and place are known and
+    its message can wait (a type name a draft reads otherwise, ``integer`` for ``1.0``, is
+    decided here by that checker, as the keyword decides it); an unknown type name is
+    jsonschema's to explain."""
+    names = schema.get("type")
+    names = [names] if type(names) is str else names
+    if type(names) is not list:
+        return False
+    try:
+        return not any(validator.is_type(instance, t) for t in names)
+    except Exception:  # noqa: BLE001 (UnknownType: jsonschema raises it, and explains)
+        return False
 
 
 def _worded(validator: Any, schema: dict, keyword: str, instance: Any) -> ValidationError | None:
@@ -274,9 +292,10 @@ def rs_best_match(
             chosen = [min(chosen, key=lambda c: order.index(c[1]))]
     except Exception:  # noqa: BLE001 (a location or type jsonschema-rs reads otherwise)
         return None
-    if lazy and len(chosen) == 1 and chosen[0][1] in LAZY_WORDED:
+    if lazy and len(chosen) == 1:
         schema, keyword, inst, at = chosen[0]
-        return keyword, list(at), Wording(validator, schema, keyword, inst)
+        if keyword in LAZY_WORDED or (keyword == "type" and _type_missed(validator, schema, inst)):
+            return keyword, list(at), Wording(validator, schema, keyword, inst)
     answer = None
     for schema, keyword, inst, at in chosen:
         err = _worded(validator, schema, keyword, inst)
