@@ -87,3 +87,20 @@ def test_the_lean_loop_and_the_general_path_give_the_same_report(
     assert lean["ok"] == 3 * 3  # "ok", the full one, the repeat whose last value passes
     if fixed:
         assert lean["input_errors"] == 2
+
+
+def test_what_the_lean_test_hands_over_never_reaches_the_next_line(tmp_path: Path) -> None:
+    """A refused output whose record is an input error later (a tool set the registry lacks)
+    must not be read as the next line's output: the next line's own text (a number) is an
+    input error, not a type violation of the line before's ``[]``."""
+    (tmp_path / "s.json").write_text(json.dumps({"type": "object"}))
+    lines = [
+        {"text": "{}", "schema": "s"},  # compiles the checker: the lean test runs from here on
+        {"text": "[]", "schema": "s", "toolset": "nope"},
+        {"text": 5, "schema": "s"},
+    ]
+    f = tmp_path / "o.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    doc = _report(f, None, registry=str(tmp_path))
+    assert doc["input_errors"] == 2
+    assert doc["categories"] == {"ok": 1}

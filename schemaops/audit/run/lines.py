@@ -176,6 +176,7 @@ def audit_lines(
                     if error is not None and in_range:
                         input_error(tally, records_out, lineno, None, error, shard, first_line)
                 rec = parse_record(raw)
+            handed = None  # what the lean test hands over lives for its own line only
             if lean and rec.__class__ is dict:
                 text = rec.get("text")
                 name = rec.get(schema_field)
@@ -184,7 +185,6 @@ def audit_lines(
                     name = fixed_name if name is None or name.__class__ is str else None
                 quick = quicks.get(name) if text.__class__ is str else None
                 if quick is not None:
-                    handed = None
                     asked += 1
                     if asked == memo_next:  # the memo's hit rate decides whether to ask it
                         memo_next, memo_on, memo_hits = _memo_plan(asked, memo_on, memo_hits)
