@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 from toolset_support import (
-    first_is_a_compile,
     first_is_cached,
     fresh,
     heavy_tools,
@@ -62,9 +61,9 @@ def test_after_warm_the_first_required_request_is_cached(parser_url: str, tmp_pa
     # footprint is unknown, and the re-probe of the earliest-warmed row proved no eviction
     cache = doc["grammar_cache"]
     assert cache["schemas"] == 1 and cache["fits"] is None and cache["reprobe"], cache
-    first_is_cached(parser_url, row, request_tools(reg), "required")
-    # a tool set no cache has seen: its first request compiles
-    first_is_a_compile(parser_url, heavy_tools(fresh(2), strict=True), "required")
+    # against a tool set no cache has seen (other functions), compiled on its first use
+    unseen = heavy_tools(fresh(2), strict=True)
+    first_is_cached(parser_url, request_tools(reg), "required", unseen, "required")
 
 
 def test_named_warms_each_tool(parser_url: str, tmp_path: Path) -> None:
@@ -78,7 +77,11 @@ def test_named_warms_each_tool(parser_url: str, tmp_path: Path) -> None:
     assert list(rows) == [f"agent.tools[vllm named:heavy_{i}]" for i in indices]
     name = f"heavy_{indices[0]}"
     choice = {"type": "function", "function": {"name": name}}
-    first_is_cached(parser_url, rows[f"agent.tools[vllm named:{name}]"], request_tools(reg), choice)
+    # against the same name in a tool set no cache has seen, compiled on its first use
+    other = fresh(2)
+    unseen = heavy_tools(other, strict=True, props=240)
+    named = {"type": "function", "function": {"name": f"heavy_{other[0]}"}}
+    first_is_cached(parser_url, request_tools(reg), choice, unseen, named)
 
 
 def test_without_a_tool_parser_the_row_fails_naming_the_flag(

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from toolset_support import (
-    first_is_a_compile,
     first_is_cached,
     fresh,
     heavy_tools,
@@ -35,15 +34,13 @@ def test_after_warm_the_first_required_request_is_cached(sglang_url: str, tmp_pa
     assert row["status"] == "warmed" and row["api"] == "openai" and row["proof"] == "hit", row
     assert row["toolset"]["tools"] == 2 and row["toolset"]["tool_choice"] == "required"
     assert doc["summary"]["tool_sets"] == 1
-    first_is_cached(sglang_url, row, request_tools(reg), "required")
+    # against a tool set no cache has seen (other functions), compiled on its first use
+    first_is_cached(sglang_url, request_tools(reg), "required", heavy_tools(fresh(2)), "required")
 
     # warmed again: its cold request now costs no more than the tools baseline (cached
     # before this run), so warm cannot show a compile: unproven, not a fresh hit
     rc2, again = warm_json("--server", sglang_url, "-r", str(reg), "-c", "1")
     assert rc2 == 0 and rows_by_schema(again)[row["schema"]]["proof"] == "unproven", again
-
-    # a tool set no cache has seen (other functions): its first request compiles
-    first_is_a_compile(sglang_url, heavy_tools(fresh(2)), "required")
 
 
 def test_named_warms_each_tool_the_application_may_name(sglang_url: str, tmp_path: Path) -> None:
@@ -57,8 +54,8 @@ def test_named_warms_each_tool_the_application_may_name(sglang_url: str, tmp_pat
     assert {r["status"] for r in rows.values()} == {"warmed"}, rows
     tools = request_tools(reg)
     choice = {"type": "function", "function": {"name": names[1]}}
-    first_is_cached(sglang_url, rows[f"agent.tools[sglang named:{names[1]}]"], tools, choice)
-    # the same name in a tool set no cache has seen: compiled on first use
+    # against the same name in a tool set no cache has seen, compiled on its first use
     unseen = fresh(2)  # a tool set no cache has seen, its second function named
     named = {"type": "function", "function": {"name": f"heavy_{unseen[1]}"}}
-    first_is_a_compile(sglang_url, heavy_tools(unseen, props=NAMED_PROPS), named)
+    unseen_tools = heavy_tools(unseen, props=NAMED_PROPS)
+    first_is_cached(sglang_url, tools, choice, unseen_tools, named)
