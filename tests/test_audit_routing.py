@@ -106,14 +106,18 @@ def _workload(tmp: Path) -> tuple[Path, Path]:
 
 
 def _report(
-    data: Path, reg: Path, jobs: int, records: Path, all_errors: bool = True
+    data: Path, reg: Path, jobs: int, records: Path | None, all_errors: bool = True
 ) -> tuple[dict, bytes]:
-    opts = AuditOptions(registry=str(reg), jobs=jobs, records=str(records), cache=False)
+    """The report without its timing fields, and the ``--records`` rows (``records`` None:
+    none written, so the workers' lean loop runs: ``lines.audit_lines``)."""
+    opts = AuditOptions(
+        registry=str(reg), jobs=jobs, records=str(records) if records else None, cache=False
+    )
     opts.all_errors = all_errors  # on: every value is parsed (the memo is off then)
     doc = run_audit(str(data), opts).to_json()
     for key in ("elapsed_s", "jobs"):
         doc.pop(key)
-    return doc, records.read_bytes()
+    return doc, records.read_bytes() if records else b""
 
 
 @pytest.mark.corpus("jsonschemabench")
@@ -142,6 +146,23 @@ def test_routed_jobs_equal_one_process(
     assert not list(tmp_path.glob("many.jsonl.part*"))  # parts merged and removed
     cats = {r["category"].split(":")[0] for r in map(json.loads, one_rows.splitlines())}
     assert {"ok", "schema_violation", "json_parse_failure", "input_error"} <= cats
+
+
+@pytest.mark.corpus("jsonschemabench")
+@pytest.mark.parametrize(("jobs", "all_errors"), [(2, False), (3, True)])
+def test_routed_jobs_without_records_equal_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, all_errors: bool
+) -> None:
+    """Without ``--records`` (no rows to key and merge) the routed report is still the one
+    process's, field by field (the hot schema's outputs by line range, the homed ones by
+    worker, none counted twice or lost), with the verdict memo on and off; the one process
+    counts its plain ok outputs in the lean loop, the routed workers in the general path."""
+    data, reg = _workload(tmp_path)
+    one, _ = _report(data, reg, 1, None, all_errors)
+    monkeypatch.setenv("SCHEMAOPS_AUDIT_ROUTE", "schema")
+    many, _ = _report(data, reg, jobs, None, all_errors)
+    assert json.dumps(many) == json.dumps(one)  # every field, in the same order
+    assert one["categories"]["ok"] > 100 and one["diagnoses"]["poisoned"]["count"] >= 1
 
 
 def test_home_worker_is_the_same_in_every_process() -> None:
