@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from schemaops.audit import AuditOptions, run_audit
-from schemaops.audit.verdict.classify import duplicate_keys, parse_output
+from schemaops.audit.verdict.classify import parse_output
+from schemaops.audit.verdict.repeats import duplicate_keys
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer", "maximum": 1}}}
 

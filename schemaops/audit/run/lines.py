@@ -31,10 +31,9 @@ from schemaops.audit.verdict.classify import (
     OUTCOME_OK,
     REFUSAL,
     Classification,
-    duplicate_keys,
     parse_output,
-    plain_key_count,
 )
+from schemaops.audit.verdict.repeats import duplicate_keys, plain_key_count
 from schemaops.audit.verdict.resolver import SchemaResolver
 from schemaops.audit.verdict.toolcalls import SKIP
 from schemaops.errors import InputError
@@ -48,7 +47,7 @@ NO_SCHEMA = "(none)"
 # ("1.8446744073709552e+19"): where the value's orjson text has no "e+", no digit run needs
 # looking for (a one-sided test; the run itself decides). Before writing the value back, a text
 # with exactly as many colons as its value has names, and no float, has no repeated name and no
-# long integer (``classify.plain_key_count``): the write-back is then not needed.
+# long integer (``repeats.plain_key_count``): the write-back is then not needed.
 _DEEP_TEXT = 2 * MAX_DEPTH
 # The verdict memo pays when texts repeat and costs a lookup and an entry when they do not
 # (real logs rarely repeat a text; on a distinct-text log of 64 % failures it made the audit
