@@ -17,7 +17,14 @@ import pytest
 from corpus_paths import JSB, JSTS
 from jsonschema.exceptions import best_match
 
-from schemaops.audit.verdict.validate import MESSAGE_LIMIT, SchemaChecker
+from schemaops.audit.verdict.validate import (
+    EXPLAINED_BY,
+    JSONSCHEMA,
+    MESSAGE_LIMIT,
+    ROOT_TYPE,
+    RS_LOCATED,
+    SchemaChecker,
+)
 from schemaops.errors import InputError
 from schemaops.strings import pointer, truncate
 
@@ -48,7 +55,7 @@ def _compare(schema: Any, stats: Counter, bad: list[str]) -> None:
             pointer(err.absolute_path),
             truncate(err.message, MESSAGE_LIMIT),
         )
-        checker._prepare()
+        checker.prepare()
         shortcut = checker.root_type_error(value)
         stats["missed"] += 1
         stats["answered" if shortcut is not None else "handed_back"] += 1
@@ -112,11 +119,11 @@ def test_a_keyword_before_type_that_fails_first_is_left_to_jsonschema() -> None:
     equals); ``properties`` before ``type`` yields nothing for a string; a legacy root ``$ref``
     makes ``type`` inert."""
     first = SchemaChecker("t", {"enum": [{"a": 1}], "type": "object"})
-    first._prepare()
+    first.prepare()
     assert first.root_type_error("x") is None
     assert first.check("x").category == "schema_violation:enum"
     later = SchemaChecker("t", {"properties": {"a": {}}, "type": "object", "enum": [1]})
-    later._prepare()
+    later.prepare()
     found = later.root_type_error("x")
     assert found is not None and found.message == "'x' is not of type 'object'"
     legacy = {
@@ -126,6 +133,25 @@ def test_a_keyword_before_type_that_fails_first_is_left_to_jsonschema() -> None:
         "type": "object",
     }
     ref = SchemaChecker("t", legacy)
-    ref._prepare()
+    ref.prepare()
     assert ref.root_type_error("x") is None
     assert ref.check("x").category == "ok"
+
+
+def test_each_violation_is_counted_by_the_way_it_was_explained() -> None:
+    """``SchemaChecker.explained`` (what ``bench/audit_costs.py`` splits a workload's failures
+    by): the root's type without a walk, located by jsonschema-rs, or jsonschema's own walk
+    (a schema with ``$id``: jsonschema-rs's locations may be relative to another resource)."""
+    plain = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    checker = SchemaChecker("t", plain, timeout=0)
+    checker.fast  # noqa: B018 (compiles jsonschema-rs's check, as the audit does first)
+    for value in ([], "x", {"a": "x"}, {"a": 1.5}, {"a": 1}):
+        checker.check(value)
+    assert checker.explained == {ROOT_TYPE: 2, RS_LOCATED: 2}
+    with_id = {**plain, "$id": "https://example.com/t.json"}
+    checker = SchemaChecker("t", with_id, timeout=0)
+    checker.fast  # noqa: B018
+    for value in ([], {"a": "x"}):
+        checker.check(value)
+    assert checker.explained == {ROOT_TYPE: 1, JSONSCHEMA: 1}
+    assert set(EXPLAINED_BY) == {ROOT_TYPE, RS_LOCATED, JSONSCHEMA}

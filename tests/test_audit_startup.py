@@ -83,13 +83,13 @@ def test_a_checker_is_set_up_outside_the_watchdog(monkeypatch: Any) -> None:
     watchdog's timeout, which would count the output as a ``pattern`` timeout if it ran under
     it (the schema has a ``pattern``, so its checks are watched)."""
     schema = orjson.loads((REPO / "schemas" / "cancel_subscription.json").read_bytes())
-    real = SchemaChecker._prepare
+    real = SchemaChecker.prepare
 
     def slow_prepare(self: SchemaChecker) -> None:
         real(self)
         time.sleep(0.4)  # interrupted by the watchdog's tick if a unit is under watch
 
-    monkeypatch.setattr(SchemaChecker, "_prepare", slow_prepare)
+    monkeypatch.setattr(SchemaChecker, "prepare", slow_prepare)
     checker = SchemaChecker("cancel_subscription", schema, timeout=0.05)
     assert checker.guarded
     with armed(0.05):

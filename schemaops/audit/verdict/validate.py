@@ -47,6 +47,11 @@ from schemaops.watchdog import WatchdogTimeout, watched
 from schemaops.watchdog import timeout as watchdog_timeout
 
 MESSAGE_LIMIT = 300
+#: the ways a violation is explained (``SchemaChecker.explained``): the root's type without a
+#: walk (``root_type_error``), located by jsonschema-rs and worded by jsonschema
+#: (``rsexplain``), or jsonschema's own ``best_match`` (over the closure tree's failing part)
+ROOT_TYPE, RS_LOCATED, JSONSCHEMA = "root_type", "jsonschema_rs", "jsonschema"
+EXPLAINED_BY = (ROOT_TYPE, RS_LOCATED, JSONSCHEMA)
 _PENDING: Any = object()
 
 
@@ -97,7 +102,7 @@ class SchemaChecker:
         self._inline = self._tree is None and self._inlines()
         self._validator: Any = None
         self._assert_format = assert_format
-        #: ``_prepare`` ran: jsonschema imported, the tree and explaining validators built
+        #: ``prepare`` ran: jsonschema imported, the tree and explaining validators built
         self._prepared = False
         #: jsonschema-rs's yes/no check, compiled on first use; None when it cannot answer
         self._fast: Any = _PENDING
@@ -120,6 +125,9 @@ class SchemaChecker:
         self.guarded = hints["regex"] and timeout > 0
         self._watch = watched(self.guarded)  # reused: no allocation per record
         self.timeouts = 0
+        #: how this checker's violations were explained, by way (``EXPLAINED_BY``): a count
+        #: each, so that ``bench/audit_costs.py`` can say what each way costs on a workload
+        self.explained: dict[str, int] = {}
 
     @property
     def _cls(self) -> Any:
@@ -209,7 +217,7 @@ class SchemaChecker:
                     if fast is not None and _accepts(fast, value):
                         return OUTCOME_OK
                 asked = True
-                self._prepare()
+                self.prepare()
             with self._watch:
                 if fast is not None:
                     if not asked:
@@ -235,7 +243,7 @@ class SchemaChecker:
         the same each time); the same answer as ``check`` (``tests/test_audit_lean.py``)."""
         try:
             if not self._prepared:
-                self._prepare()
+                self.prepare()
             with self._watch:
                 return self._slow(value)
         except WatchdogTimeout:
@@ -254,9 +262,11 @@ class SchemaChecker:
             " verified",
         )
 
-    def _prepare(self) -> None:
+    def prepare(self) -> None:
         """Import ``jsonschema`` and build what explains this schema's failures (its closure
-        tree and the validators over it): what a checker needs from its first failure on."""
+        tree and the validators over it): what a checker needs from its first failure on,
+        done then outside the watchdog. Public so that it can be done ahead of time, or timed
+        apart from the failures (``bench/audit_costs.py``)."""
         _ = self._fast_args, self.tree
         if self._rs is not None and self._worder is None:
             schema, cls, fmt = self._fast_args
@@ -275,8 +285,10 @@ class SchemaChecker:
     def _slow(self, value: Any) -> Classification:
         if self.tree is not None and self.tree.broken:
             self.tree = None  # a lazy subtree could not answer: jsonschema alone from now on
+        explained = self.explained
         found = self.root_type_error(value)
         if found is not None:
+            explained[ROOT_TYPE] = explained.get(ROOT_TYPE, 0) + 1
             return found
         if (
             self._rs is not None
@@ -285,6 +297,7 @@ class SchemaChecker:
         ):
             found = self._rs_explained(value)
             if found is not None:
+                explained[RS_LOCATED] = explained.get(RS_LOCATED, 0) + 1
                 keyword, path, message = found
                 if callable(message):  # written when read: most failures are only counted
                     return WordedLater(
@@ -295,6 +308,7 @@ class SchemaChecker:
                 return Classification(
                     f"{VIOLATION}:{keyword}", None, pointer(path), truncate(message, MESSAGE_LIMIT)
                 )
+        explained[JSONSCHEMA] = explained.get(JSONSCHEMA, 0) + 1
         best_match, explain, _ = _late()
         try:
             if self._explainer is not None:
@@ -398,7 +412,7 @@ class SchemaChecker:
         the count is complete: the watchdog or the recursion limit can stop it part way, and
         the report then says how many outputs were counted only in part."""
         counts: Counter = Counter()
-        self._prepare()
+        self.prepare()
         try:
             with self._watch:
                 for err in self.validator.iter_errors(value):
