@@ -100,6 +100,21 @@ SERIES: dict[str, tuple[str, tuple[str, ...]]] = {
         "Failed outputs per diagnosis (whitespace_runaway, truncated_at_max_tokens, ...).",
         ("input", "diagnosis"),
     ),
+    "audit_tool_calls": (
+        "Tool calls judged against a tool set, per tool and category (invented names counted"
+        " as '(unknown tool)').",
+        ("input", "tool_set", "tool", "category"),
+    ),
+    "audit_tool_p": ("ok / tool calls per tool.", ("input", "tool_set", "tool")),
+    "audit_tool_steps": (
+        "Agent steps (one response, all its parallel calls) per tool set, good when every call is.",
+        ("input", "tool_set", "result"),
+    ),
+    "audit_tool_step_p": ("Good agent steps / agent steps per tool set.", ("input", "tool_set")),
+    "audit_unknown_tool_calls": (
+        "Calls to a function the tool set does not offer.",
+        ("input", "tool_set"),
+    ),
 }
 
 
@@ -190,14 +205,94 @@ def _budget_metrics(reg: CollectorRegistry, src: str, budgets: list[dict[str, An
             low.labels(src, schema).set(1 if b["lower_bound"] else 0)
 
 
+def tool_labels(doc: dict[str, Any]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """An audit report's tool sets -> their label values, and its tool rows (``SET/FUNCTION``
+    in ``by_schema``) -> (tool set, tool) label values, bounded as ``watch`` bounds them
+    (``watch/tools.py``): a function the model invented is ``(unknown tool)`` (a model that
+    makes up a name on every call would otherwise write a new series each time), and past
+    ``MAX_OFFERED_SETS`` request-offered sets (by name) a set is ``offered-(other)`` and each
+    of its rows ``offered-(other)/(other)``."""
+    from schemaops.audit.tally.toolsummary import SEP, UNKNOWN_TOOL
+    from schemaops.watch.tools import (
+        MAX_OFFERED_SETS,
+        OFFERED,
+        OTHER_SET,
+        OTHER_TOOL,
+        UNKNOWN_LABEL,
+    )
+
+    by_set = doc.get("by_tool_set") or {}
+    kept = set(sorted(ts for ts in by_set if ts.startswith(OFFERED))[:MAX_OFFERED_SETS])
+    sets: dict[str, str] = {}
+    rows: dict[str, tuple[str, str]] = {}
+    for ts, row in by_set.items():
+        capped = ts.startswith(OFFERED) and ts not in kept
+        sets[ts] = OTHER_SET if capped else ts
+        for fn, r in (row.get("tools") or {}).items():
+            if capped:
+                tool = OTHER_TOOL
+            elif (r.get("categories") or {}).get(UNKNOWN_TOOL):
+                tool = UNKNOWN_LABEL
+            else:
+                tool = fn
+            rows[f"{ts}{SEP}{fn}"] = (sets[ts], tool)
+    return sets, rows
+
+
+def _tool_metrics(
+    reg: CollectorRegistry, src: str, doc: dict[str, Any], labels: tuple[dict, dict]
+) -> None:
+    """Per tool set and tool: calls by category and p; per tool set: agent steps, step p and
+    calls to functions it does not offer (the report's ``by_tool_set``, labels bounded)."""
+    from schemaops.audit.tally.toolsummary import SEP, UNKNOWN_TOOL
+
+    set_labels, row_labels = labels
+    per_tool: dict[tuple[str, str], dict[str, int]] = {}
+    per_set: dict[str, list[int]] = {}  # set label -> [steps, good steps, invented calls]
+    for ts, row in (doc.get("by_tool_set") or {}).items():
+        agg = per_set.setdefault(set_labels[ts], [0, 0, 0])
+        agg[0] += row.get("steps") or 0
+        agg[1] += row.get("steps_ok") or 0
+        for fn, r in (row.get("tools") or {}).items():
+            cats = per_tool.setdefault(row_labels[f"{ts}{SEP}{fn}"], {})
+            for cat, n in (r.get("categories") or {}).items():
+                cats[cat] = cats.get(cat, 0) + n
+                if cat == UNKNOWN_TOOL:
+                    agg[2] += n
+    calls, p = _gauge(reg, "audit_tool_calls"), _gauge(reg, "audit_tool_p")
+    for (ts, tool), cats in per_tool.items():
+        for cat, n in cats.items():
+            calls.labels(src, ts, tool, cat).set(n)
+        total = sum(cats.values())
+        if total:
+            p.labels(src, ts, tool).set(cats.get("ok", 0) / total)
+    steps, step_p = _gauge(reg, "audit_tool_steps"), _gauge(reg, "audit_tool_step_p")
+    unknown = _gauge(reg, "audit_unknown_tool_calls")
+    for ts, (n, good, invented) in per_set.items():
+        steps.labels(src, ts, "ok").set(good)
+        steps.labels(src, ts, "failed").set(n - good)
+        if n:
+            step_p.labels(src, ts).set(good / n)
+        unknown.labels(src, ts).set(invented)
+
+
 def audit_metrics(doc: dict[str, Any]) -> CollectorRegistry:
-    """Outputs by schema and category, parse-failure subtypes, p, its CI and p^n."""
+    """Outputs by schema and category, parse-failure subtypes, p, its CI and p^n; tool calls
+    per tool set and tool (``tool_labels``: the same bounded names in ``audit_outputs``)."""
     reg = CollectorRegistry()
     src = str(doc.get("input") or "")
-    outputs = _gauge(reg, "audit_outputs")
+    labels = tool_labels(doc)
+    rows: dict[str, dict[str, int]] = {}  # schema label -> category -> outputs
     for schema, s in (doc.get("by_schema") or {}).items():
+        found = labels[1].get(schema)
+        name = f"{found[0]}/{found[1]}" if found is not None else str(schema)
+        cats = rows.setdefault(name, {})
         for cat, n in (s.get("categories") or {}).items():
-            outputs.labels(src, str(schema), cat).set(n)
+            cats[cat] = cats.get(cat, 0) + n
+    outputs = _gauge(reg, "audit_outputs")
+    for name, cats in rows.items():
+        for cat, n in cats.items():
+            outputs.labels(src, name, cat).set(n)
     sub = _gauge(reg, "audit_parse_failures")
     for st, n in (doc.get("parse_failures") or {}).items():
         sub.labels(src, st).set(n)
@@ -213,9 +308,10 @@ def audit_metrics(doc: dict[str, Any]) -> CollectorRegistry:
         if v is not None:
             comp.labels(src, str(n)).set(v)
     sp = _gauge(reg, "audit_schema_p")
-    for schema, s in (doc.get("by_schema") or {}).items():
-        if s.get("p") is not None:
-            sp.labels(src, str(schema)).set(s["p"])
+    for name, cats in rows.items():
+        total = sum(cats.values())
+        if total:
+            sp.labels(src, name).set(cats.get("ok", 0) / total)
     ie = _gauge(reg, "audit_input_errors")
     ie.labels(src).set(doc.get("input_errors") or 0)
     dg = _gauge(reg, "audit_diagnoses")
@@ -224,5 +320,7 @@ def audit_metrics(doc: dict[str, Any]) -> CollectorRegistry:
     budgets = ((doc.get("diagnoses") or {}).get("truncated_at_max_tokens") or {}).get("budgets")
     if budgets:
         _budget_metrics(reg, src, budgets)
+    if doc.get("by_tool_set"):
+        _tool_metrics(reg, src, doc, labels)
     _stamp(reg, "audit")
     return reg

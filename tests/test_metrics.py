@@ -46,6 +46,96 @@ def test_audit_prometheus_file_parses_and_matches_the_json(tmp_path: Path) -> No
     assert not list(tmp_path.glob("*.tmp*"))  # written via a temporary file, then renamed
 
 
+def test_audit_prometheus_tool_series_name_no_invented_function(tmp_path: Path) -> None:
+    """``audit --tools`` with ``--prometheus``: calls per tool set and tool, agent steps and
+    calls to functions the set does not offer, equal to the ``--json`` report; a function the
+    model invented is ``(unknown tool)`` in every series (``audit_outputs`` too), never its
+    made-up name (a new series per invented name otherwise, as ``watch`` bounds them)."""
+    prom = tmp_path / "tools.prom"
+    r = _cli(
+        "audit",
+        "audits/example-toolcalls.jsonl",
+        "--registry",
+        "schemas",
+        "--tools",
+        "support_agent",
+        "--json",
+        "--prometheus",
+        str(prom),
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    got = samples(prom)
+    invented = set(doc["unknown_tools"])
+    assert invented == {"get_ordr", "lookup_customer"}
+    text = prom.read_text()
+    assert not any(name in text for name in invented)
+    want: dict[tuple[str, str], float] = {}
+    for fn, row in doc["by_tool"].items():
+        tool = "(unknown tool)" if fn in invented else fn
+        for cat, n in row["categories"].items():
+            want[(tool, cat)] = want.get((tool, cat), 0) + n
+    calls = {
+        (s.labels["tool"], s.labels["category"]): s.value
+        for s in got["schemaops_audit_tool_calls"]
+        if s.labels["tool_set"] == "support_agent"
+    }
+    assert calls == want and calls[("(unknown tool)", "unknown_tool")] == 2
+    outputs = {s.labels["schema"] for s in got["schemaops_audit_outputs"]}
+    assert "support_agent/(unknown tool)" in outputs and "support_agent/get_order" in outputs
+    steps = {s.labels["result"]: s.value for s in got["schemaops_audit_tool_steps"]}
+    ts = doc["by_tool_set"]["support_agent"]
+    assert steps == {"ok": ts["steps_ok"], "failed": ts["steps"] - ts["steps_ok"]}
+    (step_p,) = got["schemaops_audit_tool_step_p"]
+    assert step_p.value == ts["step_p"]
+    (unknown,) = got["schemaops_audit_unknown_tool_calls"]
+    assert unknown.value == sum(doc["unknown_tools"].values())
+    p = {s.labels["tool"]: s.value for s in got["schemaops_audit_tool_p"]}
+    assert p["search_orders"] == doc["by_tool"]["search_orders"]["p"] and p["(unknown tool)"] == 0
+
+
+def test_audit_offered_tool_sets_past_the_cap_are_one_label() -> None:
+    """Request-offered tool sets (``offered-<hash>``, one per distinct ``tools`` array a log
+    holds) past ``watch.tools.MAX_OFFERED_SETS`` are counted under ``offered-(other)``, their
+    tools under ``(other)``: the count stays whole, the label values stay bounded."""
+    from schemaops.metrics import audit_metrics
+    from schemaops.watch.tools import MAX_OFFERED_SETS
+
+    n_sets = MAX_OFFERED_SETS + 4
+    by_set = {
+        f"offered-{i:04x}": {
+            "steps": 3,
+            "steps_ok": 2,
+            "tools": {f"fn_{i}": {"categories": {"ok": 2, "schema_violation:type": 1}}},
+        }
+        for i in range(n_sets)
+    }
+    by_schema = {
+        f"{ts}/{fn}": {"categories": r["categories"]}
+        for ts, row in by_set.items()
+        for fn, r in row["tools"].items()
+    }
+    reg = audit_metrics({"input": "x", "by_schema": by_schema, "by_tool_set": by_set})
+    got = {m.name: m.samples for m in reg.collect()}
+    sets = {s.labels["tool_set"] for s in got["schemaops_audit_tool_steps"]}
+    assert len(sets) == MAX_OFFERED_SETS + 1 and "offered-(other)" in sets
+    other = {
+        s.labels["result"]: s.value
+        for s in got["schemaops_audit_tool_steps"]
+        if s.labels["tool_set"] == "offered-(other)"
+    }
+    assert other == {"ok": 2 * 4, "failed": 1 * 4}
+    calls = [
+        s for s in got["schemaops_audit_tool_calls"] if s.labels["tool_set"] == "offered-(other)"
+    ]
+    assert {s.labels["tool"] for s in calls} == {"(other)"}
+    assert sum(s.value for s in calls) == 3 * 4
+    total = sum(s.value for s in got["schemaops_audit_outputs"])
+    assert total == 3 * n_sets  # every output counted once, under a bounded name
+    schemas = {s.labels["schema"] for s in got["schemaops_audit_outputs"]}
+    assert len(schemas) == MAX_OFFERED_SETS + 1
+
+
 def test_probe_on_a_dead_server_writes_up_0(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -144,6 +234,26 @@ def _budget_audit(tmp_path: Path) -> dict:
     return doc
 
 
+TOOL_SERIES = {
+    "schemaops_audit_tool_step_p",
+    "schemaops_audit_tool_p",
+    "schemaops_audit_tool_calls",
+    "schemaops_audit_unknown_tool_calls",
+    "schemaops_watch_unknown_tool_calls_total",
+    "schemaops_watch_tool_step_p",
+}
+
+
+def _tools_audit() -> dict:
+    """A real audit of the shipped tool calls against the shipped tool set (``--tools``):
+    its document carries ``by_tool_set`` (the example report has none)."""
+    from schemaops.audit.options import AuditOptions
+    from schemaops.audit.run.pipeline import run_audit
+
+    opts = AuditOptions(registry=str(ROOT / "schemas"), tools="support_agent", cache=False)
+    return run_audit(str(ROOT / "audits" / "example-toolcalls.jsonl"), opts).to_json()
+
+
 def watch_series() -> set[str]:
     """The names of every series ``schemaops watch`` serves on /metrics."""
     from collections import Counter
@@ -169,6 +279,7 @@ def test_grafana_dashboard_reads_only_series_schemaops_writes(tmp_path: Path) ->
     used = {m for e in exprs for m in re.findall(r"schemaops_[a-z0-9_]+", e)}
     audit_doc = json.loads((ROOT / "audits" / "example-report.json").read_text())
     budget_doc = _budget_audit(tmp_path)
+    tools_doc = _tools_audit()
     warm_doc = {
         "results": [
             {"server": "s", "schema": "a", "status": "warmed", "cold_ms": 1.0, "probe_ms": 1.0}
@@ -185,6 +296,7 @@ def test_grafana_dashboard_reads_only_series_schemaops_writes(tmp_path: Path) ->
         for reg in (
             audit_metrics(audit_doc),
             audit_metrics(budget_doc),
+            audit_metrics(tools_doc),
             warm_metrics(warm_doc),
             probe_metrics(probe_doc),
         )
@@ -194,6 +306,8 @@ def test_grafana_dashboard_reads_only_series_schemaops_writes(tmp_path: Path) ->
     assert used and used <= written, used - written
     # the token-budget series have a panel (they exist only when outputs were cut)
     assert BUDGET_SERIES <= used, BUDGET_SERIES - used
+    # and the tool-call series, of audit and of watch
+    assert TOOL_SERIES <= used, TOOL_SERIES - used
     assert len({p["id"] for p in dash["panels"]}) == len(dash["panels"])
 
 
