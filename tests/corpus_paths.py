@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,3 +48,41 @@ def jsb_schema_texts() -> Iterator[str]:
         with f.open(encoding="utf-8") as fh:
             for line in fh:
                 yield json.loads(line)["json_schema"]
+
+
+#: the JSON-Schema-Test-Suite's draft folders -> the ``$schema`` a group of that folder is read
+#: with (the suite's schemas rarely say it themselves)
+SUITE_DIALECTS = {
+    "draft4": "http://json-schema.org/draft-04/schema#",
+    "draft6": "http://json-schema.org/draft-06/schema#",
+    "draft7": "http://json-schema.org/draft-07/schema#",
+    "draft2019-09": "https://json-schema.org/draft/2019-09/schema",
+    "draft2020-12": "https://json-schema.org/draft/2020-12/schema",
+}
+
+
+def suite_groups(drafts: tuple[str, ...] | None = None) -> Iterator[tuple[str, dict, Any]]:
+    """(draft folder, group, schema) for every group of the suite's ``drafts`` (every draft
+    folder it holds, ``optional/`` included, when None), in file order (drafts in the order
+    given), leaving out a group whose schema names the suite's remote server
+    (``localhost:1234``: a remote ``$ref`` is never fetched); ``schema`` is the group's with
+    its folder's ``$schema`` added where an object has none. Fails when the suite is missing."""
+    tests = JSTS / "tests"
+    if not tests.is_dir():
+        pytest.fail(f"corpus not found: {JSTS}")
+    if drafts is None:
+        files = sorted(tests.rglob("*.json"))
+    else:
+        files = [f for d in drafts for f in sorted((tests / d).rglob("*.json"))]
+    for f in files:
+        draft = f.relative_to(tests).parts[0]
+        uri = SUITE_DIALECTS.get(draft)
+        if uri is None:
+            continue
+        for group in json.loads(f.read_text(encoding="utf-8")):
+            schema = group["schema"]
+            if "localhost:1234" in json.dumps(schema):
+                continue
+            if isinstance(schema, dict) and "$schema" not in schema:
+                schema = {"$schema": uri, **schema}
+            yield draft, group, schema
