@@ -239,9 +239,12 @@ def check_cmd(
         "compile_threads": compile_threads,
         "ray": ray,
     }
+    modes = [m for m in (tool_choice or ["required"]) if m != "none"]
     if fix or out is not None:  # the gate-side entry point to lower (commands/lower.py)
         from schemaops.commands.lower import check_fix
 
+        # tool sets are gated under --fix too, in the same modes (lower/fix.py)
+        opts.update(tool_choice=modes, tool_strict_level=_strict_level(tool_strict_level))
         return check_fix(registry, backend, engine, out, opts, junit, json_out, quiet, fix)
     hosted = None
     if targets:  # --target beside --backend/--engine: both gates, one report; judged first,
@@ -259,7 +262,7 @@ def check_cmd(
             engine,
             chosen,
             cache_headroom_pct=cache_headroom,
-            tool_choice=[m for m in (tool_choice or ["required"]) if m != "none"],
+            tool_choice=modes,
             tool_strict_level=_strict_level(tool_strict_level),
             json_out=json_out,
             **opts,
@@ -267,7 +270,6 @@ def check_cmd(
     elif backend is None:
         raise fail("error: check needs --backend (or --engine sglang|vllm)", 2)
     else:
-        modes = [m for m in (tool_choice or ["required"]) if m != "none"]
         report = call(
             run_check,
             registry,

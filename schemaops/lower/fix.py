@@ -11,6 +11,12 @@
 ``--out`` is created and a file written in it *before* step 1 (``schemaops.outdir``): a folder
 that cannot be written is exit 2 at once, not a traceback after the work.
 
+Tool sets (``NAME.tools.json``) are gated as ``check`` gates them, in the same
+``tool_choice`` modes, before and in ``--out``: copied as they are (``lower`` rewrites no tool
+set), so a tool whose parameters ``$ref`` a registry schema is judged in ``--out`` over that
+schema's lowered form, and a tool set that still fails keeps the gate failing (with what to
+do: ``TOOLSET_ADVICE``), never dropped from the verdict.
+
 ``passed`` (exit 0) means: every schema of the registry is in ``--out``, ``--out`` holds no
 schema this run did not write (``stale``: one the registry no longer has, or an earlier
 run's file for a schema that now could not be lowered; reported, never deleted: ``--out`` may
@@ -30,6 +36,21 @@ from typing import Any
 
 from schemaops.errors import InputError
 from schemaops.lower.run import REPORT_DIR, LowerReport, check_out, lower_registry
+from schemaops.registry.documents import format_problem
+
+#: what the summary tells a tool set that still fails in ``--out`` (``lower`` rewrites schemas,
+#: not tool sets: a tool's parameters reach it only as a registry schema the tool ``$ref``s)
+TOOLSET_ADVICE = (
+    "check --fix lowers registry schemas, not tool sets: move a failing tool's parameters into"
+    ' a registry schema (NAME.json) and give the tool {"$ref": "NAME.json"}, so that'
+    " check --fix lowers it and the tool set in --out serves the lowered form"
+)
+
+
+def toolset_case(case: Any) -> bool:
+    """Whether a check case is a tool set's (``NAME.tools[ENGINE MODE]``, ``check/toolsets.py``)
+    rather than a registry schema's."""
+    return "toolset" in case.result
 
 
 @dataclass
@@ -42,6 +63,10 @@ class FixReport:
     after: Any  # CheckReport
     out: str
     stale: list[str] = field(default_factory=list)
+    #: tool sets not written to ``out`` -> why (the registry's first problem with the copy
+    #: there): a tool ``$ref``s a schema that could not be lowered (so is not in ``out``), or
+    #: whose lowered form is no longer a tool's parameters (a root without ``type: object``)
+    toolsets_left_out: dict[str, str] = field(default_factory=dict)
 
     @property
     def not_lowered(self) -> list[str]:
@@ -55,7 +80,12 @@ class FixReport:
 
     @property
     def passed(self) -> bool:
-        return not self.not_lowered and not self.stale and self.after.passed
+        return (
+            not self.not_lowered
+            and not self.toolsets_left_out
+            and not self.stale
+            and self.after.passed
+        )
 
     def summary(self) -> str:
         """One paragraph a CI log shows: what failed, what was fixed, what the gate says."""
@@ -64,6 +94,9 @@ class FixReport:
             f"check --fix: {len(failed)} of {len(self.before.cases)} schema(s) failed on "
             f"{self.before.backend}" + (f": {', '.join(failed[:10])}" if failed else "")
         ]
+        sets = [c.schema for c in self.after.failed if toolset_case(c)]
+        if sets:
+            lines.append(f"  tool sets failing in {self.out}: {', '.join(sets)}; {TOOLSET_ADVICE}")
         if self.fixed:
             lines.append(f"  lowered, proven and passing in {self.out}: {', '.join(self.fixed)}")
         for case in self.lowered.cases if self.lowered else []:
@@ -74,6 +107,10 @@ class FixReport:
             lines.append(
                 f"  cannot be lowered (not written to {self.out}; reports in "
                 f"{self.out}/{REPORT_DIR}/): {', '.join(self.not_lowered)}"
+            )
+        for name, why in self.toolsets_left_out.items():
+            lines.append(
+                f"  tool set {name} not written to {self.out} (it would not load there): {why}"
             )
         if self.stale:
             lines.append(
@@ -96,14 +133,40 @@ class FixReport:
             "fixed": self.fixed,
             "not_lowered": self.not_lowered,
             "stale": self.stale,
+            "toolsets_left_out": self.toolsets_left_out,
             "before": self.before.to_dict(),
             "lower": self.lowered.to_dict() if self.lowered else None,
             "after": self.after.to_dict(),
         }
 
 
-def _copy_passing(registry: Path, out: Path, skip: set[Path]) -> None:
-    """Copy the registry into ``out`` except the failed schemas' files (and their sidecars)."""
+def _drop_unloadable_toolsets(out: Path, copied: set[Path]) -> dict[str, str]:
+    """Remove from ``out`` the tool set files this run copied that do not load there (a tool
+    ``$ref``s a schema that could not be lowered, so is not in ``out``, or one whose lowered
+    form fails the tool-set checks): name -> the first problem. Only such files: any other
+    problem is the gate's to report, as before."""
+    from schemaops.registry import RegistryError, load_registry
+    from schemaops.registry.loader import TOOLS_SUFFIX
+
+    try:
+        load_registry(out)
+    except RegistryError as exc:
+        bad: dict[str, str] = {}
+        for problem in exc.problems:
+            f = Path(str(problem.get("file") or ""))
+            if f.name.endswith(TOOLS_SUFFIX) and f.resolve() in copied:
+                bad.setdefault(f.name[: -len(TOOLS_SUFFIX)], format_problem(problem))
+                f.unlink(missing_ok=True)
+        return bad
+    return {}
+
+
+def _copy_passing(registry: Path, out: Path, skip: set[Path]) -> set[Path]:
+    """Copy the registry into ``out`` except the failed schemas' files (and their sidecars);
+    returns the tool set files written (resolved)."""
+    from schemaops.registry.loader import TOOLS_SUFFIX
+
+    toolsets = set()
     for src in sorted(registry.rglob("*.json")):
         rel = src.relative_to(registry)
         if src.resolve() in skip or any(part.startswith(".") for part in rel.parts):
@@ -111,6 +174,9 @@ def _copy_passing(registry: Path, out: Path, skip: set[Path]) -> None:
         dst = out / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
+        if dst.name.endswith(TOOLS_SUFFIX):
+            toolsets.add(dst.resolve())
+    return toolsets
 
 
 def fix_registry(
@@ -144,7 +210,7 @@ def fix_registry(
         return run_check(folder, backend, **check_opts)
 
     before = gate(root)
-    failed = [c.schema for c in before.failed]
+    failed = [c.schema for c in before.failed if not toolset_case(c)]  # tool sets: see module
     try:
         reg = load_registry(root)
     except RegistryError as exc:  # run_check loaded it already; kept for a race
@@ -155,10 +221,10 @@ def fix_registry(
         if path is not None:
             skip |= {path.resolve(), path.with_name(f"{path.stem}.examples.json").resolve()}
     try:
-        _copy_passing(root, outp, skip)
+        copied = _copy_passing(root, outp, skip)
     except OSError as exc:  # written a moment ago (check_out); e.g. the disk filled
         raise InputError(f"cannot write --out {outp}: {exc}") from None
-    mine = {s.name for s in reg}
+    mine = {s.name for s in reg} | {f"{ts}.tools" for ts in reg.toolsets}
     if not failed:
         return _gated(before, None, gate(outp), outp, mine)
     if lower_progress:
@@ -175,15 +241,41 @@ def fix_registry(
         progress=lower_progress,
         mem_mb=check_opts.get("mem_mb"),
     )
-    return _gated(before, lowered, gate(outp), outp, mine)
+    left_out = _drop_unloadable_toolsets(outp, copied) if copied else {}
+    if not _holds_schemas(outp):  # nothing could be written: a failed gate, not a bad folder
+        from schemaops.check.gate import CheckReport
+
+        note = {"out": "nothing could be written: every schema failed and none was lowered"}
+        after = CheckReport(before.backend, before.tokenizer, str(outp), before.budget_ms, [], note)
+        return _gated(before, lowered, after, outp, mine, left_out)
+    return _gated(before, lowered, gate(outp), outp, mine, left_out)
+
+
+def _holds_schemas(folder: Path) -> bool:
+    """Whether ``folder`` holds a schema or tool set file as a registry reads it (the gate
+    refuses a folder without one as an unusable registry, exit 2)."""
+    from schemaops.registry.documents import SIDECAR_SUFFIX
+    from schemaops.registry.listing import json_files
+
+    return any(not f.name.endswith(SIDECAR_SUFFIX) for f in json_files(folder))
 
 
 def _gated(
-    before: Any, lowered: LowerReport | None, after: Any, out: Path, mine: set[str]
+    before: Any,
+    lowered: LowerReport | None,
+    after: Any,
+    out: Path,
+    mine: set[str],
+    left_out: dict[str, str] | None = None,
 ) -> FixReport:
     """The report, with the schemas the gate found in ``out`` that this run did not write:
-    ``mine`` (the registry's names) less the ones that could not be lowered."""
-    rep = FixReport(before, lowered, after, str(out))
-    written = mine - set(rep.not_lowered)
-    rep.stale = sorted({c.schema for c in after.cases} - written)
+    ``mine`` (the registry's names, a tool set's as ``NAME.tools``) less the ones that could
+    not be lowered."""
+    rep = FixReport(before, lowered, after, str(out), toolsets_left_out=left_out or {})
+    written = mine - set(rep.not_lowered) - {f"{ts}.tools" for ts in rep.toolsets_left_out}
+    found = {
+        f"{c.result['toolset']['toolset']}.tools" if toolset_case(c) else c.schema
+        for c in after.cases
+    }
+    rep.stale = sorted(found - written)
     return rep
