@@ -284,8 +284,8 @@ def audit_metrics(doc: dict[str, Any]) -> CollectorRegistry:
     labels = tool_labels(doc)
     rows: dict[str, dict[str, int]] = {}  # schema label -> category -> outputs
     for schema, s in (doc.get("by_schema") or {}).items():
-        found = labels[1].get(schema)
-        name = f"{found[0]}/{found[1]}" if found is not None else str(schema)
+        found = labels[1].get(schema)  # a tool row: its bounded (set, tool), as one name
+        name = "/".join(found) if found is not None else str(schema)
         cats = rows.setdefault(name, {})
         for cat, n in (s.get("categories") or {}).items():
             cats[cat] = cats.get(cat, 0) + n

@@ -111,3 +111,4 @@ def test_nothing_written_is_a_failed_gate_not_an_unusable_folder(tmp_path: Path)
     doc = json.loads(res.stdout)
     assert doc["not_lowered"] == ["look"] and list(doc["toolsets_left_out"]) == ["agent"]
     assert doc["after"]["schemas"] == 0 and "nothing could be written" in json.dumps(doc)
+    assert doc["after"]["passed"] is False  # a gate over nothing passed nothing

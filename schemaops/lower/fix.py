@@ -84,6 +84,7 @@ class FixReport:
             not self.not_lowered
             and not self.toolsets_left_out
             and not self.stale
+            and bool(self.after.cases)  # a gate over nothing passed nothing
             and self.after.passed
         )
 
@@ -136,8 +137,16 @@ class FixReport:
             "toolsets_left_out": self.toolsets_left_out,
             "before": self.before.to_dict(),
             "lower": self.lowered.to_dict() if self.lowered else None,
-            "after": self.after.to_dict(),
+            "after": self._after_dict(),
         }
+
+    def _after_dict(self) -> dict[str, Any]:
+        """The check of ``out``; one with no case (nothing could be written) says it did not
+        pass rather than passing vacuously."""
+        doc = self.after.to_dict()
+        if not self.after.cases:
+            doc["passed"] = False
+        return doc
 
 
 def _drop_unloadable_toolsets(out: Path, copied: set[Path]) -> dict[str, str]:
