@@ -1,4 +1,10 @@
-"""Dev server lifecycle: the CLI starts and stops cleanly, kill/restart keeps the URL, backends."""
+"""Dev server lifecycle: the CLI starts and stops cleanly, a bad flag fails fast, backends.
+
+Kill/restart keeping the URL and stop() ending the process group are checked where a test
+kills and restarts a server anyway (``lifecycle_support``: the Kubernetes sidecar test in
+``test_warm_hooks.py``); the dp-2 server on a one-NUMA-node CPU in ``test_warm_resilience.py``'s
+dp-2 test, which starts it without setting the binding itself.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +17,12 @@ from pathlib import Path
 import httpx
 import pytest
 from cli_support import run_cli
+from lifecycle_support import enforces_ok_boolean, health
 
 from schemaops.devserver import DevServer, default_cache_dir, ensure_env
 from schemaops.devserver.launcher import group_members
 
 pytestmark = pytest.mark.integration
-
-
-def _health(url: str) -> int:
-    try:
-        return httpx.get(url + "/health", timeout=10).status_code
-    except httpx.HTTPError:
-        return 0
 
 
 def _isolated_cache(tmp_path: Path) -> Path:
@@ -51,7 +51,7 @@ def test_cli_start_status_stop_leaves_no_process(tmp_path: Path) -> None:
     server = doc["servers"][0]
     url, pid = doc["url"], server["pid"]
     try:
-        assert _health(url) == 200
+        assert health(url) == 200
         assert Path(server["log"]).is_file()
         status = json.loads(_cli("--status", "--json", cache=cache).stdout)
         assert [s["url"] for s in status["servers"]] == [url]
@@ -70,49 +70,15 @@ def test_cli_start_status_stop_leaves_no_process(tmp_path: Path) -> None:
     assert stopped.returncode == 0, stopped.stderr
     assert json.loads(stopped.stdout)["stopped"] == [server["port"]]
     assert group_members(pid) == []  # scheduler, detokenizer and helpers are gone too
-    assert _health(url) == 0
+    assert health(url) == 0
     assert not list((cache / "run").glob("*.json"))
-
-
-def test_kill_then_restart_keeps_the_url(sglang_factory) -> None:
-    (server,) = sglang_factory(fresh=True)
-    url, first_pid = server.url, server.pid
-    server.kill()
-    assert not server.is_running()
-    assert group_members(first_pid) == []
-    assert _health(url) == 0
-    server.restart()
-    assert server.url == url and server.pid != first_pid
-    assert _health(url) == 200
-    second_pid = server.pid
-    server.stop()
-    assert group_members(second_pid) == []
 
 
 def test_llguidance_backend(sglang_factory) -> None:
     (server,) = sglang_factory(grammar_backend="llguidance")
     info = httpx.get(server.url + "/server_info", timeout=30).json()
     assert info["grammar_backend"] == "llguidance"
-    _assert_enforces_ok_boolean(server.url, max_new_tokens=64)
-
-
-def _assert_enforces_ok_boolean(url: str, max_new_tokens: int) -> None:
-    """One /generate with a one-boolean schema: HTTP 200 and exactly {"ok": true|false}."""
-    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
-    resp = httpx.post(
-        url + "/generate",
-        json={
-            "text": "x",
-            "sampling_params": {
-                "max_new_tokens": max_new_tokens,
-                "temperature": 0,
-                "json_schema": json.dumps(schema),
-            },
-        },
-        timeout=300,
-    )
-    assert resp.status_code == 200, resp.text
-    assert json.loads(resp.json()["text"]) in ({"ok": True}, {"ok": False})
+    enforces_ok_boolean(server.url, max_new_tokens=64)
 
 
 def test_whitespace_default_and_opt_out_in_the_launch_command() -> None:
@@ -128,27 +94,6 @@ def test_whitespace_default_and_opt_out_in_the_launch_command() -> None:
         env={**os.environ, "COLUMNS": "200"},
     )
     assert "--any-whitespace" in r.stdout and "compact" in r.stdout
-
-
-_DP2: list[DevServer] = []  # the dp-2 server of the next test, checked by the one after it
-
-
-def test_dp_size_2_on_one_numa_node(sglang_factory) -> None:
-    """dp_size 2 needs SGLANG_CPU_OMP_THREADS_BIND on a one-node CPU: the launcher sets it."""
-    (server,) = sglang_factory(dp_size=2)
-    _DP2.append(server)
-    info = httpx.get(server.url + "/server_info", timeout=30).json()
-    assert info["dp_size"] == 2
-    for _ in range(2):  # both replicas (round robin) enforce the grammar
-        _assert_enforces_ok_boolean(server.url, max_new_tokens=32)
-
-
-def test_dp_2_server_is_stopped_once_its_test_ends() -> None:
-    """Its data_parallel_controller spins a full core while up: no test keeps it after use."""
-    assert _DP2, "runs after test_dp_size_2_on_one_numa_node (file order)"
-    pid = _DP2[0].pid
-    assert pid is not None and group_members(pid) == []
-    assert _health(_DP2[0].url) == 0
 
 
 def test_start_failure_reports_the_log_tail(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from lifecycle_support import kill_then_restart, stop_leaves_nothing
 from warm_support import REPO, heavy_registry
 
 from schemaops.devserver import DevServer
@@ -79,15 +80,15 @@ def test_kubernetes_sidecar_rewarms_a_restarted_server(sglang_factory, tmp_path:
         _wait_for(lambda: warmed.is_file() and warmed.read_text() == "server-A\n", 600, "A", log)
         assert is_ready()
         os.killpg(proc.pid, signal.SIGSTOP)  # the sidecar cannot react while the server restarts
-        srv.kill()
-        (tmp_path / "server-id").write_text("server-B\n")
-        srv.restart()
+        # a crash (SIGKILL) leaves no process; the restart keeps the URL (the lifecycle check)
+        kill_then_restart(srv, lambda: (tmp_path / "server-id").write_text("server-B\n"))
         assert not is_ready()  # old marker, new server with an empty cache: not ready
         os.killpg(proc.pid, signal.SIGCONT)
         _wait_for(lambda: warmed.read_text() == "server-B\n", 600, "B", log)
         assert is_ready(), log.read_text()[-2000:]
         doc = json.loads((tmp_path / "report.json").read_text())
         assert doc["ok"] and doc["summary"]["warmed"] == 2, doc["summary"]
+        stop_leaves_nothing(srv)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         os.killpg(proc.pid, signal.SIGCONT)

@@ -1,7 +1,9 @@
 """Servers that die, restart, come in pairs or with DP replicas: real dev servers only.
 
-Each test that kills or needs its own servers starts them fresh and stops them itself, so
-at most two servers (the shared session server and one of these) are up at once.
+A test that kills a server starts it fresh and stops it itself, except the dies-for-good
+test, which kills the two-workers test's second worker (the factory's shared server) after
+that test is done with it; at most two servers (the session server and one of these) are up
+at once.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
+from lifecycle_support import enforces_ok_boolean, stop_leaves_nothing
 
 # the same warm_support helpers as test_warm_server.py: an import list, not repeated code
 from warm_support import (
@@ -83,11 +87,35 @@ def test_killed_and_restarted_mid_warm(sglang_factory: Factory, tmp_path: Path) 
         srv.stop()
 
 
+def test_two_workers_each_warmed(
+    sglang_server: DevServer, sglang_factory: Factory, tmp_path: Path
+) -> None:
+    """Two workers, two caches: warming one (as a router would) leaves the other cold."""
+    (b,) = sglang_factory()  # shared, not fresh: the next test kills it after use
+    a = sglang_server
+    reg = heavy_registry(tmp_path, 800, 4)
+    rc, one = warm_json("--server", a.url, "-r", str(reg))
+    assert rc == 0
+    status, on_b = generate_ms(b.url, canonical_text(heavy(800)))
+    status_a, on_a = generate_ms(a.url, canonical_text(heavy(801)))
+    assert status == status_a == 200 and on_b > 2 * on_a  # worker b compiled it only now
+
+    rc, both = warm_json("--server", a.url, "--server", b.url, "-r", str(reg))
+    assert rc == 0 and both["summary"]["rows"] == 8 and both["summary"]["warmed"] == 8
+    rows_b = rows_by_schema(both, b.url)
+    # on b, the three schemas not touched above were cold until this run
+    assert [rows_b[f"heavy_{i}"]["proof"] for i in (801, 802, 803)] == ["hit"] * 3
+
+
 def test_killed_not_restarted_reports_nothing_warmed(
     sglang_factory: Factory, tmp_path: Path
 ) -> None:
-    """A server that dies for good: bounded failure, and no schema claimed warmed."""
-    (srv,) = sglang_factory(fresh=True)
+    """A server that dies for good: bounded failure, and no schema claimed warmed.
+
+    It kills the second worker of the test above (the factory's shared server, restarted
+    for any later test that asks for it): one server start fewer.
+    """
+    (srv,) = sglang_factory()
     try:
         reg = heavy_registry(tmp_path, 700, 8)
         t0 = time.monotonic()
@@ -100,40 +128,17 @@ def test_killed_not_restarted_reports_nothing_warmed(
         srv.stop()
 
 
-def test_two_workers_each_warmed(
-    sglang_server: DevServer, sglang_factory: Factory, tmp_path: Path
-) -> None:
-    """Two workers, two caches: warming one (as a router would) leaves the other cold."""
-    (b,) = sglang_factory(fresh=True)
-    a = sglang_server
-    try:
-        reg = heavy_registry(tmp_path, 800, 4)
-        rc, one = warm_json("--server", a.url, "-r", str(reg))
-        assert rc == 0
-        status, on_b = generate_ms(b.url, canonical_text(heavy(800)))
-        status_a, on_a = generate_ms(a.url, canonical_text(heavy(801)))
-        assert status == status_a == 200 and on_b > 2 * on_a  # worker b compiled it only now
-
-        rc, both = warm_json("--server", a.url, "--server", b.url, "-r", str(reg))
-        assert rc == 0 and both["summary"]["rows"] == 8 and both["summary"]["warmed"] == 8
-        rows_b = rows_by_schema(both, b.url)
-        # on b, the three schemas not touched above were cold until this run
-        assert [rows_b[f"heavy_{i}"]["proof"] for i in (801, 802, 803)] == ["hit"] * 3
-    finally:
-        b.stop()
-
-
-def test_dp2_every_replica_warmed(
-    sglang_factory: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_dp2_every_replica_warmed(sglang_factory: Factory, tmp_path: Path) -> None:
     """dp_size 2: one cache per replica, each warmed via routed_dp_rank and proven.
 
     SGLang on CPU refuses more ranks than NUMA nodes (1 here) unless each rank is given its
-    cores: SGLANG_CPU_OMP_THREADS_BIND="0|1" binds rank 0 to core 0 and rank 1 to core 1.
+    cores (SGLANG_CPU_OMP_THREADS_BIND): the test does not set it, the launcher must. Its
+    data_parallel_controller spins a full core while up: the server is stopped, whole group,
+    when the test ends.
     """
-    monkeypatch.setenv("SGLANG_CPU_OMP_THREADS_BIND", "0|1")
     (srv,) = sglang_factory(dp_size=2, fresh=True)
     try:
+        assert httpx.get(srv.url + "/server_info", timeout=30).json()["dp_size"] == 2
         reg = heavy_registry(tmp_path, 900, 4)
         for rank in (0, 1, 0, 1):  # the first requests of a fresh rank pay one-off costs
             assert generate_ms(srv.url, "{}", rank=rank)[0] == 200
@@ -163,5 +168,8 @@ def test_dp2_every_replica_warmed(
             "warm", "--server", srv.url, "-r", str(reg), "--dp-routing", "round-robin", "--json"
         )
         assert r.returncode == 0  # the fallback mode also leaves every replica warm
+        for rank in (0, 1):  # both replicas enforce the grammar, not just answer
+            enforces_ok_boolean(srv.url, max_new_tokens=32, rank=rank)
+        stop_leaves_nothing(srv)
     finally:
         srv.stop()
