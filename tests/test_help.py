@@ -69,3 +69,36 @@ def test_help_text_is_not_eaten_as_markup(command: str) -> None:
     texts = [cmd.help or ""] + [getattr(p, "help", None) or "" for p in cmd.params]
     for text in texts:
         assert Text.from_markup(text).plain == text.replace("\\[", "["), text
+
+
+def test_every_registry_option_has_the_same_short_name() -> None:
+    """``warm -r DIR`` worked and ``check -r DIR`` said "No such option: -r": a user who types
+    one command's short name into another must not meet a usage error. Every command with
+    ``--registry`` takes ``-r`` too, and no command gives ``-r`` another meaning."""
+    root = typer.main.get_command(app)
+    seen = []
+    for command in _commands():
+        cmd = root
+        for word in command.split():
+            cmd = cmd.commands[word]  # type: ignore[attr-defined]
+        for param in cmd.params:
+            opts = set(getattr(param, "opts", ()))
+            if "--registry" in opts:
+                assert "-r" in opts, f"schemaops {command}: --registry without -r"
+                seen.append(command)
+            elif "-r" in opts:
+                raise AssertionError(f"schemaops {command}: -r is {sorted(opts)}, not --registry")
+    assert {"audit", "check", "compare", "lower", "warm", "watch"} <= set(seen), seen
+
+
+def test_check_takes_r_as_a_user_types_it(tmp_path) -> None:
+    """The short name through the real CLI: ``check -r`` on the shipped registry is read as
+    ``--registry`` (a usage error would exit 2 naming ``-r``)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "schemaops", "check", "-r", str(REPO / "schemas"), "--help"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and "No such option" not in proc.stderr, proc.stderr

@@ -36,7 +36,7 @@ def audit_command(
         None, "--schema", help="Schema for every record: a file or registry name."
     ),
     registry: Path = typer.Option(
-        Path("schemas"), "--registry", help="Registry folder for schema names."
+        Path("schemas"), "--registry", "-r", help="Registry folder for schema names."
     ),
     field: str = typer.Option(
         None,

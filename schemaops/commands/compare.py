@@ -52,7 +52,7 @@ def _progress(quiet: bool) -> Callable[[int, int, dict[str, Any]], None] | None:
 
 def compare_cmd(
     registry: Path | None = typer.Option(
-        None, "--registry", help="Registry folder (default: schemas)."
+        None, "--registry", "-r", help="Registry folder (default: schemas)."
     ),
     corpus: Path | None = typer.Option(
         None, "--corpus", help="JSONSchemaBench-style JSONL: {unique_id, json_schema}."
@@ -148,7 +148,7 @@ def check_cmd(
         help="sglang or vllm: gate each schema on the backend that engine really serves it "
         "with (vLLM 0.32.0 auto routing, SGLang 0.5.23's HTTP 400 rules).",
     ),
-    registry: Path = typer.Option(Path("schemas"), "--registry", help="Registry folder."),
+    registry: Path = typer.Option(Path("schemas"), "--registry", "-r", help="Registry folder."),
     compile_budget_ms: float = typer.Option(
         1000.0, "--compile-budget-ms", help="Max cold compile time per schema (ms)."
     ),

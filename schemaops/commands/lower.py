@@ -45,7 +45,7 @@ def lower_cmd(
         help="sglang or vllm, configured with BACKEND: also apply that engine's HTTP 400 "
         "rules (SGLang 0.5.23, vLLM 0.32.0) and show its request path and cache key.",
     ),
-    registry: Path = typer.Option(Path("schemas"), "--registry", help="Registry folder."),
+    registry: Path = typer.Option(Path("schemas"), "--registry", "-r", help="Registry folder."),
     out: Path | None = typer.Option(
         None, "--out", help="Write the served schemas here as a registry folder (+ .lower/)."
     ),

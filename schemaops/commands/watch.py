@@ -65,7 +65,7 @@ def watch_cmd(
         None, "--schema", help="Schema for every record: a file or registry name."
     ),
     registry: Path = typer.Option(
-        Path("schemas"), "--registry", help="Registry folder for schema names."
+        Path("schemas"), "--registry", "-r", help="Registry folder for schema names."
     ),
     field: str = typer.Option(None, "--field", help="Dotted path of the text (as audit)."),
     schema_field: str = typer.Option(
