@@ -451,3 +451,89 @@ def test_a_parse_failure_is_classified_alike_with_the_strict_decoders_error_reus
             assert classify_parse_failure(text, exc) == classify_parse_failure(text), text
             compared += 1
     assert compared > 1000
+
+
+def test_cut_inside_token_finds_what_the_tail_search_finds() -> None:
+    """``_cut_inside_token`` finds the cut token without searching from 64 places; it must
+    answer as ``_CUT_TAIL.search`` did, on texts built to hit every edge: a token right at
+    64 characters from the end or at the very start, delimiters that are Unicode whitespace
+    (``\\s`` in a str pattern is ``str.isspace``), parts that are no token, a final newline."""
+    import random
+
+    from schemaops.audit.verdict import classify
+
+    def by_search(s: str, pos: int) -> bool:
+        m = classify._CUT_TAIL.search(s, max(0, len(s) - 64))
+        if m is None or m.start("part") > pos:
+            return False
+        part = m.group("part")
+        if part[0].isalpha():
+            return True
+        return part == "-" or part[-1] in ".eE+-"
+
+    rng = random.Random(36)
+    pieces = list("truefalsn0123456789.eE+-") + [
+        "[",
+        ",",
+        ":",
+        " ",
+        "\t",
+        "\n",
+        "\u2003",
+        "\x1c",
+        "\x85",
+        "\xa0",
+        "x",
+        "T",
+        '"',
+        "{",
+        "}",
+        "]",
+        "1.",
+        "-1e",
+        "fal",
+        "tru",
+        "nul",
+        "12",
+        "é",
+    ]
+    checked = cut = 0
+    for _ in range(60_000):
+        s = "".join(rng.choice(pieces) for _ in range(rng.choice((0, 1, 3, 8, 30, 62, 63, 70))))
+        for pos in (0, len(s) // 2, max(0, len(s) - 3), len(s)):
+            got = classify._cut_inside_token(s, pos)
+            assert got == by_search(s, pos), (s, pos)
+            checked += 1
+            cut += got
+    assert checked == 240_000 and cut > 5_000  # both answers occur, many times
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+        max_leaves=20,
+    )
+)
+def test_plain_key_count_counts_names_or_says_float(value: object) -> None:
+    """The lean loop's repeated-name test counts the names of a parsed value, or -1 when a
+    float is anywhere in it: held to a plain recursive count."""
+    from schemaops.audit.verdict.repeats import plain_key_count
+
+    def names(v: object) -> tuple[int, bool]:
+        if isinstance(v, bool) or v is None or isinstance(v, (int, str)):
+            return 0, False
+        if isinstance(v, float):
+            return 0, True
+        items = list(v.values()) if isinstance(v, dict) else list(v)  # type: ignore[union-attr]
+        n, has_float = len(v) if isinstance(v, dict) else 0, False  # type: ignore[arg-type]
+        for x in items:
+            k, f = names(x)
+            n, has_float = n + k, has_float or f
+        return n, has_float
+
+    if not isinstance(value, (dict, list)):
+        return
+    n, has_float = names(value)
+    assert plain_key_count(value) == (-1 if has_float else n)

@@ -65,6 +65,13 @@ _CUT_TAIL = re.compile(
     r"(?:^|[\[,:\s])(?P<part>t|tr|tru|f|fa|fal|fals|n|nu|nul|-|-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?)?"
     r"|-?[0-9]+\.)$"
 )
+#: ``_CUT_TAIL``'s ``part`` alone, and the characters any part is made of: a part is the whole
+#: run of those at the end of the text (no delimiter is one of them), so it is found with
+#: ``rstrip`` and one short match instead of a search from 64 places (3.5 us a parse failure)
+_CUT_PART = re.compile(
+    r"t|tr|tru|f|fa|fal|fals|n|nu|nul|-|-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?)?|-?[0-9]+\."
+)
+_PART_CHARS = "truefalsn0123456789.eE+-"
 # A string cut in or right after a \u escape ("caf\u00", "caf\u00e9"): Python's decoder
 # reports both as an invalid escape, at the "u".
 _CUT_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{0,4}$")
@@ -287,11 +294,31 @@ def classify_parse_failure(text: str, failed: Exception | None = None) -> Classi
 
 def _cut_inside_token(s: str, pos: int) -> bool:
     """True when the text ends inside a literal or number that starts at or before ``pos``
-    (the decoder's error position): ``{"ok": fal``, ``{"n": 1.``, ``[1, -``."""
-    m = _CUT_TAIL.search(s, max(0, len(s) - 64))
-    if m is None or m.start("part") > pos:
-        return False
-    part = m.group("part")
+    (the decoder's error position): ``{"ok": fal``, ``{"n": 1.``, ``[1, -``.
+
+    What ``_CUT_TAIL.search(s, len(s) - 64)`` finds, found cheaply (``_CUT_PART``; held to
+    the search by ``tests/test_audit_classify.py``): the part is the run of ``_PART_CHARS``
+    that ends the text, after a delimiter at most 64 characters from the end, or from the
+    text's very start. A text ending in a newline (``$`` also matches before one) is
+    searched as before."""
+    if s.endswith("\n"):
+        m = _CUT_TAIL.search(s, max(0, len(s) - 64))
+        if m is None or m.start("part") > pos:
+            return False
+        part = m.group("part")
+    else:
+        start = len(s.rstrip(_PART_CHARS))
+        lo = max(0, len(s) - 64)
+        if start == len(s) or start > pos:
+            return False
+        if start == 0:
+            if lo:
+                return False
+        elif start - 1 < lo or not (s[start - 1] in "[,:" or s[start - 1].isspace()):
+            return False
+        part = s[start:]
+        if _CUT_PART.fullmatch(part) is None:
+            return False
     if part[0].isalpha():
         return True
     # A complete number at the very end ("[1, 2") is not cut inside the number.
