@@ -73,18 +73,22 @@ def test_a_tool_set_refs_the_lowered_schema_in_out(tmp_path: Path) -> None:
     assert rep.passed and "tool sets failing" not in rep.summary()
 
 
-def test_a_lowered_root_that_is_no_tools_parameters_leaves_the_set_out(tmp_path: Path) -> None:
+def test_a_lowered_conditional_root_stays_a_tools_parameters(tmp_path: Path) -> None:
     """Lowered for xgrammar, SHIPMENT's if/then/else becomes an ``anyOf`` of object branches
-    at the root, without the root's ``type: object``: exact as a schema, but no longer a
-    tool's parameters as the registry requires them. The tool set is left out of ``--out``
-    with that reason, never written to fail the whole folder's load."""
+    at the root. It lost the root's ``type: object`` (exact as a schema, but no longer a
+    tool's parameters as the registry requires them: the tool set was left out of ``--out``
+    with ``not_object_schema``); the lowered root keeps it, so the tool set that ``$ref``s it
+    is written and gated in ``--out``."""
     reg = _registry(tmp_path, {"shipment": (SHIPMENT, SHIPMENT_EXAMPLES)})
     _tools(reg, {"ship": {"$ref": "shipment.json"}})
     out = tmp_path / "fixed"
     rep = fix_registry(reg, "xgrammar", out, generate=5, tool_choice=["required"])
-    assert rep.fixed == ["shipment"] and not rep.passed
-    assert "not_object_schema" in rep.toolsets_left_out["agent"]
-    assert not (out / "agent.tools.json").exists() and (out / "shipment.json").is_file()
+    assert rep.fixed == ["shipment"] and rep.toolsets_left_out == {}
+    served = json.loads((out / "shipment.json").read_text())
+    assert served["type"] == "object" and "anyOf" in served and "if" not in served
+    assert (out / "agent.tools.json").is_file()
+    assert _toolset_cases(rep.after) == {"agent.tools[sglang required]": True}
+    assert rep.passed, rep.summary()
 
 
 def test_a_tool_set_whose_ref_could_not_be_lowered_is_not_written(tmp_path: Path) -> None:

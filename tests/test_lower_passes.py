@@ -407,7 +407,10 @@ def test_keywords_beside_a_union_are_distributed_into_its_branches() -> None:
         "oneOf": [point, line],
     }
     lw = _lower(schema, XGRAMMAR, "xgrammar")
-    assert lw.exact and set(lw.served) == {"title", "oneOf"}
+    # the parent's type is in every branch and stays on the parent too (redundant where the
+    # backend ignores it beside the union; an object root remains an object schema)
+    assert lw.exact and set(lw.served) == {"title", "type", "oneOf"}
+    assert lw.served["type"] == "object"
     for branch in lw.served["oneOf"]:
         assert branch["required"] == ["type", "coordinates"] and branch["type"] == "object"
     orig, served = validator(schema), validator(lw.served)

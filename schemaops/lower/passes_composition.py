@@ -81,6 +81,9 @@ class CompositionPasses:
             self.widen(ptr, "if", value, reason, covers)
             return
         keep = {k: v for k, v in base.items() if k not in SIBLINGS}
+        # every branch is an object schema (``_split`` requires it): the node says so too, so
+        # that a lowered root stays what a tool's parameters must be (``type: object``)
+        keep["type"] = "object"
         out.clear()
         out.update(keep)
         out["anyOf"] = branches
@@ -195,6 +198,12 @@ class CompositionPasses:
                 self.move(out, parts, kw, why)
             return
         keep = {k: v for k, v in out.items() if k != key and k not in SIBLINGS}
+        kind = siblings.get("type")
+        if kind is not None and all(type(m) is dict and m.get("type") == kind for m in merged):
+            # merged into every branch, and kept here as well: redundant for a backend that
+            # ignores it beside the union, and it keeps an object root an object schema
+            # (what a tool's parameters must be) after the rewrite
+            keep["type"] = kind
         out.clear()
         out.update(keep)
         out[key] = merged
