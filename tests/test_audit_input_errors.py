@@ -56,6 +56,8 @@ def test_json_groups_input_errors(mixed: Path) -> None:
     groups = {g["reason"].split(" in ")[0]: g for g in doc["input_error_groups"]}
     assert groups["unknown schema 'get_ordr'"]["lines"] == [3, 4]
     assert groups["unknown schema 'get_ordr'"]["count"] == 2
+    # the typo's likely meaning, and it names a schema that exists
+    assert "(did you mean 'get_order'?)" in groups["unknown schema 'get_ordr'"]["reason"]
     (other,) = [g for g in doc["input_error_groups"] if "not JSON" in g["reason"]]
     assert other["lines"] == [2] and other["count"] == 1
     assert doc["input_error_groups_complete"] is True
@@ -122,3 +124,20 @@ def test_grouped_lines_name_their_shard(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     unknown = next(x for x in res.stdout.splitlines() if "get_ordr" in x)
     assert f"line 3 ({b}:2)" in unknown, unknown
+
+
+def test_a_suggestion_names_only_a_schema_that_exists() -> None:
+    """``did you mean`` for a near miss only: a name like none of them gets the list alone,
+    and a suggestion is always one of the known names."""
+    from schemaops.registry.loader import unknown_schema_message
+
+    known = ["create_ticket", "get_order", "kb_search", "issue_refund"]
+    assert "(did you mean 'kb_search'?)" in unknown_schema_message("kb_serch", Path("s"), known)
+    assert "(did you mean 'issue_refund'?)" in unknown_schema_message(
+        "issue-refund", Path("s"), known
+    )
+    plain = unknown_schema_message("weather", Path("s"), known)
+    assert "did you mean" not in plain and plain.endswith(
+        "known: create_ticket, get_order, issue_refund, kb_search"
+    )
+    assert "did you mean" not in unknown_schema_message("x", Path("s"), [])

@@ -12,9 +12,11 @@ unreadable file, not JSON) exit 2; problems with readable content exit 1.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +67,26 @@ KNOWN_SHOWN = 20
 
 
 def unknown_schema_message(name: str, root: Path, names: Any) -> str:
-    """``unknown schema 'x' in DIR; known: a, b, ...`` with at most ``KNOWN_SHOWN`` names."""
-    known = sorted(names)
+    """``unknown schema 'x' in DIR (did you mean 'y'?); known: a, b, ...`` with at most
+    ``KNOWN_SHOWN`` names: the one a typo most likely meant first, since in a platform's
+    registry it may not be among those shown."""
+    known = tuple(sorted(names))
     shown = ", ".join(known[:KNOWN_SHOWN]) or "(none)"
     if len(known) > KNOWN_SHOWN:
         shown += f" and {len(known) - KNOWN_SHOWN} more"
-    return f"unknown schema {name!r} in {root}; known: {shown}"
+    near = closest_name(name, known) if isinstance(name, str) else None
+    hint = f" (did you mean {near!r}?)" if near is not None else ""
+    return f"unknown schema {name!r} in {root}{hint}; known: {shown}"
+
+
+@lru_cache(maxsize=32)
+def closest_name(name: str, known: tuple[str, ...]) -> str | None:
+    """The name in ``known`` that ``name`` most likely misspells (difflib's ratio at least
+    0.8: ``creat_ticket`` -> ``create_ticket``), or None. Cached by the name and the whole
+    list: an audit asks again for every line that names the same unknown schema, and the
+    comparison with every name of a registry of thousands costs milliseconds."""
+    near = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+    return near[0] if near else None
 
 
 @dataclass
