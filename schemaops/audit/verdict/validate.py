@@ -240,7 +240,7 @@ class SchemaChecker:
         """``check(value)`` for a value ``quick`` (jsonschema-rs) already said no to: the
         audit's lean loop hands its refused outputs here rather than asking jsonschema-rs
         twice. Only for a checker with ``quick`` (its yes/no is not watched, and it answers
-        the same each time); the same answer as ``check`` (``tests/test_audit_lean.py``)."""
+        the same each time); the same answer as ``check`` (``tests/test_audit_lean_handoff.py``)."""
         try:
             if not self._prepared:
                 self.prepare()
