@@ -96,7 +96,7 @@ def closest_name(name: str, known: tuple[str, ...]) -> str | None:
     if len(name) > SUGGEST_MAX_LEN or not known:
         return None
     index = _deletions_index(known)
-    found = {index[v] for v in _deletions(name) if v in index}
+    found = {k for v in _deletions(name) for k in index.get(v, ())}
     best: tuple[float, str] | None = None
     for cand in sorted(found):
         ratio = difflib.SequenceMatcher(None, name, cand).ratio()
@@ -111,14 +111,14 @@ def _deletions(word: str) -> list[str]:
 
 
 @lru_cache(maxsize=4)
-def _deletions_index(known: tuple[str, ...]) -> dict[str, str]:
-    """Each name and each of its one-character deletions -> the first such name (``known``
-    is sorted: the choice does not depend on which process or line asked)."""
-    index: dict[str, str] = {}
+def _deletions_index(known: tuple[str, ...]) -> dict[str, list[str]]:
+    """Each name and each of its one-character deletions -> every name that has it (so two
+    names sharing a deletion both stay candidates and the ratio picks between them)."""
+    index: dict[str, list[str]] = {}
     for k in known:
         if len(k) <= SUGGEST_MAX_LEN:
-            for v in _deletions(k):
-                index.setdefault(v, k)
+            for v in set(_deletions(k)):
+                index.setdefault(v, []).append(k)
     return index
 
 
