@@ -32,6 +32,7 @@ from pathlib import Path
 
 from schemaops.devserver.env import (
     PIP_TIMEOUT_S,
+    SERVER_ENV_DROP,
     DevEnv,
     DevServerError,
     default_cache_dir,
@@ -77,8 +78,7 @@ class VllmEnv(DevEnv):
         ``VLLM_CPU_KVCACHE_SPACE=1`` caps the KV cache at 1 GiB (the default sizes it from
         host memory); offline, no usage statistics.
         """
-        drop = ("PYTHONPATH", "VIRTUAL_ENV")
-        env = {k: v for k, v in os.environ.items() if k not in drop}
+        env = {k: v for k, v in os.environ.items() if k not in SERVER_ENV_DROP}
         env.update(
             VLLM_CPU_KVCACHE_SPACE="1",
             VLLM_CPU_CI_ENV="1",
