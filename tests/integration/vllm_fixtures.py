@@ -21,8 +21,10 @@ these fixtures carry the ``vllm`` marker (``pytest -m vllm`` runs that tier alon
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import httpx
@@ -107,25 +109,40 @@ def recorded_args(port: int) -> list[str] | None:
 
 
 @pytest.fixture(scope="session")
-def vllm_parser_url(_vllm_session: VllmServer) -> Iterator[str]:
+def vllm_parser_url(request: pytest.FixtureRequest) -> Iterator[str]:
     """A vLLM with ``--tool-call-parser hermes`` (the Qwen format): tools requests with
     ``tool_choice`` required/named need a parser (the session server has none). One per
     session, shared by the warm and audit tool-set tests; ``SCHEMAOPS_VLLM_TOOLS_URL`` reuses
-    one, and the session server is used when it was started with a parser."""
+    one, and a given session server (``SCHEMAOPS_VLLM_URL``) is used when it was started with
+    a parser. Started beside the session server when that one is not up yet: two starts
+    overlap (each spends much of its time in one process's imports)."""
     given = os.environ.get("SCHEMAOPS_VLLM_TOOLS_URL")
     if given:
         yield given.rstrip("/")
         return
-    if "--tool-call-parser" in (recorded_args(_vllm_session.port) or []):
-        yield _vllm_session.url
-        return
-    try:
+    if os.environ.get("SCHEMAOPS_VLLM_URL"):
+        session: VllmServer = request.getfixturevalue("_vllm_session")
+        if "--tool-call-parser" in (recorded_args(session.port) or []):
+            yield session.url
+            return
+    with ThreadPoolExecutor(max_workers=1) as pool:
         # both flags: vLLM 0.32 loads no tool parser without --enable-auto-tool-choice
         # (parser/parser_manager.py), whatever the tool choice
-        (server,) = start_vllm_servers(
-            n=1, extra_args=["--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+        started = pool.submit(
+            start_vllm_servers,
+            n=1,
+            extra_args=["--enable-auto-tool-choice", "--tool-call-parser", "hermes"],
         )
-    except DevServerError as exc:
-        pytest.fail(f"could not start a vLLM server with a tool parser:\n{exc}", pytrace=False)
+        try:
+            request.getfixturevalue("_vllm_session")
+        except BaseException:  # the session server failed: leave no parser server behind
+            with contextlib.suppress(DevServerError):
+                for leftover in started.result():
+                    leftover.stop()
+            raise
+        try:
+            (server,) = started.result()
+        except DevServerError as exc:
+            pytest.fail(f"could not start a vLLM server with a tool parser:\n{exc}", pytrace=False)
     yield server.url
     server.stop()
