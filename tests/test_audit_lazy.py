@@ -218,13 +218,23 @@ def test_run_audit_with_a_fixed_registry_schema_is_lazy(tmp_path: Path) -> None:
 @pytest.mark.slow  # builds the workload (~9,500 schemas) and audits it three times: ~1 min
 @pytest.mark.corpus("jsonschemabench")
 def test_lazy_equals_eager_on_the_full_workload(tmp_path: Path) -> None:
-    """The whole bench workload (~9,500 schemas, >= 200,000 lines): identical records."""
+    """Every schema of the bench workload (~9,500), its first five outputs each (the
+    workload has 10-25 a schema; ~47,000 lines): identical records. Lazy and eager differ in
+    which schemas they load and when, not in how many lines a schema has, so five a schema
+    cover what the whole workload's 226,000 did, in a quarter of the time."""
     bench = _bench()
     workdir = bench.default_workdir(False)
     bench.build_workload(workdir, JSB, False, 200_000, 15)
     reg = workdir / "registry"
+    seen: dict[str, int] = {}
+    lines = []
     with open(workdir / "outputs.jsonl", "rb") as fh:
-        lines = fh.read().splitlines()
+        for line in fh:
+            name = json.loads(line)["schema"]
+            seen[name] = seen.get(name, 0) + 1
+            if seen[name] <= 5:
+                lines.append(line.rstrip(b"\n"))
+    assert len(seen) > 9_000 and len(lines) == 5 * len(seen)
     lazy, _ = _records(lines, reg, lazy=True, cache_dir=tmp_path / "cache")
     eager, _ = _records(lines, reg, lazy=False)
     assert len(lazy) == len(lines)
