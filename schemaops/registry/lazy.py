@@ -48,6 +48,7 @@ from schemaops.registry.loader import (
     EXAMPLE_TIMEOUT,
     TOOLS_SUFFIX,
     check_documents,
+    known_names,
     unknown_schema_message,
 )
 from schemaops.registry.model import Schema
@@ -102,6 +103,7 @@ class LazyRegistry:
         self.examples = examples
         self.facts = facts
         self._by_name: dict[str, _File] | None = None
+        self._known: tuple[str, ...] | None = None  # the index's names, sorted (messages)
         self._by_uri: dict[str, _File] = {}
         self._id_owner: dict[str, _File] = {}
         self._entries: dict[Path, refs.Entry | None] = {}
@@ -216,7 +218,9 @@ class LazyRegistry:
         """The checked schema, or ``InputError`` (unknown name, or its file has problems)."""
         f = self._index().get(name)
         if f is None:
-            raise InputError(unknown_schema_message(name, self.root, self._index()))
+            if self._known is None:  # the index is built once, so its sorted names are too
+                self._known = known_names(self._index())
+            raise InputError(unknown_schema_message(name, self.root, self._known))
         s, own = self.load(name)
         if own or s is None:
             reasons = "; ".join(f"{p.get('pointer') or '/'}: {p.get('reason')}" for p in own[:3])
