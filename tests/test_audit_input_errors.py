@@ -141,6 +141,8 @@ def test_a_suggestion_names_only_a_schema_that_exists() -> None:
         "known: create_ticket, get_order, issue_refund, kb_search"
     )
     assert "did you mean" not in unknown_schema_message("x", Path("s"), [])
+    # a plain tuple is sorted too (only a registry's ``known_names`` is taken as sorted)
+    assert unknown_schema_message("weather", Path("s"), tuple(known)) == plain
 
 
 def test_suggestions_cost_a_few_comparisons_whatever_the_registry_size(monkeypatch) -> None:

@@ -47,6 +47,7 @@ from schemaops.registry.listing import json_files
 from schemaops.registry.loader import (
     EXAMPLE_TIMEOUT,
     TOOLS_SUFFIX,
+    SortedNames,
     check_documents,
     known_names,
     unknown_schema_message,
@@ -103,7 +104,7 @@ class LazyRegistry:
         self.examples = examples
         self.facts = facts
         self._by_name: dict[str, _File] | None = None
-        self._known: tuple[str, ...] | None = None  # the index's names, sorted (messages)
+        self._known: SortedNames | None = None  # the index's names, sorted (messages)
         self._by_uri: dict[str, _File] = {}
         self._id_owner: dict[str, _File] = {}
         self._entries: dict[Path, refs.Entry | None] = {}

@@ -69,10 +69,10 @@ KNOWN_SHOWN = 20
 def unknown_schema_message(name: str, root: Path, names: Any) -> str:
     """``unknown schema 'x' in DIR (did you mean 'y'?); known: a, b, ...`` with at most
     ``KNOWN_SHOWN`` names: the one a typo most likely meant first, since in a platform's
-    registry it may not be among those shown. ``names``: the known names, a tuple already
-    sorted (``known_names``: an audit asks once per line naming an unknown schema, and sorting
-    9,435 names each time cost ~0.3 ms a line) or any iterable, sorted here."""
-    known = names if isinstance(names, tuple) else known_names(names)
+    registry it may not be among those shown. ``names``: the known names, as ``known_names``
+    sorted them (a registry keeps that: an audit asks once per line naming an unknown schema,
+    and sorting 9,435 names each time cost ~0.3 ms a line) or any iterable, sorted here."""
+    known = (names if isinstance(names, SortedNames) else known_names(names)).names
     shown = ", ".join(known[:KNOWN_SHOWN]) or "(none)"
     if len(known) > KNOWN_SHOWN:
         shown += f" and {len(known) - KNOWN_SHOWN} more"
@@ -81,9 +81,17 @@ def unknown_schema_message(name: str, root: Path, names: Any) -> str:
     return f"unknown schema {name!r} in {root}{hint}; known: {shown}"
 
 
-def known_names(names: Any) -> tuple[str, ...]:
-    """``names`` sorted, as ``unknown_schema_message`` and ``closest_name`` take them."""
-    return tuple(sorted(names))
+@dataclass(frozen=True)
+class SortedNames:
+    """Schema names in sorted order (made by ``known_names``), so a message need not sort
+    them again; a plain tuple is not taken for sorted."""
+
+    names: tuple[str, ...]
+
+
+def known_names(names: Any) -> SortedNames:
+    """``names`` sorted, as ``unknown_schema_message`` takes them."""
+    return SortedNames(tuple(sorted(names)))
 
 
 #: names longer than this are not indexed or looked up for a suggestion (bounds the index)
@@ -144,7 +152,7 @@ class Registry:
     warnings: list[dict] = field(default_factory=list)
     #: ``NAME.tools.json`` files: OpenAI-style tools arrays (``toolsets.py``), by name
     toolsets: dict[str, Any] = field(default_factory=dict)
-    _sorted: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
+    _sorted: SortedNames | None = field(default=None, repr=False, compare=False)
 
     def get(self, name: str) -> Schema:
         try:
@@ -152,7 +160,7 @@ class Registry:
         except KeyError:
             raise InputError(unknown_schema_message(name, self.root, self._known())) from None
 
-    def _known(self) -> tuple[str, ...]:
+    def _known(self) -> SortedNames:
         """The names sorted, once (the length check: ``schemas`` is not edited after load,
         and this stays right if it ever grows or shrinks)."""
         if self._sorted is None or len(self._sorted) != len(self.schemas):
