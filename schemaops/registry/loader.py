@@ -163,7 +163,7 @@ class Registry:
     def _known(self) -> SortedNames:
         """The names sorted, once (the length check: ``schemas`` is not edited after load,
         and this stays right if it ever grows or shrinks)."""
-        if self._sorted is None or len(self._sorted) != len(self.schemas):
+        if self._sorted is None or len(self._sorted.names) != len(self.schemas):
             self._sorted = known_names(self.schemas)
         return self._sorted
 
