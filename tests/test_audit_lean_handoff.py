@@ -104,3 +104,106 @@ def test_what_the_lean_test_hands_over_never_reaches_the_next_line(tmp_path: Pat
     doc = _report(f, None, registry=str(tmp_path))
     assert doc["input_errors"] == 2
     assert doc["categories"] == {"ok": 1}
+
+
+#: ``SCHEMA`` without a keyword that reads a number as more than "a number"
+#: (``rscheck.numbers_matter`` is False): the lean loop counts an ok output whose text has as
+#: many colons as its root has keys without walking the value
+PLAIN_NUMBERS = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 2, "pattern": "^[a-z]+$"},
+        "n": {"type": "number"},
+        "tags": {"type": "array", "items": {"enum": ["a", "b"]}},
+        "sub": {"type": "object", "properties": {"k": {"type": "string"}}},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+PLAIN_TEXTS = [
+    '{"name": "ok"}',
+    '{"name": "ok", "n": 3, "tags": ["a"]}',
+    '{"name": "ok", "n": 2.5}',
+    '{"name": "ok", "n": 18446744073709551616}',  # orjson reads a float: judged alike
+    '{"name": "ok", "n": 123456789012345678901234567890}',
+    '{"name": "ok", "n": -9223372036854775809}',
+    '{"name": "ok", "name": "x"}',  # repeated: the colons outnumber the keys
+    '{"name": "x", "name": "ok"}',
+    '{"name": "ok", "sub": {"k": "a", "k": "b"}}',  # repeated below the root
+    '{"name": "ok", "sub": {"k": "a:b"}}',  # a colon in a string, nested
+    '{"name": "a:b"}',  # a colon in a string: pattern fails
+    '{"name": "ok", "tags": ["a:b"]}',
+    '{"name": "ok", "sub": {}}',
+    '{"name": "caf\\u00e9"}',
+    '{"na\\u006de": "ok"}',  # an escaped name
+    '{"name": "ok"\\u003a}',
+    '{"name": "ok", "n": 1e999}',
+    '["name"]',
+    "[]",
+    '[{"a": 1}]',
+    '{"name": "ok"',
+]
+
+
+@pytest.mark.parametrize("schema", [PLAIN_NUMBERS, SCHEMA])
+def test_colons_as_many_as_keys_decide_as_the_walk_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema: dict
+) -> None:
+    """Differential: the lean loop's colon count (no walk of the value, where the schema's
+    numbers are plain) against the general path, one audit per text so that a difference
+    names its text; and the walk is skipped only where the schema allows it."""
+    from schemaops.audit.run import lines as lines_module
+    from schemaops.audit.verdict.rscheck import numbers_matter
+
+    walks: list[object] = []
+    real = lines_module.plain_key_count
+
+    def counting(value: object) -> int:
+        walks.append(value)
+        return real(value)
+
+    monkeypatch.setattr(lines_module, "plain_key_count", counting)
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    walked: dict[str, bool] = {}
+    for i, text in enumerate(PLAIN_TEXTS):
+        f = tmp_path / f"o{i}.jsonl"
+        # the first line compiles the checker, so the lean test runs for the second
+        first = json.dumps({"text": '{"name": "first"}', "schema": "s"})
+        f.write_text(first + "\n" + json.dumps({"text": text, "schema": "s"}) + "\n")
+        walks.clear()
+        lean = _report(f, None, registry=str(tmp_path))
+        walked[text] = bool(walks)
+        general = _report(f, tmp_path / f"rows{i}.jsonl", registry=str(tmp_path))
+        assert lean == general, text
+    flat = ['{"name": "ok"}', '{"name": "ok", "n": 3, "tags": ["a"]}', '{"name": "ok", "n": 2.5}']
+    long_ints = [t for t in PLAIN_TEXTS if "8446744073709551616" in t or "234567890123" in t]
+    if numbers_matter(schema):
+        assert all(walked[t] for t in flat)
+    else:
+        assert not any(walked[t] for t in flat + long_ints)
+        assert walked['{"name": "ok", "sub": {"k": "a:b"}}']  # more colons than root keys
+
+
+def test_numbers_matter_finds_each_keyword_that_reads_a_number() -> None:
+    from schemaops.audit.verdict.rscheck import numbers_matter
+
+    assert not numbers_matter({"type": "object", "properties": {"a": {"type": "number"}}})
+    assert not numbers_matter({"enum": ["a", "b", True, None]})
+    assert not numbers_matter({"const": {"a": ["x", False]}})
+    assert not numbers_matter(True)
+    for keyword, value in [
+        ("minimum", 1),
+        ("maximum", 1),
+        ("exclusiveMinimum", 1),
+        ("exclusiveMaximum", 1),
+        ("multipleOf", 2),
+        ("divisibleBy", 2),
+        ("uniqueItems", True),
+        ("type", "integer"),
+        ("type", ["string", "integer"]),
+        ("enum", ["a", 1]),
+        ("const", {"a": [1.5]}),
+    ]:
+        assert numbers_matter({"properties": {"x": {keyword: value}}}), keyword
+        assert numbers_matter({"$defs": {"x": {"items": {keyword: value}}}}), keyword

@@ -132,6 +132,7 @@ def audit_lines(
     # asked of it; anything else falls through to the general path below, which decides it.
     lean = route is None and records_out is None and field_ is None and "." not in schema_field
     quicks: dict[str, Any] = {}  # schema name -> its checker's ``quick`` (None: not lean)
+    floats_alike: set[str] = set()  # schema names whose checker's ``numbers_plain`` holds
     memo_ok = [OUTCOME_OK, None, None]  # the memo entry of every lean ok (never mutated)
     memo_on = memo is not None
     asked = memo_hits = 0  # memo lookups (either path) and hits since the last decision
@@ -145,6 +146,8 @@ def audit_lines(
     if lean and fixed is not None:
         fixed.fast  # noqa: B018 (compiles jsonschema-rs's check: sets quick)
         quicks[fixed.name] = fixed.quick
+        if fixed.numbers_plain:
+            floats_alike.add(fixed.name)
     # A lean output that failed is handed to the general path with what the lean test found
     # out, so that nothing is asked twice: ``handed`` is its text (the very object the general
     # path finds again), ``handed_value`` the value jsonschema-rs refused, or ``_UNPARSED``
@@ -205,11 +208,19 @@ def audit_lines(
                                     and text.count("[") + text.count("{") > MAX_DEPTH
                                 ):
                                     quick = None  # maybe too deep (orjson writes 255 levels)
-                                elif text.count(":") != key_count(value):  # else: no repeat
+                                elif (colons := text.count(":")) == (
+                                    len(value) if value.__class__ is dict else 0
+                                ) and name in floats_alike:
+                                    # every name is followed by a colon and names a key of
+                                    # the value at least once: as many colons as the root
+                                    # has keys leaves no colon for a repeat or a nested key,
+                                    # and a long integer read as a float is judged alike
+                                    pass
+                                elif colons != key_count(value):  # else: no repeat
                                     # a colon in a string, a float, or a repeated name
                                     back = dumps(value)
                                     if (
-                                        text.count(":") != back.count(b":")
+                                        colons != back.count(b":")
                                         or "\\u" in text
                                         or b"e+" in back
                                         and may_have_long_int(text)
@@ -310,6 +321,8 @@ def audit_lines(
                         checker.fast  # noqa: B018 (compiles jsonschema-rs's check: sets quick)
                         if lean and fixed is None:
                             quicks[name] = checker.quick
+                            if checker.numbers_plain:
+                                floats_alike.add(name)
                     except InputError as exc:
                         input_error(
                             tally, records_out, lineno, record_id(rec), str(exc), shard, first_line

@@ -317,7 +317,64 @@ class RsCheck(NamedTuple):
 
 
 #: ``scan_facts``' flags
-SCAN_FLAGS = ("portable", "float_multiple", "regex_format", "ascii_only")
+SCAN_FLAGS = ("portable", "float_multiple", "regex_format", "ascii_only", "numbers_matter")
+
+#: members of a schema's orjson text whose keyword can judge an integer and the double orjson
+#: reads for it differently (an integer beyond 64 bits: ``exactjson.may_have_long_int``):
+#: bounds, multiples, ``integer`` (as a ``type``, or anywhere), equality of array items
+_NUMBER_MEMBERS = (
+    b'"minimum":',
+    b'"maximum":',
+    b'"exclusiveMinimum":',
+    b'"exclusiveMaximum":',
+    b'"multipleOf":',
+    b'"divisibleBy":',
+    b'"uniqueItems":true',
+    b'"integer"',
+)
+
+
+def numbers_matter(schema: Any) -> bool:
+    """Whether an integer and its nearest double could get different verdicts from this
+    schema: a number keyword (``_NUMBER_MEMBERS``, found in orjson's text: a superset, a
+    property of that name only costs speed), or an ``enum``/``const`` holding a number (the
+    schema walked for those). Where nothing does, a value is judged alike whether orjson read
+    a long integer in it as a float or not: every other keyword reads a number only as "a
+    number" (``type`` ``number``, or not a string, object, ...). The audit's lean loop then
+    skips its walk of the value for floats (``lines.py``)."""
+    try:
+        text = orjson.dumps(schema)
+    except TypeError:
+        return True
+    if any(m in text for m in _NUMBER_MEMBERS):
+        return True
+    if b'"enum":' not in text and b'"const":' not in text:
+        return False
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            for key in ("enum", "const"):
+                if key in node and _holds_number(node[key]):
+                    return True
+            stack.extend(node.values())
+        elif type(node) is list:
+            stack.extend(node)
+    return False
+
+
+def _holds_number(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is int or t is float:
+            return True
+        if t is dict:
+            stack.extend(node.values())
+        elif t is list:
+            stack.extend(node)
+    return False
 
 
 def scan_facts(schema: Any) -> dict[str, Any]:
@@ -333,6 +390,7 @@ def scan_facts(schema: Any) -> dict[str, Any]:
         "float_multiple": float_multiple,
         "regex_format": regex_format,
         "ascii_only": not portable and ascii_fit(schema),
+        "numbers_matter": numbers_matter(schema),
         "formats": sorted(format_names(schema)),
     }
 

@@ -69,9 +69,10 @@ class VerdictChecker:
     """The checker of an output whose verdict does not depend on its text (a call to a
     function the set does not offer, a response with no call): one fixed classification.
     Has the attributes the audit loop reads of a ``SchemaChecker`` (``fast``, ``quick``,
-    ``fast_path``), none of which may take it off the general path."""
+    ``fast_path``, ``numbers_plain``), none of which may take it off the general path."""
 
     quick = None
+    numbers_plain = False
     fast = None
     fast_path = False
     hints = None

@@ -121,6 +121,10 @@ class SchemaChecker:
         #: directly: True is the verdict ``ok``, anything else goes through ``check``); set by
         #: ``fast``
         self.quick: Any = None
+        #: no keyword of the schema can tell an integer from the double orjson reads for it
+        #: (``rscheck.numbers_matter``): ``quick``'s yes holds for a value orjson read with a
+        #: long integer as a float, so the lean loop need not look for floats; set by ``fast``
+        self.numbers_plain = False
         # Only schemas with regexes can hang (the watchdog's timeout is set by ``armed``).
         self.guarded = hints["regex"] and timeout > 0
         self._watch = watched(self.guarded)  # reused: no allocation per record
@@ -191,6 +195,7 @@ class SchemaChecker:
                 self._rs = rs.validator
             self._rs_ascii = rs.ascii_only
             self.quick = rs.is_valid if not rs.watched else None
+            self.numbers_plain = rs.facts is not None and not rs.facts["numbers_matter"]
         return self._fast
 
     @property
