@@ -50,6 +50,14 @@ def subtype(text: str) -> str | None:
         ("```json\n" + GOOD + "\n```", "code_fence"),
         ("```\n" + GOOD + "\n```", "code_fence"),
         ("Here you go:\n```json\n" + GOOD + "\n```", "code_fence"),
+        # opened by a fence: named without parsing what follows, whatever it is
+        ("```json\n" + GOOD[:-3], "code_fence"),
+        ("```", "code_fence"),
+        ("```json\n{'a': 1}\n```", "code_fence"),
+        (" \n\t```json\n" + GOOD + "\n```", "code_fence"),
+        ("\u00a0```json\n" + GOOD + "\n```", "code_fence"),  # whitespace JSON does not allow
+        ("\ufeff```json\n" + GOOD + "\n```", "code_fence"),  # a BOM first: JSON in the fence
+        ("Here: ```not json```", "invalid_syntax"),  # a fence inside prose, no JSON in it
         (GOOD[:-1], "truncated"),  # missing closing brace
         ('{"tool": "get_order", "args": {"order_id": "ORD-204', "truncated"),  # token limit
         ('{"tool": "get_order", "args": [1, 2,', "truncated"),

@@ -144,6 +144,8 @@ class WordedLater(Classification):
 
 
 OUTCOME_OK = Classification(OK)
+#: an answer in ``` fences (its classifications are all alike)
+FENCED = Classification(PARSE, "code_fence", None, "JSON wrapped in ``` code fences")
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
@@ -177,6 +179,10 @@ def parse_output(text: str, orjson_failed: bool = False) -> tuple[Any, Classific
         if may_have_long_int(text):
             value = strict_loads(text)
     except Exception:
+        if text.lstrip().startswith("```"):
+            # never JSON (a backtick, or whitespace JSON does not allow, comes first), and
+            # ``classify_parse_failure`` names any such text a fence: no parse asked
+            return None, FENCED
         try:
             value = strict_loads(text)
         except RecursionError:
@@ -238,12 +244,13 @@ def classify_parse_failure(text: str, failed: Exception | None = None) -> Classi
     s = text.strip()
     if not s:
         return Classification(PARSE, "empty", None, "output is empty or whitespace")
+    if s.startswith("```"):  # fenced whatever follows: nothing to parse
+        return FENCED
     fence = _FENCE.search(s)
     if fence is not None:
         inner = s[fence.end() :].lstrip()
-        got = _raw_decode(inner, 0)
-        if s.startswith("```") or not isinstance(got, Exception):
-            return Classification(PARSE, "code_fence", None, "JSON wrapped in ``` code fences")
+        if not isinstance(_raw_decode(inner, 0), Exception):
+            return FENCED
     reuse = failed is not None and len(s) == len(text) and not isinstance(failed, RecursionError)
     if reuse and not (isinstance(failed, json.JSONDecodeError) and failed.msg == "Extra data"):
         got: Any = failed
