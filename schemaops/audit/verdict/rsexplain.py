@@ -227,6 +227,15 @@ def _worded(validator: Any, schema: dict, keyword: str, instance: Any) -> Valida
     return None
 
 
+def _no_extras_allowed(schema: dict) -> bool:
+    """``additionalProperties: false`` beside no ``patternProperties``: jsonschema's keyword
+    (``_keywords.additionalProperties``, 4.26.0) then yields one error naming the extra
+    names, with no subschema walked and no pattern searched, so its message can wait like a
+    ``LAZY_WORDED`` one (14 % of the located violations on the JSONSchemaBench workload, ~19
+    µs each to word at once)."""
+    return schema.get("additionalProperties") is False and "patternProperties" not in schema
+
+
 @cache
 def _jsonschema() -> tuple[frozenset[str], Any]:
     """``jsonschema.exceptions``' ``WEAK_MATCHES`` and ``best_match``, imported on first use
@@ -294,7 +303,11 @@ def rs_best_match(
         return None
     if lazy and len(chosen) == 1:
         schema, keyword, inst, at = chosen[0]
-        if keyword in LAZY_WORDED or (keyword == "type" and _type_missed(validator, schema, inst)):
+        if (
+            keyword in LAZY_WORDED
+            or (keyword == "type" and _type_missed(validator, schema, inst))
+            or (keyword == "additionalProperties" and _no_extras_allowed(schema))
+        ):
             return keyword, list(at), Wording(validator, schema, keyword, inst)
     answer = None
     for schema, keyword, inst, at in chosen:
