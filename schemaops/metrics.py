@@ -213,29 +213,17 @@ def tool_labels(doc: dict[str, Any]) -> tuple[dict[str, str], dict[str, tuple[st
     ``MAX_OFFERED_SETS`` request-offered sets (by name) a set is ``offered-(other)`` and each
     of its rows ``offered-(other)/(other)``."""
     from schemaops.audit.tally.toolsummary import SEP, UNKNOWN_TOOL
-    from schemaops.watch.tools import (
-        MAX_OFFERED_SETS,
-        OFFERED,
-        OTHER_SET,
-        OTHER_TOOL,
-        UNKNOWN_LABEL,
-    )
+    from schemaops.watch.tools import MAX_OFFERED_SETS, OFFERED, OTHER_SET, tool_label
 
     by_set = doc.get("by_tool_set") or {}
     kept = set(sorted(ts for ts in by_set if ts.startswith(OFFERED))[:MAX_OFFERED_SETS])
     sets: dict[str, str] = {}
     rows: dict[str, tuple[str, str]] = {}
     for ts, row in by_set.items():
-        capped = ts.startswith(OFFERED) and ts not in kept
-        sets[ts] = OTHER_SET if capped else ts
+        sets[ts] = OTHER_SET if ts.startswith(OFFERED) and ts not in kept else ts
         for fn, r in (row.get("tools") or {}).items():
-            if capped:
-                tool = OTHER_TOOL
-            elif (r.get("categories") or {}).get(UNKNOWN_TOOL):
-                tool = UNKNOWN_LABEL
-            else:
-                tool = fn
-            rows[f"{ts}{SEP}{fn}"] = (sets[ts], tool)
+            invented = bool((r.get("categories") or {}).get(UNKNOWN_TOOL))
+            rows[f"{ts}{SEP}{fn}"] = tool_label(sets[ts], fn, invented)
     return sets, rows
 
 

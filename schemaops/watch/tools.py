@@ -29,6 +29,18 @@ SAMPLE_NAMES = 20
 MAX_OFFERED_SETS = 16
 
 
+def tool_label(set_label: str, fn: str, invented: bool) -> tuple[str, str]:
+    """The (tool set, tool) label values of one call row once its set's label is known
+    (``set_label``: the set's own name, or ``OTHER_SET`` past the cap): every row of a capped
+    set is one series, a function the set does not offer is ``UNKNOWN_LABEL``, an offered one
+    keeps its name. The one rule both ``watch`` (``ToolLabels.collapse``) and ``audit
+    --prometheus`` (``metrics.tool_labels``) bound tool label values by; which sets are capped
+    is each one's own (a stream keeps the first sets it sees, a file the first by name)."""
+    if set_label == OTHER_SET:
+        return OTHER_SET, OTHER_TOOL
+    return set_label, UNKNOWN_LABEL if invented else fn
+
+
 class ToolLabels:
     """The bounded label state of one watch: the invented-name sample, the offered sets kept."""
 
@@ -72,12 +84,9 @@ class ToolLabels:
                 continue
             head, _, fn = name.partition(SEP)
             label_set = self._set_label(head)
-            if label_set == OTHER_SET:
-                new = f"{OTHER_SET}{SEP}{OTHER_TOOL}"
-            elif offered:
-                continue
-            else:
-                new = f"{label_set}{SEP}{UNKNOWN_LABEL}"
+            if offered and label_set != OTHER_SET:
+                continue  # an offered function of a kept set: its own label values
+            new = SEP.join(tool_label(label_set, fn, not offered))
             if not offered:
                 self._note_invented(fn, sum(tally.by_schema[name].values()))
             renamed[name] = new
