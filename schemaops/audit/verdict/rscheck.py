@@ -364,6 +364,8 @@ def numbers_matter(schema: Any) -> bool:
 
 
 def _holds_number(value: Any) -> bool:
+    """Whether an ``enum``/``const`` value holds a JSON number anywhere (a bool is not one):
+    equality with it could tell a long integer from the double orjson reads for it."""
     stack = [value]
     while stack:
         node = stack.pop()
