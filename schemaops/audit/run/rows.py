@@ -56,13 +56,9 @@ def count_failure(
     there, found once."""
     text = out.text
     tally.source_failures[out.source] += 1
-    tally.add_failure(
-        line,
-        record_id(rec),
-        name,
-        outcome,
-        text,
-    )
+    examples = tally.add_failure(name, outcome)
+    if examples is not None:
+        tally.add_example(examples, line, record_id(rec), name, outcome, text)
     if entry is None:
         found: Any = diagnose(rec, text, outcome)
     else:
@@ -70,13 +66,15 @@ def count_failure(
         if found is None:
             found = entry[2] = tuple(diagnose(rec, text, outcome))
     if found:
-        tally.diagnoses.update(found)
+        counts = tally.diagnoses
+        for d in found:  # not Counter.update: its Mapping test costs more than the count
+            counts[d] = counts.get(d, 0) + 1
     if outcome.timed_out:
         tally.add_timeout(line)
     elif outcome.category.startswith(VIOLATION):
         if opts.all_errors and checker is not None:
-            counts, complete = checker.all_errors(value)
-            tally.all_errors.update(counts)
+            errors, complete = checker.all_errors(value)
+            tally.all_errors.update(errors)
             if not complete:
                 tally.all_errors_cut += 1
     return found

@@ -172,7 +172,9 @@ def diagnose(rec: Any, text: str, outcome: Classification) -> list[str]:
     fr = None if plain else finish_reason(rec)
     if outcome.subtype == "truncated":
         found.append("truncated_at_max_tokens" if fr == "length" else "truncated_other")
-    if len(text) - len(text.rstrip()) >= WS_RUN or (fr == "length" and _WS_RUN_RE.search(text)):
+    if (text[-1:].isspace() and len(text) - len(text.rstrip()) >= WS_RUN) or (
+        fr == "length" and _WS_RUN_RE.search(text)
+    ):
         found.append("whitespace_runaway")
     if outcome.category == PARSE and control_char_in_string(text):
         found.append("control_char_in_string")

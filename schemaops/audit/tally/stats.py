@@ -26,6 +26,8 @@ TIMEOUT_LINES = 100
 def safe_text(text: Any) -> Any:
     """Strings that can be written as UTF-8 (lone surrogates from a bad log become U+FFFD)."""
     if isinstance(text, str):
+        if text.isascii():  # a flag read in O(1): no surrogate can be in it
+            return text
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
@@ -113,20 +115,16 @@ class Tally:
                 e["_ord"] = self.order
             self.input_error_lines.append(e)
 
-    def add_failure(
-        self,
-        line: int,
-        rid: Any,
-        schema: str,
-        outcome: Any,
-        text: str,
-    ) -> None:
-        """Count one failed output (the ok path is counted inline by the pipeline).
+    def add_failure(self, schema: str, outcome: Any) -> list[dict] | None:
+        """Count one failed output (the ok path is counted inline by the pipeline); returns
+        its category's example list when that has room for it (``add_example``), else None:
+        most failures are only counted, and their record's id is then never looked up.
         ``outcome``: its ``classify.Classification``, whose message is read only for an
         example (it may be written only when read: ``classify.WordedLater``)."""
         category, subtype, path = outcome.category, outcome.subtype, outcome.path
         self.outputs += 1
-        self.categories[category] += 1
+        categories = self.categories
+        categories[category] = categories.get(category, 0) + 1
         if subtype is not None:
             self.parse_failures[subtype] += 1
         per = self.by_schema.get(schema)
@@ -138,21 +136,29 @@ class Tally:
             if len(self.paths) > PATHS_CAP:
                 self.paths = Counter(dict(self.paths.most_common(PATHS_CAP // 2)))
         key = category if subtype is None else f"{category}/{subtype}"
-        ex = self.examples.setdefault(key, [])
-        if len(ex) < EXAMPLES_PER_CATEGORY:
-            snippet = text if len(text) <= 240 else text[:237] + "..."
-            ex.append(
-                {
-                    "line": line,
-                    "id": safe_text(rid),
-                    "schema": schema,
-                    "path": safe_text(path),
-                    "message": safe_text(outcome.message),
-                    "text": safe_text(snippet),
-                }
-            )
-            if self.order is not None:
-                ex[-1]["_ord"] = self.order
+        ex = self.examples.get(key)
+        if ex is None:
+            ex = self.examples[key] = []
+        return ex if len(ex) < EXAMPLES_PER_CATEGORY else None
+
+    def add_example(
+        self, examples: list[dict], line: int, rid: Any, schema: str, outcome: Any, text: str
+    ) -> None:
+        """Keep a failed output as an example of its category (``examples``: what
+        ``add_failure`` returned for it)."""
+        snippet = text if len(text) <= 240 else text[:237] + "..."
+        examples.append(
+            {
+                "line": line,
+                "id": safe_text(rid),
+                "schema": schema,
+                "path": safe_text(outcome.path),
+                "message": safe_text(outcome.message),
+                "text": safe_text(snippet),
+            }
+        )
+        if self.order is not None:
+            examples[-1]["_ord"] = self.order
 
     def add_timeout(self, line: int) -> None:
         self.timeout_count += 1

@@ -291,15 +291,11 @@ class SchemaChecker:
         if self.tree is not None and self.tree.broken:
             self.tree = None  # a lazy subtree could not answer: jsonschema alone from now on
         explained = self.explained
-        found = self.root_type_error(value)
+        found, missed = self._root_type(value)
         if found is not None:
             explained[ROOT_TYPE] = explained.get(ROOT_TYPE, 0) + 1
             return found
-        if (
-            self._rs is not None
-            and (not self._rs_ascii or ascii_text(value))
-            and not self._root_type_missed(value)
-        ):
+        if self._rs is not None and (not self._rs_ascii or ascii_text(value)) and not missed:
             found = self._rs_explained(value)
             if found is not None:
                 explained[RS_LOCATED] = explained.get(RS_LOCATED, 0) + 1
@@ -333,6 +329,17 @@ class SchemaChecker:
             pointer(err.absolute_path),
             truncate(err.message, MESSAGE_LIMIT),
         )
+
+    def _root_type(self, value: Any) -> tuple[Classification | None, bool]:
+        """(``root_type_error(value)``, ``_root_type_missed(value)``), the root's type looked
+        up once: a value of the root's one plain type (an object where the root says
+        ``object``, most refused outputs) answers both at once."""
+        schema = self.schema
+        expected = schema.get("type") if type(schema) is dict else None
+        if expected.__class__ is str and _PLAIN_TYPES.get(expected) is value.__class__:
+            return None, False  # of its type in every draft: no root type error, none missed
+        found = self.root_type_error(value)
+        return found, found is None and self._root_type_missed(value)
 
     def root_type_error(self, value: Any) -> Classification | None:
         """``schema_violation:type`` at the root when that is ``best_match``'s answer for a
@@ -425,6 +432,12 @@ class SchemaChecker:
         except (RecursionError, WatchdogTimeout):
             return counts, False
         return counts, True
+
+
+#: a JSON type name -> the one Python type each draft's type checker takes for it exactly
+#: (``jsonschema._types``, 4.26.0: ``is_object``, ``is_array``, ``is_string`` are
+#: ``isinstance`` of these; orjson makes no subclass of them)
+_PLAIN_TYPES = {"object": dict, "array": list, "string": str}
 
 
 @cache
