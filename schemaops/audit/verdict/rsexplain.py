@@ -265,9 +265,12 @@ def rs_best_match(
             return None  # jsonschema-rs would drop that key from its locations
     except TypeError:  # an integer beyond 64 bits: orjson cannot write it, so no key is known
         return None
+    errors = list(rs_validator.iter_errors(instance))
+    if len(errors) == 1:  # most refused outputs: nothing to rank
+        return _one_error(errors[0], validator, root, instance, lazy)
     top: Any = None
     group: dict[tuple, tuple[dict, str, Any]] = {}
-    for err in rs_validator.iter_errors(instance):
+    for err in errors:
         try:
             found = _locate(root, err.schema_path)
         except (KeyError, IndexError, TypeError):  # a location outside this document
@@ -302,13 +305,48 @@ def rs_best_match(
     except Exception:  # noqa: BLE001 (a location or type jsonschema-rs reads otherwise)
         return None
     if lazy and len(chosen) == 1:
-        schema, keyword, inst, at = chosen[0]
-        if (
-            keyword in LAZY_WORDED
-            or (keyword == "type" and _type_missed(validator, schema, inst))
-            or (keyword == "additionalProperties" and _no_extras_allowed(schema))
-        ):
-            return keyword, list(at), Wording(validator, schema, keyword, inst)
+        found = _lazily(validator, *chosen[0])
+        if found is not None:
+            return found
+    return _written(validator, chosen)
+
+
+def _one_error(err: Any, validator: Any, root: Any, instance: Any, lazy: bool) -> Any:
+    """``rs_best_match`` for a value jsonschema-rs finds one error in: that error is the
+    best match (the group of the greatest key holds it alone), so no key is built."""
+    try:
+        found = _locate(root, err.schema_path)
+    except (KeyError, IndexError, TypeError):  # a location outside this document
+        return None
+    if found is None or found[1] not in TERMINALS:
+        return None
+    schema, keyword = found
+    at = err.instance_path
+    try:
+        inst = _at(instance, at)
+    except Exception:  # noqa: BLE001 (a location jsonschema-rs reads otherwise)
+        return None
+    if lazy:
+        lazily = _lazily(validator, schema, keyword, inst, at)
+        if lazily is not None:
+            return lazily
+    return _written(validator, [(schema, keyword, inst, at)])
+
+
+def _lazily(validator: Any, schema: dict, keyword: str, inst: Any, at: list) -> Any:
+    """(keyword, path, ``Wording``) for an error whose message can wait, else None."""
+    if (
+        keyword in LAZY_WORDED
+        or (keyword == "type" and _type_missed(validator, schema, inst))
+        or (keyword == "additionalProperties" and _no_extras_allowed(schema))
+    ):
+        return keyword, list(at), Wording(validator, schema, keyword, inst)
+    return None
+
+
+def _written(validator: Any, chosen: list[tuple[dict, str, Any, list]]) -> Any:
+    """(keyword, path, message) written now for the chosen errors, or None where they do
+    not agree (tied at the top in an order only jsonschema knows)."""
     answer = None
     for schema, keyword, inst, at in chosen:
         err = _worded(validator, schema, keyword, inst)
