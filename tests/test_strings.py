@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from schemaops.strings import pointer, pointer_token, sha256_hex, truncate
 
 
@@ -13,6 +16,14 @@ def test_pointer_escapes_and_round_trips() -> None:
     ptr = pointer(deque(parts))
     assert ptr == "/a~1b/c~0d/0/x" and pointer([]) == ""
     assert [pointer_token(p) for p in ptr.split("/")[1:]] == ["a/b", "c~d", "0", "x"]
+
+
+@given(st.lists(st.one_of(st.text(alphabet="a~/0~1é\ud800", max_size=6), st.integers(0, 99))))
+def test_pointer_is_rfc6901s_joined_tokens(parts: list) -> None:
+    """The loop equals RFC 6901's definition written as one expression (section 3: "~" as
+    "~0" first, then "/" as "~1"), on tokens made of the characters that need escaping."""
+    expected = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    assert pointer(parts) == expected == pointer(deque(parts))
 
 
 def test_sha256_hex_of_text_bytes_and_a_lone_surrogate() -> None:
