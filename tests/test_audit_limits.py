@@ -116,3 +116,21 @@ def test_cut_points_land_just_after_newlines(tmp_path: Path) -> None:
         for cut in cuts[1:-1]:
             assert data[cut - 1 : cut] == b"\n"
         assert set(cuts[:-1]) <= set(starts)
+
+
+def test_cut_points_taper_towards_the_end(tmp_path: Path) -> None:
+    """The last slices shrink (each a share of what is left, down to ``MIN_SLICE``), so the
+    workers finish close together; the cuts still cover the file, each after a newline."""
+    from schemaops.audit.run.parallel import MIN_SLICE, cut_points
+
+    line = b'{"schema": "s", "text": "' + b"x" * 90 + b'"}\n'
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(line * (48 * MIN_SLICE // len(line)))
+    cuts = cut_points(str(path), 2)
+    sizes = [b - a for a, b in zip(cuts, cuts[1:], strict=False)]
+    assert cuts[0] == 0 and cuts[-1] == path.stat().st_size
+    assert all(c % len(line) == 0 for c in cuts)  # each just after a newline
+    assert len(sizes) > 8  # more than the jobs * 4 equal slices
+    assert sizes[-2] < sizes[0] / 2  # the end is cut finer than the start
+    assert all(s >= MIN_SLICE - len(line) for s in sizes[:-1])  # never below the floor
+    assert sizes[:-1] == sorted(sizes[:-1], reverse=True)  # shrinking, never growing

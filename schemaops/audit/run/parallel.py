@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
 MAX_SLICE = 16 << 20
+#: the smallest slice the end of a file is cut into (``cut_points``' taper)
+MIN_SLICE = 256 << 10
 READ_BLOCK = 8 << 20
 FIRST_BLOCK = 64 << 10
 
@@ -78,10 +80,17 @@ def can_split(path: str) -> bool:
 
 def cut_points(path: str, jobs: int) -> list[int]:
     """Offsets from 0 to the file's size, each just after a newline: ``jobs * 4`` slices (or
-    more, so none is over ``MAX_SLICE``)."""
+    more, so none is over ``MAX_SLICE``), the last ones tapering.
+
+    Why taper: workers take the next slice as they free up, so the run ends when the worker
+    holding the last slice is done; with slices all alike the other sat idle for up to a
+    slice's time (~0.3 s of an 8.7 s audit of 3M lines on 2 cores). Once less than
+    ``2 * jobs`` slices are left, each slice is ``1 / (2 * jobs)`` of what is left, down
+    to ``MIN_SLICE``: the last ones in flight are short."""
     size = os.path.getsize(path)
     n = max(jobs * 4, -(-size // MAX_SLICE), 1)
     step = max(1, size // n)
+    taper = 2 * max(jobs, 1)
     cuts = [0]
     with open(path, "rb") as fh:
         pos = step
@@ -91,7 +100,8 @@ def cut_points(path: str, jobs: int) -> list[int]:
                 break
             if cut > cuts[-1]:
                 cuts.append(cut)
-            pos = max(cut, pos) + step
+            at = max(cut, pos)
+            pos = at + min(step, max(MIN_SLICE, (size - at) // taper))
     cuts.append(size)
     return cuts
 
