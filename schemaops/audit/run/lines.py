@@ -113,7 +113,7 @@ def audit_lines(
     ok_counts: dict[str, int] = {}
     episodes, by_step = tally.episodes, tally.by_step
     loads = orjson.loads
-    n_ok = n_fail = 0
+    n_fail = 0  # ok outputs are counted per schema alone (``ok_counts``), summed at the end
     # Outputs per source field, other than the usual "text" (counted once at the end, to keep
     # the ok path at one string comparison); failures per source are counted in _failure.
     sources: Counter = Counter()
@@ -202,14 +202,15 @@ def audit_lines(
                             quick = None
                             handed, handed_value = text, _UNPARSED
                         else:
-                            if value.__class__ is dict or value.__class__ is list:
+                            shape = value.__class__
+                            if shape is dict or shape is list:
                                 if (
                                     len(text) > _DEEP_TEXT
                                     and text.count("[") + text.count("{") > MAX_DEPTH
                                 ):
                                     quick = None  # maybe too deep (orjson writes 255 levels)
                                 elif (colons := text.count(":")) == (
-                                    len(value) if value.__class__ is dict else 0
+                                    len(value) if shape is dict else 0
                                 ) and name in floats_alike:
                                     # every name is followed by a colon and names a key of
                                     # the value at least once: as many colons as the root
@@ -240,7 +241,6 @@ def audit_lines(
                     else:
                         memo_hits += 1
                 if quick is not None:  # ok: counted as the general path below counts it
-                    n_ok += 1
                     ok_counts[name] = ok_counts.get(name, 0) + 1
                     meta = rec.get("meta_info")
                     if meta.__class__ is dict:  # SGLang's lengths: tallied once per kind
@@ -403,7 +403,6 @@ def audit_lines(
                 sources[out.source] += 1
             found: Any = ()
             if ok:
-                n_ok += 1
                 ok_counts[name] = ok_counts.get(name, 0) + 1
             else:
                 n_fail += 1
@@ -454,6 +453,7 @@ def audit_lines(
         note_lengths(tally.lengths, name, fr, tokens, n)
     tally.lines = lineno - first_line + 1 if route is None else ranged
     tally.order = None
+    n_ok = sum(ok_counts.values())
     texts = n_ok + n_fail - sum(sources.values())
     if texts:
         sources["text"] = texts
