@@ -45,6 +45,7 @@ AUDIT_SOURCES = (
     "audit/verdict/schemakeys.py",
     # the jsonschema-rs scan a checker's facts keep (``scan_facts``) and the pattern rules
     "audit/verdict/rscheck.py",
+    "audit/verdict/rsscan.py",
     "audit/verdict/rspattern.py",
     "audit/verdict/subset.py",
     "audit/verdict/treecheck.py",

@@ -735,7 +735,7 @@ def test_the_jsonschema_rs_scan_is_cached_with_the_facts_and_a_damaged_one_is_re
     afresh, with the same records either way. The ASCII-gated schema (``\\W``) is the one
     whose verdicts the scan changes."""
     from schemaops.audit.verdict import rscheck
-    from schemaops.audit.verdict.rscheck import scan_facts, scan_facts_ok
+    from schemaops.audit.verdict.rsscan import scan_facts, scan_facts_ok
 
     reg, cdir = _registry(tmp_path), tmp_path / "cache"
     (reg / "pat.json").write_text(json.dumps({"type": "string", "pattern": "^\\W$"}))

@@ -107,7 +107,7 @@ def test_what_the_lean_test_hands_over_never_reaches_the_next_line(tmp_path: Pat
 
 
 #: ``SCHEMA`` without a keyword that reads a number as more than "a number"
-#: (``rscheck.numbers_matter`` is False): the lean loop counts an ok output whose text has as
+#: (``rsscan.numbers_matter`` is False): the lean loop counts an ok output whose text has as
 #: many colons as its root has keys without walking the value
 PLAIN_NUMBERS = {
     "type": "object",
@@ -154,7 +154,7 @@ def test_colons_as_many_as_keys_decide_as_the_walk_does(
     numbers are plain) against the general path, one audit per text so that a difference
     names its text; and the walk is skipped only where the schema allows it."""
     from schemaops.audit.run import lines as lines_module
-    from schemaops.audit.verdict.rscheck import numbers_matter
+    from schemaops.audit.verdict.rsscan import numbers_matter
 
     walks: list[object] = []
     real = lines_module.plain_key_count
@@ -186,7 +186,7 @@ def test_colons_as_many_as_keys_decide_as_the_walk_does(
 
 
 def test_numbers_matter_finds_each_keyword_that_reads_a_number() -> None:
-    from schemaops.audit.verdict.rscheck import numbers_matter
+    from schemaops.audit.verdict.rsscan import numbers_matter
 
     assert not numbers_matter({"type": "object", "properties": {"a": {"type": "number"}}})
     assert not numbers_matter({"enum": ["a", "b", True, None]})

@@ -25,17 +25,9 @@ import pytest
 from corpus_paths import JSB, suite_groups
 
 from schemaops.audit.verdict.classify import parse_output
-from schemaops.audit.verdict.rscheck import (
-    NATIVE_FORMATS,
-    RS_DRAFTS,
-    compile_rs,
-    format_names,
-    native_formats,
-    portable_pattern,
-    scan,
-    walk_scan,
-)
-from schemaops.audit.verdict.rspattern import exact_pattern
+from schemaops.audit.verdict.rscheck import NATIVE_FORMATS, RS_DRAFTS, compile_rs, native_formats
+from schemaops.audit.verdict.rspattern import exact_pattern, portable_pattern
+from schemaops.audit.verdict.rsscan import format_names, scan, walk_scan
 from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.errors import InputError
 from schemaops.formats import format_checker

@@ -1,5 +1,5 @@
-"""The ASCII gate (``rscheck.ascii_fit``/``ascii_text``, ``rspattern.ascii_pattern``): schemas
-whose patterns read the same in jsonschema-rs and Python's ``re`` only on printable ASCII
+"""The ASCII gate (``rsscan.ascii_fit``, ``rscheck.ascii_text``, ``rspattern.ascii_pattern``):
+schemas whose patterns read the same in jsonschema-rs and Python's ``re`` only on printable ASCII
 strings are judged by jsonschema-rs for outputs whose strings are all such, by ``jsonschema``
 for every other output.
 
@@ -33,8 +33,9 @@ from test_audit_rs_agreement import (
 )
 
 from schemaops.audit.verdict.classify import parse_output
-from schemaops.audit.verdict.rscheck import BACKTRACK_LIMIT, ascii_text, compile_rs, scan
+from schemaops.audit.verdict.rscheck import BACKTRACK_LIMIT, ascii_text, compile_rs
 from schemaops.audit.verdict.rspattern import ascii_pattern, portable_pattern
+from schemaops.audit.verdict.rsscan import scan
 from schemaops.audit.verdict.validate import MESSAGE_LIMIT, SchemaChecker
 from schemaops.errors import InputError
 from schemaops.strings import pointer, truncate

@@ -96,7 +96,7 @@ def _versions() -> str:
     parts = [f"schemaops={__version__}", f"format={FORMAT}", f"code={audit_fingerprint()}"]
     parts += [f"{d}={dist_version(d)}" for d in ("jsonschema", "referencing")]
     # Python's own ``re`` parser judges which patterns jsonschema-rs may run (the scan a
-    # checker's facts keep, ``rscheck.scan_facts``), and ``re`` checks format "regex"
+    # checker's facts keep, ``rsscan.scan_facts``), and ``re`` checks format "regex"
     version = ".".join(map(str, sys.version_info[:3]))
     parts.append(f"python={sys.implementation.name}-{version}")
     return ";".join(parts)

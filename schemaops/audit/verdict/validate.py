@@ -70,7 +70,7 @@ class SchemaChecker:
     ):
         """``hints`` and ``scanned``: ``self.hints`` and ``self.scanned`` of an earlier
         checker of the very same schema bytes (the audit's facts cache keeps them,
-        ``schemakeys.py``, ``rscheck.scan_facts``), used as they are when well formed."""
+        ``schemakeys.py``, ``rsscan.scan_facts``), used as they are when well formed."""
         self.name = name
         self.schema = schema
         #: the draft ``jsonschema.validators.validator_for`` picks (2020-12 by default)
@@ -107,7 +107,7 @@ class SchemaChecker:
         #: jsonschema-rs's yes/no check, compiled on first use; None when it cannot answer
         self._fast: Any = _PENDING
         self.fast_reason = ""
-        #: ``rscheck.scan_facts`` of the schema, set by ``fast`` (None: no jsonschema-rs draft)
+        #: ``rsscan.scan_facts`` of the schema, set by ``fast`` (None: no jsonschema-rs draft)
         self.scanned: Any = scanned
         #: jsonschema-rs's compiled validator, whose errors locate a failure's
         #: ``best_match`` (``rsexplain.py``) where the schema has no ``$id``-family key;
@@ -115,14 +115,14 @@ class SchemaChecker:
         self._rs: Any = None
         self._worder: Any = None  # jsonschema's validator that words those errors
         #: jsonschema-rs reads this schema's patterns as Python does only on printable ASCII
-        #: (``rscheck.ascii_fit``): its errors are used only for outputs ``ascii_text`` admits
+        #: (``rsscan.ascii_fit``): its errors are used only for outputs ``ascii_text`` admits
         self._rs_ascii = False
         #: ``fast`` when it may run outside the watchdog (the audit's lean loop calls it
         #: directly: True is the verdict ``ok``, anything else goes through ``check``); set by
         #: ``fast``
         self.quick: Any = None
         #: no keyword of the schema can tell an integer from the double orjson reads for it
-        #: (``rscheck.numbers_matter``): ``quick``'s yes holds for a value orjson read with a
+        #: (``rsscan.numbers_matter``): ``quick``'s yes holds for a value orjson read with a
         #: long integer as a float, so the lean loop need not look for floats; set by ``fast``
         self.numbers_plain = False
         # Only schemas with regexes can hang (the watchdog's timeout is set by ``armed``).
