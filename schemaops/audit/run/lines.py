@@ -52,19 +52,25 @@ _DEEP_TEXT = 2 * MAX_DEPTH
 # The verdict memo pays when texts repeat and costs a lookup and an entry when they do not
 # (real logs rarely repeat a text; on a distinct-text log of 64 % failures it made the audit
 # 1.3x slower): it is asked for MEMO_PROBE outputs, kept while at least 1 in MEMO_MIN_HIT_RATE
-# of them was a hit, else not asked for MEMO_PAUSE outputs, then probed again.
+# of them was a hit, else not asked for a pause, then probed again. The pause starts at
+# MEMO_PAUSE outputs and doubles after each probe that found no repeats, up to
+# MEMO_PAUSE_MAX (a probe cost 4 % of a distinct-text log's ok lines at one in 17, measured
+# on (a) of issue 36), and is short again once a probe pays.
 MEMO_PROBE = 4096
 MEMO_MIN_HIT_RATE = 100
 MEMO_PAUSE = 65536
+MEMO_PAUSE_MAX = 1 << 20
 #: ``handed``'s value when orjson refused the text (the strict decoder decides it next)
 _UNPARSED: Any = object()
 
 
-def _memo_plan(seen: int, on: bool, hits: int) -> tuple[int, bool, int]:
-    """(when to decide next, whether the memo is asked until then, hits reset)."""
+def memo_plan(seen: int, on: bool, hits: int, pause: int) -> tuple[int, bool, int, int]:
+    """The memo's next decision after ``seen`` lookups (``on``: asked until now; ``hits``:
+    its hits since the last decision; ``pause``: the next pause's length): when to decide
+    next, whether it is asked until then, the hits reset, and the pause after that."""
     if on and hits * MEMO_MIN_HIT_RATE < MEMO_PROBE:
-        return seen + MEMO_PAUSE, False, 0
-    return seen + MEMO_PROBE, True, 0
+        return seen + pause, False, 0, min(2 * pause, MEMO_PAUSE_MAX)
+    return seen + MEMO_PROBE, True, 0, MEMO_PAUSE if on else pause
 
 
 def tool_schema_picker(resolver: SchemaResolver) -> Any:
@@ -134,9 +140,15 @@ def audit_lines(
     quicks: dict[str, Any] = {}  # schema name -> its checker's ``quick`` (None: not lean)
     floats_alike: set[str] = set()  # schema names whose checker's ``numbers_plain`` holds
     memo_ok = [OUTCOME_OK, None, None]  # the memo entry of every lean ok (never mutated)
-    memo_on = memo is not None
-    asked = memo_hits = 0  # memo lookups (either path) and hits since the last decision
-    memo_next = MEMO_PROBE if memo_on else -1
+    # memo lookups (either path) and hits since the last decision, when to decide next,
+    # whether it is asked until then, the next pause: one schedule per resolver (a worker's
+    # slices continue it)
+    if memo is None:
+        asked, memo_hits, memo_next, memo_on, memo_pause = 0, 0, -1, False, MEMO_PAUSE
+    else:
+        if resolver.memo_schedule is None:
+            resolver.memo_schedule = [0, 0, MEMO_PROBE, True, MEMO_PAUSE]
+        asked, memo_hits, memo_next, memo_on, memo_pause = resolver.memo_schedule
     pending_lengths: dict[tuple, int] = {}  # (schema, finish reason, tokens) -> outputs
     dumps = orjson.dumps
     key_count = plain_key_count
@@ -189,7 +201,9 @@ def audit_lines(
                 if quick is not None:
                     asked += 1
                     if asked == memo_next:  # the memo's hit rate decides whether to ask it
-                        memo_next, memo_on, memo_hits = _memo_plan(asked, memo_on, memo_hits)
+                        memo_next, memo_on, memo_hits, memo_pause = memo_plan(
+                            asked, memo_on, memo_hits, memo_pause
+                        )
                     if memo_on:
                         key = (checkers[name] if fixed is None else fixed, text)
                         hit = memo.get(key)
@@ -346,7 +360,9 @@ def audit_lines(
             if said is None and memo is not None and out.refusal is None:
                 asked += 1
                 if asked == memo_next:
-                    memo_next, memo_on, memo_hits = _memo_plan(asked, memo_on, memo_hits)
+                    memo_next, memo_on, memo_hits, memo_pause = memo_plan(
+                        asked, memo_on, memo_hits, memo_pause
+                    )
                 if memo_on:
                     hit = memo.get(key)
                     memo_hits += hit is not None
@@ -449,6 +465,8 @@ def audit_lines(
                 )
         if steps:
             note_steps(tally.tool_steps, steps)
+    if memo is not None:
+        resolver.memo_schedule = [asked, memo_hits, memo_next, memo_on, memo_pause]
     for (name, fr, tokens), n in pending_lengths.items():
         note_lengths(tally.lengths, name, fr, tokens, n)
     tally.lines = lineno - first_line + 1 if route is None else ranged

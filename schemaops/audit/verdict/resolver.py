@@ -106,6 +106,9 @@ class SchemaResolver:
         off = os.environ.get("SCHEMAOPS_AUDIT_MEMO", "").strip() == "0"
         self.verdicts: dict[tuple, list] | None = None if off else {}
         self._memo_chars = 0
+        #: where the audit loop's asking of the memo stands (``lines.memo_plan``), kept here
+        #: so that a worker's slices continue one schedule rather than each probing afresh
+        self.memo_schedule: list | None = None
         self.fixed: SchemaChecker | None = None
         # tool calls are judged against a tool set: ``--tools NAME``, a record's tool set
         # field, or the request's own tools (``toolcalls.py``; nothing is read until a
