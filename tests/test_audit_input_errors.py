@@ -145,6 +145,21 @@ def test_a_suggestion_names_only_a_schema_that_exists() -> None:
     assert unknown_schema_message("weather", Path("s"), tuple(known)) == plain
 
 
+def test_a_registry_renamed_after_load_suggests_what_it_holds_now(tmp_path: Path) -> None:
+    """``Registry.get``'s suggestion follows the names it holds now: a schema renamed after
+    load (the count unchanged) is suggested under its new name, never the old one."""
+    from schemaops.errors import InputError
+    from schemaops.registry.loader import Registry
+
+    reg = Registry(root=tmp_path, schemas={"get_order": object(), "kb_search": object()})  # type: ignore[dict-item]
+    with pytest.raises(InputError, match="did you mean 'kb_search'"):
+        reg.get("kb_serch")
+    reg.schemas["kb_lookup"] = reg.schemas.pop("kb_search")  # same count, another name
+    with pytest.raises(InputError) as err:
+        reg.get("kb_lookp")
+    assert "did you mean 'kb_lookup'" in str(err.value) and "kb_search" not in str(err.value)
+
+
 def test_suggestions_cost_a_few_comparisons_whatever_the_registry_size(monkeypatch) -> None:
     """A log whose schema field holds request ids names a different unknown schema on every
     line: each suggestion compares the name with the few known names one edit away (an index

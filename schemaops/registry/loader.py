@@ -153,6 +153,7 @@ class Registry:
     #: ``NAME.tools.json`` files: OpenAI-style tools arrays (``toolsets.py``), by name
     toolsets: dict[str, Any] = field(default_factory=dict)
     _sorted: SortedNames | None = field(default=None, repr=False, compare=False)
+    _sorted_of: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
     def get(self, name: str) -> Schema:
         try:
@@ -161,10 +162,13 @@ class Registry:
             raise InputError(unknown_schema_message(name, self.root, self._known())) from None
 
     def _known(self) -> SortedNames:
-        """The names sorted, once (the length check: ``schemas`` is not edited after load,
-        and this stays right if it ever grows or shrinks)."""
-        if self._sorted is None or len(self._sorted.names) != len(self.schemas):
+        """The names sorted, sorted again whenever ``schemas`` no longer holds exactly the
+        names they were made of (a caller that adds, drops or renames a schema after load
+        is told of what is there now; a length check missed a rename). Asked only for an
+        unknown name, whose suggestion reads every name anyway."""
+        if self._sorted is None or self.schemas.keys() != self._sorted_of:
             self._sorted = known_names(self.schemas)
+            self._sorted_of = frozenset(self._sorted.names)
         return self._sorted
 
     def toolset(self, name: str) -> Any:
