@@ -136,7 +136,7 @@ def audit_lines(
     # The lean path (``_lean_ok``'s conditions, inlined): a plain record whose one output
     # parses with orjson and that jsonschema-rs accepts is counted here and nothing else is
     # asked of it; anything else falls through to the general path below, which decides it.
-    lean = route is None and records_out is None and field_ is None and "." not in schema_field
+    lean = records_out is None and field_ is None and "." not in schema_field
     quicks: dict[str, Any] = {}  # schema name -> its checker's ``quick`` (None: not lean)
     floats_alike: set[str] = set()  # schema names whose checker's ``numbers_plain`` holds
     memo_ok = [OUTCOME_OK, None, None]  # the memo entry of every lean ok (never mutated)
@@ -198,6 +198,8 @@ def audit_lines(
                     # a schema field that is not a name is the general path's input error
                     name = fixed_name if name is None or name.__class__ is str else None
                 quick = quicks.get(name) if text.__class__ is str else None
+                if quick is not None and owns is not None and not owns(name, in_range):
+                    continue  # another worker's (a hot schema's line out of this range)
                 if quick is not None:
                     asked += 1
                     if asked == memo_next:  # the memo's hit rate decides whether to ask it
