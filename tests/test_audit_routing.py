@@ -87,6 +87,8 @@ def _workload(tmp: Path) -> tuple[Path, Path]:
         ]
         lines.append(json.dumps({"id": "tc", "choices": [{"message": {"tool_calls": calls}}]}))
     lines += ["not json", "", "[1, 2]", json.dumps(rec("no_such_schema", "{}"))]
+    # a schema field that is not a name (unhashable: a lookup by it must not raise)
+    lines += [json.dumps(rec(["hot"], '{"n": 1}')), json.dumps(rec({"x": 1}, "{}"))]  # type: ignore[arg-type]
     lines += [json.dumps(rec("broken", "{}"))]
     rng.shuffle(lines)
     for i in range(len(lines)):  # episodes of 5 steps across the whole file

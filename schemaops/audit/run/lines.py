@@ -137,7 +137,9 @@ def audit_lines(
     # parses with orjson and that jsonschema-rs accepts is counted here and nothing else is
     # asked of it; anything else falls through to the general path below, which decides it.
     lean = records_out is None and field_ is None and "." not in schema_field
-    quicks: dict[str, Any] = {}  # schema name -> its checker's ``quick`` (None: not lean)
+    # schema name -> its checker's ``quick`` (None: not lean; False: another worker's schema)
+    quicks: dict[str, Any] = {}
+    hot = route.hot if route is not None else frozenset()  # schemas split by line range
     floats_alike: set[str] = set()  # schema names whose checker's ``numbers_plain`` holds
     memo_ok = [OUTCOME_OK, None, None]  # the memo entry of every lean ok (never mutated)
     # memo lookups (either path) and hits since the last decision, when to decide next,
@@ -197,9 +199,15 @@ def audit_lines(
                 if fixed is not None:
                     # a schema field that is not a name is the general path's input error
                     name = fixed_name if name is None or name.__class__ is str else None
-                quick = quicks.get(name) if text.__class__ is str else None
-                if quick is not None and owns is not None and not owns(name, in_range):
-                    continue  # another worker's (a hot schema's line out of this range)
+                # a name that is not a string (a list, an object) is the general path's input
+                # error, and could not be looked up (unhashable)
+                quick = (
+                    quicks.get(name) if text.__class__ is str and name.__class__ is str else None
+                )
+                if quick is False:
+                    continue  # another worker's schema (``routing.Route``), known so
+                if quick is not None and hot and name in hot and not in_range:
+                    continue  # a hot schema's line outside this worker's range
                 if quick is not None:
                     asked += 1
                     if asked == memo_next:  # the memo's hit rate decides whether to ask it
@@ -294,6 +302,8 @@ def audit_lines(
                 name = rec.get(schema_field)
                 if type(name) is str and type(rec.get("text")) is str:
                     if not owns(name, in_range):
+                        if lean and name not in hot:  # the lean test skips it from now on
+                            quicks[name] = False
                         continue
                     mine = True
             if handed is not None and untooled(rec):
