@@ -53,9 +53,9 @@ def chart_svg(doc: dict, max_steps: int | None = None) -> str:
         ax.errorbar(
             [ep["mean_steps"]],
             [ep["observed_success"]],
-            yerr=[
-                [ep["observed_success"] - ep["observed_ci95"][0]],
-                [ep["observed_ci95"][1] - ep["observed_success"]],
+            yerr=[  # never negative (matplotlib refuses it), whatever the document says
+                [max(0.0, ep["observed_success"] - ep["observed_ci95"][0])],
+                [max(0.0, ep["observed_ci95"][1] - ep["observed_success"])],
             ],
             fmt="s",
             color="#b42318",

@@ -43,7 +43,13 @@ def wilson(ok: int, n: int, z: float = Z95) -> tuple[float, float] | None:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at the ends the bound is exact: with no success ``half == centre`` (lower 0), with no
+    # failure ``centre + half == 1``; in floating point they miss by ~1e-17 for about a
+    # third of all n, which put 0.0 outside its own interval (and ``--html``'s error bar
+    # refused a negative length)
+    lower = 0.0 if ok <= 0 else max(0.0, centre - half)
+    upper = 1.0 if ok >= n else min(1.0, centre + half)
+    return lower, upper
 
 
 def compound(p: float | None, ci: tuple[float, float] | None, steps: list[int]) -> dict:
