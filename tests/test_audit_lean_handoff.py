@@ -80,14 +80,21 @@ def test_the_lean_loop_and_the_general_path_give_the_same_report(
     lines.append(json.dumps({"id": "odd", "text": '{"name": "ok"}', "schema": {"x": 1}}))
     lines.append(json.dumps({"id": "odd2", "text": "[]", "schema": {"x": 1}}))
     lines.append(json.dumps({"id": "odd3", "text": '{"name": "ok"}', "schema": ["s"]}))
+    # a record naming a tool set (here one the registry lacks), or carrying its request: a
+    # tool set may judge its text, so the lean loop must leave it (it counted a valid text ok)
+    for t in ('{"name": "ok"}', '{"name": "x"}'):
+        lines.append(json.dumps({"id": "ts", "text": t, "schema": "s", "toolset": "nope"}))
+        lines.append(json.dumps({"id": "rq", "text": t, "schema": "s", "request": {"x": 1}}))
     f = tmp_path / "o.jsonl"
     f.write_text("\n".join(lines) + "\n")
     kw = {"schema": str(tmp_path / "s.json")} if fixed else {"registry": str(tmp_path)}
     lean = _report(f, None, **kw)
     general = _report(f, tmp_path / "rows.jsonl", **kw)
     assert lean == general
-    assert lean["ok"] == 3 * 3  # "ok", the full one, the repeat whose last value passes
-    assert lean["input_errors"] == 3
+    # "ok", the full one, the repeat whose last value passes (3 each), and the valid text
+    # beside a request that offers no tools
+    assert lean["ok"] == 3 * 3 + 1
+    assert lean["input_errors"] == 5
 
 
 def test_what_the_lean_test_hands_over_never_reaches_the_next_line(tmp_path: Path) -> None:

@@ -87,6 +87,9 @@ def _workload(tmp: Path) -> tuple[Path, Path]:
         ]
         lines.append(json.dumps({"id": "tc", "choices": [{"message": {"tool_calls": calls}}]}))
     lines += ["not json", "", "[1, 2]", json.dumps(rec("no_such_schema", "{}"))]
+    # a record naming a tool set the registry lacks: an input error found after the line was
+    # given to its schema's worker, which may not be the worker of its line range
+    lines += [json.dumps(rec(rng.choice(names), "{}", toolset="nope")) for _ in range(12)]
     # a schema field that is not a name (unhashable: a lookup by it must not raise)
     lines += [json.dumps(rec(["hot"], '{"n": 1}')), json.dumps(rec({"x": 1}, "{}"))]  # type: ignore[arg-type]
     lines += [json.dumps(rec("broken", "{}"))]

@@ -128,6 +128,7 @@ def audit_lines(
     memo = resolver.verdicts if not opts.all_errors else None
     lineno = first_line - 1
     in_range = True
+    mine = False  # a routed worker's line known to be its own by the schema it names
     ranged = 0  # lines of route's range (a routed worker counts only those)
     # a routed worker skips a line another worker owns from two lookups, when the record has
     # the usual shape (a string ``text`` and schema name: what ``find_outputs`` answers
@@ -136,7 +137,13 @@ def audit_lines(
     # The lean path (``_lean_ok``'s conditions, inlined): a plain record whose one output
     # parses with orjson and that jsonschema-rs accepts is counted here and nothing else is
     # asked of it; anything else falls through to the general path below, which decides it.
-    lean = records_out is None and field_ is None and "." not in schema_field
+    # ... and no tool set judges the records (``--tools``; else a record that names one, or
+    # carries its request, is the general path's: ``toolcalls.ToolJudges.untooled``)
+    tools = resolver.toolcalls
+    lean = (
+        records_out is None and field_ is None and "." not in schema_field and tools.fixed is None
+    )
+    tools_field = tools.field
     # schema name -> its checker's ``quick`` (None: not lean; False: another worker's schema)
     quicks: dict[str, Any] = {}
     hot = route.hot if route is not None else frozenset()  # schemas split by line range
@@ -170,9 +177,10 @@ def audit_lines(
     handed_value: Any = None
     # without a tool set, ``find_outputs`` of such a record is its one text (``_find_outputs``'
     # first case); a tool set may judge a record's text otherwise (``toolcalls.py``)
-    untooled = resolver.toolcalls.untooled
+    untooled = tools.untooled
     for lineno, raw in enumerate(lines, first_line):  # noqa: B007
         if route is not None:
+            mine = False  # (set below for a line this worker owns by its schema)
             in_range = route.lo <= lineno < route.hi
             ranged += in_range
             tally.order = 0
@@ -193,7 +201,7 @@ def audit_lines(
                         input_error(tally, records_out, lineno, None, error, shard, first_line)
                 rec = parse_record(raw)
             handed = None  # what the lean test hands over lives for its own line only
-            if lean and rec.__class__ is dict:
+            if lean and rec.__class__ is dict and tools_field not in rec and "request" not in rec:
                 text = rec.get("text")
                 name = rec.get(schema_field)
                 if fixed is not None:
@@ -312,7 +320,9 @@ def audit_lines(
             else:
                 outs = find_outputs(rec, field_, schema_field, tool_schema, raw)
         except RecordError as exc:
-            if in_range:
+            # the worker whose range holds the line, or the one its schema's name sent it to
+            # (the others skipped it by that name: ``mine``), a tool set it names unknown
+            if in_range or mine:
                 input_error(tally, records_out, lineno, None, str(exc), shard, first_line)
             continue
         batch = type(rec) is list
