@@ -136,6 +136,8 @@ PLAIN_TEXTS = [
     '{"name": "ok", "n": 18446744073709551616}',  # orjson reads a float: judged alike
     '{"name": "ok", "n": 123456789012345678901234567890}',
     '{"name": "ok", "n": -9223372036854775809}',
+    '{"name": 18446744073709551616}',  # refused: its message names the exact number
+    '{"name": "ok", "n": 18446744073709551616, "tags": 1}',
     '{"name": "ok", "name": "x"}',  # repeated: the colons outnumber the keys
     '{"name": "x", "name": "ok"}',
     '{"name": "ok", "sub": {"k": "a", "k": "b"}}',  # repeated below the root

@@ -265,9 +265,15 @@ def audit_lines(
                                 if quick(value) is True:
                                     if memo_on:
                                         remember(key, memo_ok)
-                                else:  # refused: no repeated name, no long integer
+                                else:  # refused: no repeated name
                                     quick = None
-                                    handed, handed_value = text, value
+                                    # a long integer the colon shortcut let through reads as
+                                    # a float here: the general path parses it exactly (the
+                                    # verdict is alike, the message names the exact number)
+                                    handed, handed_value = (
+                                        text,
+                                        (_UNPARSED if may_have_long_int(text) else value),
+                                    )
                     elif hit[0] is not OUTCOME_OK or hit[1] is not None:
                         quick = None
                     else:
