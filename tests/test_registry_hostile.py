@@ -476,3 +476,29 @@ def test_a_ref_to_an_invalid_schema_outside_the_keywords_is_a_problem(tmp_path: 
         "/properties/a/$ref",
     )
     assert "/minItems" in found["reason"]
+
+
+# -- an integer past Python's digit limit: a per-file problem, never a traceback -------------
+
+
+def test_an_integer_of_5000_digits_is_a_per_file_problem(tmp_path: Path) -> None:
+    """``json.loads`` raises a plain ``ValueError`` past 4,300 digits (CPython's guard against
+    quadratic int conversion): the file is a ``number_too_long`` problem, the rest loads, and
+    ``diff`` stops cleanly (found by random registries: a traceback before)."""
+    write(tmp_path, "ok.json", {"type": "integer"})
+    write(tmp_path, "huge.json", "1" * 5000)
+    write(tmp_path, "huge_max.json", '{"type": "integer", "maximum": ' + "9" * 5000 + "}")
+    proc = cli("registry", "validate", str(tmp_path), "--json")
+    assert "Traceback" not in proc.stderr and proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert {(Path(p["file"]).name, p["kind"]) for p in doc["problems"]} == {
+        ("huge.json", "number_too_long"),
+        ("huge_max.json", "number_too_long"),
+    }
+    assert [s["name"] for s in doc["schemas"]] == ["ok"]
+    outputs = write(tmp_path / "o", "o.jsonl", json.dumps({"schema": "huge_max", "text": "1"}))
+    proc = cli("audit", str(outputs), "--registry", str(tmp_path), "--json")
+    assert "Traceback" not in proc.stderr and proc.returncode == 2, proc.stderr
+    assert "huge_max" in proc.stderr and "4300 digits" in proc.stderr
+    proc = cli("registry", "diff", str(tmp_path / "huge_max.json"), str(tmp_path / "ok.json"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr

@@ -43,7 +43,9 @@ class DiffReport:
 
 
 #: problems that leave nothing to compare: the diff stops with exit 2 naming the file
-_FATAL = frozenset({"unreadable", "not_json", "too_deep", "bad_unicode", "not_schema"})
+_FATAL = frozenset(
+    {"unreadable", "not_json", "too_deep", "bad_unicode", "not_schema", "number_too_long"}
+)
 
 
 def _fatal(problems: list[dict]) -> None:

@@ -19,7 +19,7 @@ from schemaops.registry.keywords import TYPO_KIND, keyword_findings
 SIDECAR_SUFFIX = ".examples.json"
 UNREADABLE_KINDS = frozenset({"missing_folder", "empty_folder", "unreadable", "not_json"})
 #: problems after which a file's content cannot be checked further (nor hashed or served)
-STOP_KINDS = frozenset({"not_json", "too_deep", "bad_unicode"})
+STOP_KINDS = frozenset({"not_json", "too_deep", "bad_unicode", "number_too_long"})
 
 
 def problem(file: Any, pointer: str, kind: str, reason: str) -> dict[str, str]:

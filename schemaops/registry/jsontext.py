@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from schemaops.exactjson import may_have_long_int
+from schemaops.exactjson import MAX_EXACT_DIGITS, may_have_long_int
 from schemaops.strings import pointer
 
 #: Largest registry file read (a schema or sidecar past this is refused, not read whole)
@@ -209,6 +209,12 @@ def strict_parse(text: str, max_depth: int = MAX_DEPTH) -> tuple[Any, list[tuple
     except RecursionError:
         reason = f"nested too deeply to parse (more than {max_depth} levels are refused)"
         return None, [("", "too_deep", reason)]
+    except ValueError:  # an integer past the interpreter's digit limit (a DoS guard)
+        reason = (
+            f"an integer of more than {MAX_EXACT_DIGITS} digits (Python's limit on reading"
+            " one: sys.get_int_max_str_digits)"
+        )
+        return None, [("", "number_too_long", reason)]
     # a lone surrogate can only come from a \u escape (the text is valid Unicode): without
     # one, and within the depth bound, there is no shape problem to point at
     if "\\u" in text or not _within_depth(data, max_depth):
