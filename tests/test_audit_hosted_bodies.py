@@ -233,6 +233,11 @@ def test_chat_completion_refusal():
         responses([message("x")]),
         anthropic([{"type": "text", "text": 3}]),
         gemini(["x"]),
+        # a reason that is not a string was looked up in a table: unhashable, a traceback
+        # (found by mutating these bodies at random)
+        anthropic([{"type": "text", "text": "{}"}], stop=["max_tokens"]),  # type: ignore[arg-type]
+        gemini([{"text": "{}"}], finish={"x": 1}),  # type: ignore[arg-type]
+        gemini([{"text": "{}"}], finish=["SAFETY"]),  # type: ignore[arg-type]
     ],
 )
 def test_malformed_bodies_are_input_errors(rec):

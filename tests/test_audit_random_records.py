@@ -111,3 +111,28 @@ def test_every_way_of_running_gives_one_report(
     assert general == one
     for jobs, route in ((2, "range"), (2, "schema"), (3, "schema")):
         assert _report(path, monkeypatch, jobs, route, **kw) == one, (jobs, route)
+
+
+def test_a_step_is_counted_under_one_key_whatever_the_order(tmp_path: Path) -> None:
+    """``True``, ``1`` and ``1.0`` are one dict key in Python, so the step printed depended on
+    which record came first (and routed workers merge in another order); ``"1"`` and ``1``
+    were printed under one JSON key, one count overwriting the other. Steps are now keyed by
+    ``stats.step_key``: the same report in either order."""
+    ok = '{"order_id": "ORD-12345678"}'
+    steps: list[Any] = [1, True, 1.0, "1", "01", 2.0, 2, "x", [1], 1e300]
+    docs = []
+    for order in (steps, steps[::-1]):
+        rows = [{"schema": "get_order", "text": ok, "episode_id": "e", "step": s} for s in order]
+        path = tmp_path / "log.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        opts = AuditOptions(registry=str(REGISTRY), jobs=1, cache=False)
+        docs.append(run_audit(str(path), opts).to_json()["episodes"]["by_step"])
+    assert docs[0] == docs[1]
+    assert {k: v["outputs"] for k, v in docs[0].items()} == {
+        "1": 3,  # 1, 1.0, "1"
+        "2": 2,  # 2.0, 2
+        "1e+300": 1,
+        "01": 1,
+        "True": 1,
+        "x": 1,
+    }

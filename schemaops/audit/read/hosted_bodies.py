@@ -149,6 +149,8 @@ def _responses(rec: dict[str, Any], schema: str | None, tool_schema: Any) -> lis
 
 def _anthropic(rec: dict[str, Any], schema: str | None, tool_schema: Any) -> list[Output]:
     stop = rec.get("stop_reason")
+    if stop is not None and not isinstance(stop, str):
+        raise RecordError("stop_reason is not a string")
     usage = rec.get("usage")
     tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
     view = _view(rec, ANTHROPIC_FINISH.get(stop, stop), stop, tokens, False)
@@ -204,6 +206,8 @@ def _gemini(rec: dict[str, Any], schema: str | None, tool_schema: Any) -> list[O
         if not isinstance(cand, dict):
             raise RecordError(f"{where} is not an object")
         fr = cand.get("finishReason")
+        if fr is not None and not isinstance(fr, str):
+            raise RecordError(f"{where}.finishReason is not a string")
         finish = {"STOP": "stop", "MAX_TOKENS": "length"}.get(fr, "content_filter" if fr else None)
         content = cand.get("content")
         parts = content.get("parts") if isinstance(content, dict) else None

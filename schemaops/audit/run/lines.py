@@ -23,7 +23,7 @@ from schemaops.audit.run.rows import count_failure, input_error, write_record
 from schemaops.audit.tally.budget import note as note_length
 from schemaops.audit.tally.budget import note_counted as note_lengths
 from schemaops.audit.tally.diagnose import close_runs, note_run
-from schemaops.audit.tally.stats import Tally
+from schemaops.audit.tally.stats import Tally, step_key
 from schemaops.audit.tally.toolsummary import note_steps
 from schemaops.audit.verdict.classify import (
     MAX_DEPTH,
@@ -303,9 +303,9 @@ def audit_lines(
                                 e = episodes[ep] = [0, 0]
                             e[0] += 1
                             step = rec.get(step_field) if step_field else None
-                            if step is not None and not (
-                                step.__class__ is list or step.__class__ is dict
-                            ):
+                            if step is not None and step.__class__ is not int:
+                                step = step_key(step)
+                            if step is not None:
                                 st = by_step.get(step)
                                 if st is None:
                                     st = by_step[step] = [0, 0]
@@ -470,7 +470,9 @@ def audit_lines(
                     if not ok:
                         e[1] += 1
                     step = rec.get(step_field) if step_field else None
-                    if step is not None and not isinstance(step, (list, dict)):
+                    if step is not None and step.__class__ is not int:
+                        step = step_key(step)
+                    if step is not None:
                         st = by_step.get(step)
                         if st is None:
                             st = by_step[step] = [0, 0]

@@ -259,5 +259,33 @@ def episode_summary(tally: Tally, p: float | None) -> dict | None:
     }
 
 
+def step_key(step: Any) -> Any:
+    """The key a record's step is counted under (None: not counted), for a step that is not
+    a plain ``int`` (the usual case, counted as it is).
+
+    Why: ``by_step`` is a dict, and Python's dict takes ``True``, ``1`` and ``1.0`` for one
+    key, keeping whichever came first: the key the report printed ("1", "1.0" or "True")
+    depended on the order the records were counted in, which differs between one process
+    and routed ``--jobs`` workers; and a step logged as ``"1"`` in some records and ``1`` in
+    others was printed twice under one JSON key, one count overwriting the other. So: an
+    integral number (within 2**53, where a double is exact) or a string of ASCII digits
+    without a leading zero is that integer, a boolean is its name (never step 1), a list or
+    an object is not counted (as before)."""
+    cls = step.__class__
+    if cls is str:
+        if step.isascii() and step.isdigit() and (step == "0" or step[0] != "0"):
+            return int(step)
+        return step
+    if cls is float:
+        if step.is_integer() and abs(step) <= 2**53:
+            return int(step)
+        return step if step == step else "NaN"  # NaN is never equal to itself: one key
+    if cls is bool:
+        return str(step)
+    if cls is list or cls is dict:
+        return None
+    return step
+
+
 def _sort_key(k: Any) -> tuple:
     return (0, k, "") if isinstance(k, (int, float)) and not isinstance(k, bool) else (1, 0, str(k))
