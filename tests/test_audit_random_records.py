@@ -10,6 +10,7 @@ error bar of negative length). Seeded: the same records every run."""
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from pathlib import Path
@@ -109,6 +110,118 @@ def test_every_way_of_running_gives_one_report(
     assert one["input_errors"] > 0 and one["ok"] > 0  # the mix holds both
     general = _report(path, monkeypatch, 1, "", records=str(tmp_path / "rows.jsonl"), **kw)
     assert general == one
+    for jobs, route in ((2, "range"), (2, "schema"), (3, "schema")):
+        assert _report(path, monkeypatch, jobs, route, **kw) == one, (jobs, route)
+
+
+#: real bodies of each kind the audit reads, mutated at random by ``_mutated``
+BODIES: list[Any] = [
+    {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "output": [
+            {"type": "message", "content": [{"type": "output_text", "text": TEXTS[1]}]},
+            {"type": "function_call", "name": "get_order", "arguments": TEXTS[2]},
+        ],
+        "usage": {"output_tokens": 12},
+    },
+    {
+        "status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "output": [{"type": "message", "content": [{"type": "refusal", "refusal": "no"}]}],
+    },
+    {
+        "custom_id": "req-1",
+        "response": {
+            "status_code": 200,
+            "body": {"choices": [{"message": {"content": TEXTS[3]}, "finish_reason": "stop"}]},
+        },
+    },
+    {"custom_id": "req-2", "response": None, "error": {"message": "boom"}},
+    {
+        "type": "message",
+        "content": [
+            {"type": "text", "text": TEXTS[3]},
+            {"type": "tool_use", "name": "get_order", "input": {"order_id": "ORD-12345678"}},
+        ],
+        "stop_reason": "max_tokens",
+        "usage": {"output_tokens": 5},
+    },
+    {
+        "candidates": [
+            {
+                "content": {"parts": [{"text": TEXTS[3]}, {"functionCall": {"name": "kb_search"}}]},
+                "finishReason": "MAX_TOKENS",
+            }
+        ],
+        "usageMetadata": {"candidatesTokenCount": 9},
+    },
+    {"candidates": [{"finishReason": "SAFETY"}], "promptFeedback": {"blockReason": "SAFETY"}},
+    {
+        "text": TEXTS[1],
+        "schema": "get_order",
+        "meta_info": {"finish_reason": {"type": "length"}, "completion_tokens": 7},
+    },
+    [{"text": "{}", "schema": "kb_search"}, {"text": TEXTS[3], "schema": "kb_search"}],
+    {
+        "choices": [
+            {
+                "message": {
+                    "content": None,
+                    "tool_calls": [{"function": {"name": "kb_search", "arguments": TEXTS[3]}}],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "episode_id": "e1",
+        "step": 1,
+    },
+]
+
+
+def _mutated(rng: random.Random) -> str:
+    """One body, changed in one to three places: a value replaced by a random one or by
+    another body, a key removed or added, a list item repeated."""
+    rec = copy.deepcopy(rng.choice(BODIES))
+    for _ in range(rng.randrange(1, 4)):
+        spots: list[tuple[Any, Any]] = []
+        stack = [rec]
+        while stack:
+            node = stack.pop()
+            keys = list(node) if isinstance(node, dict) else range(len(node))
+            for k in keys:
+                spots.append((node, k))
+                if isinstance(node[k], (dict, list)):
+                    stack.append(node[k])
+        if not spots:
+            break
+        node, k = rng.choice(spots)
+        r = rng.random()
+        if r < 0.35:
+            node[k] = _weird(rng)
+        elif r < 0.5 and isinstance(node, dict):
+            del node[k]
+        elif r < 0.6 and isinstance(node, list):
+            node.append(copy.deepcopy(node[k]))
+        elif r < 0.8 and isinstance(node, dict):
+            keys = ["schema", "toolset", "finish_reason", "step", "text", "type", "output"]
+            node[rng.choice(keys)] = _weird(rng)
+        else:
+            node[k] = copy.deepcopy(rng.choice(BODIES))
+    return json.dumps(rec, ensure_ascii=rng.random() < 0.5)
+
+
+@pytest.mark.parametrize("seed,kw", [(7, {}), (8, {"tools": "support_agent"})])
+def test_mutated_bodies_give_one_report_every_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, kw: dict
+) -> None:
+    rng = random.Random(seed)
+    path = tmp_path / "bodies.jsonl"
+    path.write_text("\n".join(_mutated(rng) for _ in range(400)) + "\n", encoding="utf-8")
+    one = _report(path, monkeypatch, 1, "", **kw)
+    assert one["input_errors"] > 0 and one["ok"] > 0
+    assert _report(path, monkeypatch, 1, "", records=str(tmp_path / "r.jsonl"), **kw) == one
     for jobs, route in ((2, "range"), (2, "schema"), (3, "schema")):
         assert _report(path, monkeypatch, jobs, route, **kw) == one, (jobs, route)
 
