@@ -335,3 +335,21 @@ def test_a_call_under_tool_choice_none_is_wrong_tool(tmp_path: Path):
     assert doc["input_errors"] == 0
     assert doc["categories"].get("wrong_tool") == 1
     assert doc["outputs"] == 1 and doc["ok"] == 0  # the text answer is no tool output
+
+
+def test_a_request_offering_one_function_twice_is_judged_not_a_traceback(tmp_path: Path):
+    """Two tools of one name with different parameters: sorting them for the tool set's
+    signature compared the two parameter objects (a ``TypeError``, found by mutating bodies
+    at random). They sort by their canonical text now; the set is the request's own, and the
+    registry's sets are still found by the same signature as before."""
+    twice = OWN_TOOLS + [
+        {"type": "function", "function": {"name": "set_volume", "parameters": {"type": "object"}}}
+    ]
+    req = {"tools": twice, "tool_choice": "required"}
+    recs = [
+        {"request": req, "response": _chat([("set_volume", '{"level": 3}')])},
+        {"request": {"tools": SUPPORT, "tool_choice": "required"}, "response": _chat([GOOD_ORDER])},
+    ]
+    doc = _audit(_write(tmp_path, recs))
+    assert doc["input_errors"] == 0 and doc["outputs"] == 2 and doc["ok"] == 2
+    assert "support_agent" in json.dumps(doc["by_tool_set"])  # the registry set, as before

@@ -152,9 +152,10 @@ def signature(tools: list[tuple[str, Any]]) -> str:
     descriptions aside), as canonical text."""
     from schemaops.registry.model import canonical_text
 
-    return canonical_text(
-        sorted([name, EMPTY_PARAMETERS if params is None else params] for name, params in tools)
-    )
+    pairs = [[name, EMPTY_PARAMETERS if params is None else params] for name, params in tools]
+    # by name, then by the parameters' own canonical text: a request may offer one name twice,
+    # and two parameter objects do not compare (sorting the pairs raised TypeError on it)
+    return canonical_text(sorted(pairs, key=lambda p: (p[0], canonical_text(p[1]))))
 
 
 class ToolJudges:
