@@ -146,7 +146,8 @@ def audit_lines(
     tools_field = tools.field
     # schema name -> its checker's ``quick`` (None: not lean; False: another worker's schema)
     quicks: dict[str, Any] = {}
-    hot = route.hot if route is not None else frozenset()  # schemas split by line range
+    routed = route is not None
+    hot = route.hot if routed else frozenset()  # schemas split by line range
     floats_alike: set[str] = set()  # schema names whose checker's ``numbers_plain`` holds
     memo_ok = [OUTCOME_OK, None, None]  # the memo entry of every lean ok (never mutated)
     # memo lookups (either path) and hits since the last decision, when to decide next,
@@ -207,15 +208,15 @@ def audit_lines(
                 if fixed is not None:
                     # a schema field that is not a name is the general path's input error
                     name = fixed_name if name is None or name.__class__ is str else None
-                # a name that is not a string (a list, an object) is the general path's input
-                # error, and could not be looked up (unhashable)
-                quick = (
-                    quicks.get(name) if text.__class__ is str and name.__class__ is str else None
-                )
-                if quick is False:
-                    continue  # another worker's schema (``routing.Route``), known so
-                if quick is not None and hot and name in hot and not in_range:
-                    continue  # a hot schema's line outside this worker's range
+                try:
+                    quick = quicks.get(name) if text.__class__ is str else None
+                except TypeError:  # a name that is a list or an object (unhashable): the
+                    quick = None  # general path's input error
+                if routed and quick is not None:
+                    if quick is False:
+                        continue  # another worker's schema (``routing.Route``), known so
+                    if hot and name in hot and not in_range:
+                        continue  # a hot schema's line outside this worker's range
                 if quick is not None:
                     asked += 1
                     if asked == memo_next:  # the memo's hit rate decides whether to ask it
