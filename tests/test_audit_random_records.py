@@ -232,7 +232,7 @@ def test_a_step_is_counted_under_one_key_whatever_the_order(tmp_path: Path) -> N
     were printed under one JSON key, one count overwriting the other. Steps are now keyed by
     ``stats.step_key``: the same report in either order."""
     ok = '{"order_id": "ORD-12345678"}'
-    steps: list[Any] = [1, True, 1.0, "1", "01", 2.0, 2, "x", [1], 1e300]
+    steps: list[Any] = [1, True, 1.0, "1", "01", 2.0, 2, "x", [1], 1e300, "9" * 5000]
     docs = []
     for order in (steps, steps[::-1]):
         rows = [{"schema": "get_order", "text": ok, "episode_id": "e", "step": s} for s in order]
@@ -248,4 +248,5 @@ def test_a_step_is_counted_under_one_key_whatever_the_order(tmp_path: Path) -> N
         "01": 1,
         "True": 1,
         "x": 1,
+        "9" * 5000: 1,  # a string, not an integer past int()'s digit limit (a traceback)
     }

@@ -209,7 +209,9 @@ def strict_parse(text: str, max_depth: int = MAX_DEPTH) -> tuple[Any, list[tuple
     except RecursionError:
         reason = f"nested too deeply to parse (more than {max_depth} levels are refused)"
         return None, [("", "too_deep", reason)]
-    except ValueError:  # an integer past the interpreter's digit limit (a DoS guard)
+    except ValueError as exc:  # an integer past the interpreter's digit limit (a DoS guard)
+        if "digits" not in str(exc):
+            raise
         reason = (
             f"an integer of more than {MAX_EXACT_DIGITS} digits (Python's limit on reading"
             " one: sys.get_int_max_str_digits)"

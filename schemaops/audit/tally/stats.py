@@ -268,12 +268,18 @@ def step_key(step: Any) -> Any:
     depended on the order the records were counted in, which differs between one process
     and routed ``--jobs`` workers; and a step logged as ``"1"`` in some records and ``1`` in
     others was printed twice under one JSON key, one count overwriting the other. So: an
-    integral number (within 2**53, where a double is exact) or a string of ASCII digits
-    without a leading zero is that integer, a boolean is its name (never step 1), a list or
+    integral number (within 2**53, where a double is exact) or a string of at most 15 ASCII
+    digits without a leading zero is that integer, a boolean is its name (never step 1), a list or
     an object is not counted (as before)."""
     cls = step.__class__
     if cls is str:
-        if step.isascii() and step.isdigit() and (step == "0" or step[0] != "0"):
+        # at most 15 digits: exact as a double too, and far from int()'s digit limit
+        if (
+            len(step) <= 15
+            and step.isascii()
+            and step.isdigit()
+            and (step == "0" or step[0] != "0")
+        ):
             return int(step)
         return step
     if cls is float:
