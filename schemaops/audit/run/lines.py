@@ -312,7 +312,8 @@ def audit_lines(
                                     st = by_step[step] = [0, 0]
                                 st[0] += 1
                     continue
-            mine = False  # known to be this worker's line (its one output, then)
+            # ``mine``: known to be this worker's line (its one output, then); reset per line
+            # with the route's range above, so that a record error before here reads it too
             if owns is not None and type(rec) is dict:
                 name = rec.get(schema_field)
                 if type(name) is str and type(rec.get("text")) is str:
