@@ -34,3 +34,48 @@ def test_json_names_the_registry_problems(tmp_path: Path, args: tuple[str, ...])
     assert doc["ok"] is False and doc["exit_code"] == res.returncode
     kinds = {p["kind"] for p in doc["problems"]}
     assert "unknown_keyword_typo" in kinds, doc
+
+
+# Found by a mutation run over real schemas (2026-12-05): the hosted-only ``check --target``,
+# the ``registry`` commands, ``drift``, ``audit`` and ``watch`` still printed nothing on stdout
+# when they could not start, though their contracts say ``--json`` is one document.
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "--target", "openai"),
+        ("check", "--target", "anthropic", "--backend", "xgrammar"),
+        ("registry", "list"),
+        ("registry", "hash"),
+        ("registry", "show", "ticket"),
+        ("registry", "export", "ticket"),
+    ],
+)
+def test_json_names_the_registry_problems_everywhere(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    (tmp_path / "ticket.json").write_text(json.dumps({"type": "object", "oneOf": []}))
+    res = run_cli(*args, "--registry", str(tmp_path), "--json")
+    assert res.returncode in (1, 2), res.stdout + res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["ok"] is False and doc["exit_code"] == res.returncode
+    assert [p["kind"] for p in doc["problems"]] == ["metaschema"], doc
+    assert "error:" in res.stderr  # the terminal still reads the message
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("registry", "show", "nope", "--registry", "schemas"),
+        ("registry", "diff", "no-such-old", "schemas"),
+        ("registry", "drift", "no-such.log", "--registry", "schemas"),
+        ("audit", "no-such-outputs.jsonl"),
+        ("audit", "audits/example-outputs.jsonl", "--max-failure-rate", "2"),
+        ("watch", "no-such.log", "--once", "--interval", "soon"),
+    ],
+)
+def test_json_is_one_document_when_a_command_cannot_start(args: tuple[str, ...]) -> None:
+    res = run_cli(*args, "--json")
+    assert res.returncode == 2, res.stdout + res.stderr
+    doc = json.loads(res.stdout)
+    assert doc == {"ok": False, "error": doc["error"], "exit_code": 2}
+    assert doc["error"] and doc["error"] in res.stderr

@@ -202,7 +202,8 @@ def test_too_deep_diff_is_a_clean_error(tmp_path: Path, levels: int) -> None:
         proc = cli("registry", "diff", str(a), str(b), "--json")
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert "s.json" in proc.stderr and "deep" in proc.stderr
-        assert proc.stdout == ""
+        doc = json.loads(proc.stdout)  # --json: the error is the one document
+        assert doc["ok"] is False and doc["exit_code"] == 2 and "deep" in doc["error"]
 
 
 # -- 14.6: lone surrogates; an unwritable --output -----------------------------------------

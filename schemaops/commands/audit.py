@@ -158,13 +158,14 @@ def audit_command(
 
     opts = call(
         AuditOptions,
+        json_out=json_out,
         schema=schema,
         registry=str(registry),
         field=field,
         schema_field=schema_field,
         episode_field=episode_field or None,
         step_field=step_field or None,
-        steps=call(_steps, steps),
+        steps=call(_steps, steps, json_out=json_out),
         target=target,
         assert_format=not no_format,
         all_errors=all_errors,
@@ -212,7 +213,7 @@ def _run(
     from schemaops.audit import run_audit
     from schemaops.audit.report.text import visible
 
-    result = call(run_audit, files[0] if len(files) == 1 else files, opts)
+    result = call(run_audit, files[0] if len(files) == 1 else files, opts, json_out=json_out)
     if Process.one_shot:
         # This process reports and exits: what the audit leaves behind (thousands of compiled
         # checkers on a platform registry, handed back to the collector by run_audit) is moved
@@ -223,12 +224,12 @@ def _run(
     if markdown:
         from schemaops.audit.report.markdown import write_markdown
 
-        call(write_markdown, doc, markdown)
+        call(write_markdown, doc, markdown, json_out=json_out)
         typer.echo(visible(f"wrote {markdown}"), err=True)
     if html:
         from schemaops.audit.report.html import write_html
 
-        call(write_html, doc, html)
+        call(write_html, doc, html, json_out=json_out)
         typer.echo(visible(f"wrote {html}"), err=True)
     report(
         doc,

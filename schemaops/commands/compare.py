@@ -251,7 +251,7 @@ def check_cmd(
         # so a registry with problems is exit 2 (hosted.md) before anything compiles
         from schemaops.commands import hosted as h
 
-        hosted = h.hosted_report(registry, targets)
+        hosted = h.hosted_report(registry, targets, json_out)
     if engine is not None:
         from schemaops.check.engine import run_engine_check
 

@@ -35,7 +35,7 @@ def drift_cmd(
     from schemaops.registry.drift import exit_code, render, run_drift, unusable_message
 
     reg = registry if registry is not None and registry.is_dir() else None
-    doc = call(run_drift, log, reg)
+    doc = call(run_drift, log, reg, json_out=json_out)
     if json_out:
         emit_json(doc)
     else:

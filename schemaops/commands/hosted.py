@@ -17,9 +17,10 @@ from schemaops.commands._common import call, emit_json, fail, terminal_lines
 from schemaops.errors import EXIT_GATE
 
 
-def hosted_report(registry: Path, targets: list[str]) -> Any:
+def hosted_report(registry: Path, targets: list[str], json_out: bool = False) -> Any:
     """The library call, with its errors mapped to exit codes: a registry with problems is an
-    input error (exit 2, as the contract says; ``RegistryError`` alone would be 1, the gate's)."""
+    input error (exit 2, as the contract says; ``RegistryError`` alone would be 1, the gate's).
+    ``json_out``: such an error is also the one ``--json`` document (``_common.call``)."""
     from schemaops.errors import InputError
     from schemaops.providers import check_targets
     from schemaops.registry import RegistryError
@@ -28,9 +29,11 @@ def hosted_report(registry: Path, targets: list[str]) -> Any:
         try:
             return check_targets(registry, targets)
         except RegistryError as exc:
-            raise InputError(f"cannot check registry {registry}: {exc}") from None
+            error = InputError(f"cannot check registry {registry}: {exc}")
+            error.problems = exc.problems
+            raise error from None
 
-    return call(judged)
+    return call(judged, json_out=json_out)
 
 
 def print_hosted(report: Any) -> None:
@@ -75,7 +78,7 @@ def check_hosted_only(
     registry: Path, targets: list[str], junit: Path | None, json_out: bool
 ) -> None:
     """``check --target ...`` without a backend: judge, report, exit 0 or 1."""
-    report = hosted_report(registry, targets)
+    report = hosted_report(registry, targets, json_out)
     if junit is not None:
         write_junit(report, junit)
     if json_out:

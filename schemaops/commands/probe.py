@@ -57,9 +57,9 @@ def probe_cmd(
         canaries=canaries,
         max_tokens=max_tokens,
         model=model,
-        auth=call(build_auth, api_key, header),
+        auth=call(build_auth, api_key, header, json_out=json_out),
     )
-    doc, code = call(run_probe, settings)
+    doc, code = call(run_probe, settings, json_out=json_out)
     report(doc, json_out=json_out, render=render, prometheus=prometheus, metrics="probe_metrics")
     if json_out and doc.get("error"):  # the terminal report has printed it already
         typer.echo(f"error: {doc['error']}", err=True)

@@ -105,7 +105,7 @@ def list_cmd(
     """List the registry's schemas with version, draft, hash and example counts."""
     from schemaops.registry.loader import load_registry
 
-    reg = call(load_registry, registry, timeout)
+    reg = call(load_registry, registry, timeout, json_out=json_out)
     if json_out:
         emit_json(
             {
@@ -138,11 +138,11 @@ def show_cmd(
     """Show one schema: metadata, its wire strings' hashes and the schema itself."""
     from schemaops.registry.loader import load_registry
 
-    reg = call(load_registry, registry, timeout)
+    reg = call(load_registry, registry, timeout, json_out=json_out)
     if name not in reg and name in reg.toolsets:
         _show_toolset(reg.toolsets[name], json_out)
         return
-    s = call(reg.get, name)
+    s = call(reg.get, name, json_out=json_out)
     doc = {
         **schema_summary(s),
         "description": s.description,
@@ -251,9 +251,9 @@ def export_cmd(
     from schemaops.registry.loader import load_registry
     from schemaops.warm.plan import key_paths
 
-    reg = call(load_registry, registry, timeout)
+    reg = call(load_registry, registry, timeout, json_out=json_out)
     ts = reg.toolsets.get(name) if name not in reg else None
-    s = call(reg.get, name) if ts is None else None
+    s = call(reg.get, name, json_out=json_out) if ts is None else None
     # a tool set: the request's ``{"tools": [...]}`` fragment, the same for both APIs
     wire = ts.wire() if ts is not None else s.wire(api.value)
     data = wire.encode("utf-8")
@@ -309,7 +309,7 @@ def diff_cmd(
 
     from schemaops.registry.diffpaths import diff_paths
 
-    report = call(diff_paths, old, new)
+    report = call(diff_paths, old, new, json_out=json_out)
     if json_out:
         emit_json(report.to_json())
     else:
@@ -343,12 +343,12 @@ def hash_cmd(
 
     from schemaops.registry.loader import load_registry
 
-    reg = call(load_registry, registry, timeout)
+    reg = call(load_registry, registry, timeout, json_out=json_out)
     sets = list(reg.toolsets.values())
     if name is not None and name not in reg and name in reg.toolsets:
         chosen, sets = [], [reg.toolsets[name]]
     else:
-        chosen = [call(reg.get, name)] if name is not None else list(reg)
+        chosen = [call(reg.get, name, json_out=json_out)] if name is not None else list(reg)
         sets = sets if name is None else []
     rows = [
         {

@@ -232,7 +232,7 @@ def warm_cmd(
         probe=probe,
         model=model,
         engine=engine.value,  # type: ignore[arg-type]
-        auth=call(build_auth, api_key, header),
+        auth=call(build_auth, api_key, header, json_out=json_out),
     )
     settings = WarmSettings(
         options=options,
@@ -252,7 +252,11 @@ def warm_cmd(
         tool_choice=tuple(tool_choice),
     )
     doc, code = call(
-        run_warm, settings, show_progress=progress, notify=lambda m: typer.echo(m, err=True)
+        run_warm,
+        settings,
+        json_out=json_out,
+        show_progress=progress,
+        notify=lambda m: typer.echo(m, err=True),
     )
     report(doc, json_out=json_out, render=render, prometheus=prometheus, metrics="warm_metrics")
     raise typer.Exit(code)

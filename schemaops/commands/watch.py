@@ -135,11 +135,12 @@ def watch_cmd(
 
     aopts = call(
         AuditOptions,
+        json_out=json_out,
         schema=schema,
         registry=str(registry),
         field=field,
         schema_field=schema_field,
-        steps=call(_steps, steps),
+        steps=call(_steps, steps, json_out=json_out),
         assert_format=not no_format,
         timeout=timeout,
         cache=not no_cache,
@@ -149,25 +150,26 @@ def watch_cmd(
     )
     opts = call(
         WatchOptions,
+        json_out=json_out,
         targets=files,
         audit=aopts,
         listen=_listen(listen),
         state_dir=str(state_dir) if state_dir else None,
-        interval=call(_seconds, "--interval", interval),
-        windows=call(_windows, window) if window else [300.0, 3600.0],
+        interval=call(_seconds, "--interval", interval, json_out=json_out),
+        windows=call(_windows, window, json_out=json_out) if window else [300.0, 3600.0],
         json_lines=json_lines,
-        summary_interval=call(_seconds, "--summary-interval", summary_interval),
+        summary_interval=call(_seconds, "--summary-interval", summary_interval, json_out=json_out),
         on_poisoned=on_poisoned,
-        hook_timeout=call(_seconds, "--hook-timeout", hook_timeout),
+        hook_timeout=call(_seconds, "--hook-timeout", hook_timeout, json_out=json_out),
         hook_cooldown=0.0
         if hook_cooldown.strip() == "0"
-        else call(_seconds, "--hook-cooldown", hook_cooldown),
+        else call(_seconds, "--hook-cooldown", hook_cooldown, json_out=json_out),
         poison_min=poison_min,
         from_end=from_end,
         once=once,
         summary=once and not (json_out or json_lines),
     )
-    doc = call(run_watch, opts)
+    doc = call(run_watch, opts, json_out=json_out)
     if json_out:
         emit_json(doc)
 
