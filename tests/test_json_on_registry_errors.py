@@ -50,9 +50,7 @@ def test_json_names_the_registry_problems(tmp_path: Path, args: tuple[str, ...])
         ("registry", "export", "ticket"),
     ],
 )
-def test_json_names_the_registry_problems_everywhere(
-    tmp_path: Path, args: tuple[str, ...]
-) -> None:
+def test_json_names_the_registry_problems_everywhere(tmp_path: Path, args: tuple[str, ...]) -> None:
     (tmp_path / "ticket.json").write_text(json.dumps({"type": "object", "oneOf": []}))
     res = run_cli(*args, "--registry", str(tmp_path), "--json")
     assert res.returncode in (1, 2), res.stdout + res.stderr
