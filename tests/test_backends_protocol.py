@@ -406,3 +406,33 @@ def test_generation_budget_fires_again_when_a_callback_swallowed_the_alarm():
     assert budget.expired
     assert swallowed == 2
     assert time.monotonic() - t0 < 2
+
+
+def test_an_alarm_python_ignores_prints_no_traceback(capfd):
+    """The alarm raised inside a callback whose exceptions Python ignores went to
+    ``sys.unraisablehook``, which printed "Exception ignored in ..." and a traceback on stderr
+    of ``lower --target gemini`` (a mutation run, 2026-12-05): the budget drops its own
+    ``_OutOfTime`` there while it runs, and passes every other ignored exception on."""
+    import sys
+
+    from schemaops.compare.generate import _OutOfTime, _time_budget
+
+    class Dropped:
+        def __init__(self, exc: type[BaseException]) -> None:
+            self.exc = exc
+
+        def __del__(self) -> None:  # an exception here is "ignored": the unraisable hook
+            raise self.exc("from a finaliser")
+
+    seen: list = []
+    before = sys.unraisablehook
+    sys.unraisablehook = lambda info: seen.append(info.exc_type)
+    try:
+        with _time_budget(60):
+            Dropped(_OutOfTime)  # dropped at once: its finaliser raises the budget's alarm
+            Dropped(ValueError)  # not the budget's: passed on
+        Dropped(_OutOfTime)  # after the budget: passed on too
+    finally:
+        sys.unraisablehook = before
+    assert seen == [ValueError, _OutOfTime]
+    assert "Traceback" not in capfd.readouterr().err
