@@ -197,6 +197,24 @@ def test_anchored_search_keeps_search_semantics(pattern: str, value: str) -> Non
     assert bool(re.search(new, value)) == bool(re.search(pattern, value))
 
 
+@pytest.mark.parametrize("pattern", ["(?i)abc", "(?ms)^a.b$", "(?i)a|b"])
+def test_a_pattern_opening_with_global_flags_goes_to_the_residual(pattern: str) -> None:
+    """Found by a mutation run over real schemas (2026-12-05): anchoring wrapped ``(?i)abc`` as
+    ``^[\\s\\S]*(?:(?i)abc)[\\s\\S]*$``, which Python's ``re`` refuses (global flags not at the
+    start) and xgrammar cannot compile, and the lowering still claimed ``exact``. Such a
+    pattern cannot be anchored: it is left to the application, and served plus residual is
+    the original on every instance."""
+    assert anchored_search(pattern) is None
+    schema = {"type": "string", "pattern": pattern}
+    lw = _lower(schema, XGRAMMAR, "xgrammar")
+    assert "pattern" not in lw.served
+    assert [(r.pointer, r.keyword) for r in lw.residual] == [("/pattern", "pattern")]
+    for value in ("a", "xABCx", "abc", "b", "a\nb", "A\nB", ""):
+        original = re.search(pattern, value) is not None
+        served = validator(lw.served).is_valid(value)
+        assert (served and check_residual(schema, lw.residual, value).ok) == original
+
+
 def test_anchoring_leaves_anchored_patterns_alone() -> None:
     assert anchored_search("^ORD-[0-9]{8}$") == "^ORD-[0-9]{8}$"
     assert not is_anchored("^a|b$") and not is_anchored("abc") and is_anchored("^a(b|c)$")

@@ -229,7 +229,8 @@ class ValuePasses:
                 parts,
                 "pattern",
                 f"{self.why('pattern.unanchored', 'pattern')}; "
-                "the pattern cannot be scanned to anchor it",
+                "the pattern cannot be anchored (unbalanced, or it opens with global inline"
+                " flags such as (?i))",
             )
             return
         out["pattern"] = new

@@ -20,6 +20,8 @@ Two facts drive this module, both measured with ``schemaops.lower.probes``:
 
 from __future__ import annotations
 
+import re
+
 _YEAR = "[0-9]{4}"
 # years divisible by 4 but not by 100, or by 400 (0000 included, as schemaops.formats does)
 _LEAP = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)"
@@ -142,13 +144,23 @@ def format_pattern(fmt: str, json_safe: bool = False) -> tuple[str, str | None] 
     return pat, narrower
 
 
+#: a leading group of global inline flags (Python's ``(?i)``, ``(?ms)``...; ECMA-262 has none):
+#: Python reads them only at the very start of a pattern
+_GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
+
+
 def anchored_search(pattern: str, json_safe: bool = False) -> str | None:
     """A pattern whose full-match reading equals JSON Schema's search of ``pattern``.
 
     Returns ``pattern`` itself when it is already anchored at both ends, and None when the
-    pattern cannot be scanned. Groups are non-capturing, so back-references keep their
-    numbers.
+    pattern cannot be scanned, or starts with global inline flags (``(?i)abc``): wrapped in
+    the anchors' group they would no longer be at the start, which Python's ``re`` refuses
+    ("global flags not at the start", found by a mutation run over real schemas, 2026-12-05),
+    and a backend reading ECMA-262 has no such flags to serve. Groups are non-capturing, so
+    back-references keep their numbers.
     """
+    if _GLOBAL_FLAGS.match(pattern):
+        return None
     scan = _top_level(pattern)
     if scan is None:
         return None
