@@ -468,10 +468,15 @@ def _hammer(args: tuple) -> int:
 
 def test_concurrent_writers_never_lose_or_tear_an_entry(tmp_path: Path) -> None:
     """Four processes write packs into one folder at once, folding each other's packs: no
-    entry is torn or lost, no temporary file is left, and the folder stays folded."""
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    entry is torn or lost, no temporary file is left, and the folder stays folded.
+
+    Spawned, not forked: under pytest-xdist this process has threads (execnet's receiver), and
+    a child forked while one of them held a lock hung this test for pytest-timeout's 900 s in
+    a CI run (2026-12-05), the cache code never reached. The writers get 300 s in all."""
+    ctx = mp.get_context("spawn")
     with ctx.Pool(4) as pool:
-        torn = pool.map(_hammer, [(tmp_path, who, 40) for who in range(4)])
+        jobs = pool.map_async(_hammer, [(tmp_path, who, 40) for who in range(4)])
+        torn = jobs.get(timeout=300)
     assert torn == [0, 0, 0, 0]
     facts = SchemaFacts(tmp_path)
     want = {
