@@ -436,3 +436,36 @@ def test_an_alarm_python_ignores_prints_no_traceback(capfd):
         sys.unraisablehook = before
     assert seen == [ValueError, _OutOfTime]
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_the_generation_budget_covers_reading_the_schema():
+    """hypothesis-jsonschema reads a schema (``canonicalish``/``merged``) before drawing from
+    it, in time exponential in nested ``if``/``then``/``else``: a 126-level mutant of a real
+    JSONSchemaBench schema held ``generate_valid`` for 79 s against a 2 s budget (a mutation
+    run, 2026-12-05), since only the drawing was bounded. The reading is bounded too, and the
+    caller is told why no instance came. Run in a child with its own bound (120 s, sixty
+    times the budget), so the code before the fix fails instead of holding the suite."""
+    import subprocess
+    import sys
+
+    child = r"""
+import sys
+from schemaops.compare.generate import GenerationError, generate_valid
+s = {"properties": {"filters": {"items": {"id": "/filter", "type": "object"}, "type": "array"}}}
+for i in range(126):
+    if i % 2:
+        s = {"type": "object", "properties": {"a": s}, "required": ["a"]}
+    else:
+        s = {"type": "array", "items": s}
+s = {"if": {"type": "object"}, "then": s, "else": {"type": "array", "items": s}}
+try:
+    generate_valid(s, 5, max_time_s=1.0)
+except GenerationError as exc:
+    print(exc)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "did not finish reading this schema in 1 s" in done.stdout
+    assert "Traceback" not in done.stderr

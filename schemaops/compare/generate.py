@@ -71,35 +71,48 @@ def generate_valid(schema: Any, n: int = 5, max_time_s: float = 10.0) -> list[An
     missing = generation_missing()
     if missing:
         raise GenerationError(missing)
-    try:
-        from hypothesis import HealthCheck, Phase, given, settings
-        from hypothesis_jsonschema import from_schema
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis_jsonschema import from_schema
 
-        strategy = from_schema(close_objects(schema))
-    except Exception as exc:  # the schema is beyond hypothesis-jsonschema
-        raise GenerationError(
-            f"hypothesis-jsonschema cannot use this schema: {_why(exc)}"
-        ) from None
     found: list[Any] = []
     failure: list[str] = []
+    refused: list[str] = []
 
-    @settings(
-        max_examples=n,
-        database=None,
-        deadline=None,
-        derandomize=True,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(strategy)
-    def collect(value: Any) -> None:
-        found.append(value)
+    def collect_from(strategy: Any) -> None:
+        @settings(
+            max_examples=n,
+            database=None,
+            deadline=None,
+            derandomize=True,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(strategy)
+        def collect(value: Any) -> None:
+            found.append(value)
 
+        collect()
+
+    # one budget for reading the schema and drawing from it: hypothesis-jsonschema's reading
+    # (``canonicalish``/``merged``) is exponential in nested ``if``/``then``/``else`` (a
+    # 126-level mutant of a real schema held it for 79 s when only the drawing was bounded)
+    strategy = None
     with _time_budget(max_time_s) as budget:
         try:
-            collect()
-        except Exception as exc:  # e.g. Unsatisfiable: keep what was found, say why
-            failure.append(_why(exc))
+            strategy = from_schema(close_objects(schema))
+        except Exception as exc:  # the schema is beyond hypothesis-jsonschema
+            refused.append(f"hypothesis-jsonschema cannot use this schema: {_why(exc)}")
+        if strategy is not None:
+            try:
+                collect_from(strategy)
+            except Exception as exc:  # e.g. Unsatisfiable: keep what was found, say why
+                failure.append(_why(exc))
+    if refused:
+        raise GenerationError(refused[0])
+    if strategy is None:  # the alarm went off while hypothesis-jsonschema read the schema
+        raise GenerationError(
+            f"hypothesis-jsonschema did not finish reading this schema in {max_time_s:g} s"
+        )
     if budget.expired:
         failure.append(f"stopped after {max_time_s:g} s")
     check = validator(schema)
