@@ -389,3 +389,36 @@ def test_routed_jobs_with_the_facts_cache_cold_then_warm_equal_one_process(
     cleans = [e for e in entries.values() if e.get("clean") is True]
     assert len(scans) == len(list(reg.glob("*.json")))  # the parent's index entries
     assert len(cleans) >= 5  # the workers' facts (the schemas without problems)
+
+
+@pytest.mark.corpus("jsonschemabench")
+@pytest.mark.parametrize("route", ["schema", "range"])
+def test_jobs_from_a_threaded_caller_use_a_clean_server_and_equal_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: str
+) -> None:
+    """A library caller whose program runs other threads must not have workers forked from
+    it (a child forked while another thread holds a lock waits forever: a test forking from a
+    threaded process hung 900 s in CI). While a second thread lives, the workers come from
+    ``forkserver`` and build their own checks; the report is still the one process's."""
+    import threading
+
+    from schemaops.audit.run import parallel
+
+    data, reg = _workload(tmp_path)
+    one, one_rows = _report(data, reg, 1, tmp_path / "one.jsonl")
+    assert parallel.start_method() == "fork"  # this test's process: one thread
+    methods: list[str] = []
+    real = parallel.start_method
+    monkeypatch.setattr(parallel, "start_method", lambda: methods.append(real()) or methods[-1])
+    monkeypatch.setenv("SCHEMAOPS_AUDIT_ROUTE", route)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        many, many_rows = _report(data, reg, 2, tmp_path / "many.jsonl")
+    finally:
+        stop.set()
+        other.join()
+    assert methods == ["forkserver"]
+    assert json.dumps(many) == json.dumps(one)  # every field, in the same order
+    assert many_rows == one_rows

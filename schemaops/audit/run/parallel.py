@@ -46,15 +46,34 @@ def worker_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(method)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=jobs, mp_context=mp.get_context(start_method())
+        ) as pool:
             yield pool
     except BrokenProcessPool:
         raise SchemaopsError(
             "an audit worker process died (killed, or out of memory?): no report was made;"
             " run again, with fewer --jobs or more memory"
         ) from None
+
+
+def start_method() -> str:
+    """``fork`` (workers inherit the parent's compiled checks) when this process runs one
+    thread, else ``forkserver`` (workers forked from a clean one-thread server, each building
+    its own checks: ``worker_resolver``); ``spawn`` where neither exists.
+
+    Why: a child forked while another thread holds a lock (the allocator's, logging's, an
+    import lock) waits on it forever; Python 3.12 warns of it, and a test that forked from an
+    xdist worker (execnet's threads) hung for 900 s in CI (2026-12-05). The CLI runs one
+    thread; a library caller's program may not."""
+    import multiprocessing as mp
+    import threading
+
+    methods = mp.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
 
 
 def remove_parts(parts: list[Any]) -> None:
