@@ -66,7 +66,8 @@ def start_method() -> str:
     Why: a child forked while another thread holds a lock (the allocator's, logging's, an
     import lock) waits on it forever; Python 3.12 warns of it, and a test that forked from an
     xdist worker (execnet's threads) hung for 900 s in CI (2026-12-05). The CLI runs one
-    thread; a library caller's program may not."""
+    thread; a library caller's program may not (and then needs the main-module guard that
+    every ``forkserver`` pool needs: its workers import the caller's ``__main__``)."""
     import multiprocessing as mp
     import threading
 
