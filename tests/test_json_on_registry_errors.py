@@ -48,6 +48,8 @@ def test_json_names_the_registry_problems(tmp_path: Path, args: tuple[str, ...])
         ("registry", "hash"),
         ("registry", "show", "ticket"),
         ("registry", "export", "ticket"),
+        # nothing is sent: the registry is read before any request (port 9: discard)
+        ("probe", "--server", "http://127.0.0.1:9"),
     ],
 )
 def test_json_names_the_registry_problems_everywhere(tmp_path: Path, args: tuple[str, ...]) -> None:

@@ -38,8 +38,10 @@ def load_toolsets(registry: Path) -> list[Any]:
 
     try:
         return list(load_registry(registry).toolsets.values())
-    except RegistryError as exc:
-        raise InputError(f"--registry {registry}: {exc}") from None
+    except RegistryError as exc:  # exit 2 (nothing probed); ``--json`` lists the problems
+        err = InputError(f"--registry {registry}: {exc}")
+        err.problems = exc.problems  # type: ignore[attr-defined] (read by ``_common.call``)
+        raise err from None
 
 
 def offered(ts: Any) -> dict[str, Any]:
