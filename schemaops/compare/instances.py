@@ -22,6 +22,7 @@ from jsonschema import exceptions as js_exceptions
 from jsonschema import validators
 
 from schemaops.formats import format_checker
+from schemaops.registry.refs import no_fetch
 from schemaops.strings import follow_local_refs
 
 
@@ -29,7 +30,7 @@ def validator(schema: Any) -> Any:
     """A jsonschema validator for ``schema``'s draft, asserting ``format`` with the
     project's one format semantics (``schemaops.formats``), as the audit and the registry do."""
     cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-    return cls(schema, format_checker=format_checker())
+    return cls(schema, format_checker=format_checker(), registry=no_fetch())
 
 
 def violated_keyword(schema: Any, instance: Any) -> str | None:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from schemaops.formats import format_checker
 from schemaops.registry.drafts import DEFAULT_DRAFT, draft_label, validator_class
-from schemaops.registry.refs import offline
+from schemaops.registry.refs import no_fetch
 from schemaops.strings import sha256_hex
 
 Api = Literal["native", "openai"]
@@ -113,5 +113,5 @@ class Schema:
         if self._validator is None:
             cls = validator_class(draft_label(self.draft))
             fmt = format_checker()
-            self._validator = cls(self.bundled(), format_checker=fmt, registry=offline())
+            self._validator = cls(self.bundled(), format_checker=fmt, registry=no_fetch())
         return self._validator

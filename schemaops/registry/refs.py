@@ -64,6 +64,20 @@ def offline() -> referencing.Registry:
     return referencing.Registry(retrieve=_refuse).combine(metaschemas())
 
 
+@cache
+def no_fetch() -> referencing.Registry:
+    """What every ``jsonschema`` validator of this project is built with (``registry=``): no
+    resource of its own, and a URI it does not hold refused (``Refused``). Without it,
+    jsonschema 4.26's default registry fetches an http(s) ``$ref`` with ``urllib``, only
+    warning (``validators._warn_for_remote_retrieve``): a tool set offered in a logged request
+    made the audit fetch its remote ``$ref`` (a mutation run, 2026-12-05). jsonschema adds the
+    metaschemas itself (``SPECIFICATIONS.combine``), so ``offline()``'s copy is not needed here
+    (it cost 45 µs a validator more)."""
+    import referencing
+
+    return referencing.Registry(retrieve=_refuse)
+
+
 def __getattr__(name: str) -> Any:
     """``SPECS``, ``OFFLINE`` and ``METASCHEMAS``, built on first access."""
     lazy = {"SPECS": specs, "OFFLINE": offline, "METASCHEMAS": metaschemas}

@@ -19,7 +19,7 @@ from schemaops.audit.options import AuditOptions
 from schemaops.audit.read.extract import RecordError, find_outputs, parse_record, record_id
 from schemaops.audit.read.output import Output
 from schemaops.audit.read.sglang_log import LogLines
-from schemaops.audit.run.rows import count_failure, input_error, write_record
+from schemaops.audit.run.rows import count_failure, input_error, unusable_schema, write_record
 from schemaops.audit.tally.budget import note as note_length
 from schemaops.audit.tally.budget import note_counted as note_lengths
 from schemaops.audit.tally.diagnose import close_runs, note_run
@@ -425,9 +425,7 @@ def audit_lines(
                         else:
                             outcome = checker.refused(value) if refused else checker.check(value)
                     except Exception as exc:  # the schema, not the output: an unresolvable $ref
-                        msg = (
-                            f"cannot validate against schema {name!r}: {type(exc).__name__}: {exc}"
-                        )
+                        msg = unusable_schema(name, exc)
                         input_error(
                             tally, records_out, lineno, record_id(rec), msg[:300], shard, first_line
                         )

@@ -16,6 +16,22 @@ from schemaops.audit.tally.stats import Tally
 from schemaops.audit.verdict.classify import VIOLATION, Classification
 
 
+def unusable_schema(name: str | None, exc: Exception) -> str:
+    """Why an output could not be judged against schema ``name`` (its checker raised: the
+    schema's fault, not the output's). A ``$ref`` that does not resolve is named: a remote or
+    missing resource is never fetched (``registry.refs.no_fetch``), which a tool set offered
+    in a logged request can hold, as the registry's own files cannot."""
+    import referencing.exceptions
+
+    if isinstance(exc, referencing.exceptions.Unresolvable):
+        ref = str(getattr(exc, "ref", ""))[:200]
+        return (
+            f"cannot validate against schema {name!r}: its $ref {ref!r} does not resolve (a"
+            " remote or missing schema is never fetched: inline it)"
+        )
+    return f"cannot validate against schema {name!r}: {type(exc).__name__}: {exc}"[:300]
+
+
 def input_error(
     tally: Tally,
     out: IO[bytes] | None,

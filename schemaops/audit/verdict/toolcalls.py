@@ -205,6 +205,16 @@ class ToolJudges:
             raise InputError(
                 f"{flag} {name}: no tool set {name!r} in {self.root}{why}; tool sets: {known}"
             )
+        # a set whose own file has problems (a remote or missing $ref, parameters that are
+        # not an object schema...) is refused as a schema with problems is: judged against
+        # it, every call could read ok for a check that never ran
+        own = [p for p in problems if str(p.get("file", "")).endswith(f"{name}.tools.json")]
+        if own:
+            reasons = "; ".join(f"{p.get('pointer') or '/'}: {p.get('reason')}" for p in own[:3])
+            raise InputError(
+                f"{flag} {name}: tool set {name!r} has registry problems ({reasons}); see"
+                " schemaops registry validate"
+            )
         ts = toolsets[name]
         got = SetJudge(
             name, {t.name: t.bundled for t in ts.tools}, self.assert_format, self.timeout

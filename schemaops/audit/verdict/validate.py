@@ -42,6 +42,7 @@ from schemaops.audit.verdict.schemakeys import schema_hints, well_formed
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
 from schemaops.registry.drafts import LEGACY_LABELS, dialect_label, meta_valid, validator_class
+from schemaops.registry.refs import no_fetch
 from schemaops.strings import pointer, truncate
 from schemaops.watchdog import WatchdogTimeout, watched
 from schemaops.watchdog import timeout as watchdog_timeout
@@ -157,7 +158,8 @@ class SchemaChecker:
             schema, cls, fmt = self._fast_args
             self._tree = compile_tree(schema, cls, fmt, screened=True, lazy=True)
             if self._tree is not None:
-                self._explainer = skipping_class(cls)(schema, format_checker=fmt)
+                explainer = skipping_class(cls)
+                self._explainer = explainer(schema, format_checker=fmt, registry=no_fetch())
             else:
                 self._inline = self._inlines()
         return self._tree
@@ -181,7 +183,7 @@ class SchemaChecker:
             _ = self.tree  # decides ``_inline`` on its first access
             schema, cls, fmt = self._fast_args
             explain = inline_refs(schema) if self._inline else schema
-            self._validator = cls(explain, format_checker=fmt)
+            self._validator = cls(explain, format_checker=fmt, registry=no_fetch())
         return self._validator
 
     @property
@@ -275,7 +277,7 @@ class SchemaChecker:
         _ = self._fast_args, self.tree
         if self._rs is not None and self._worder is None:
             schema, cls, fmt = self._fast_args
-            self._worder = cls(schema, format_checker=fmt)
+            self._worder = cls(schema, format_checker=fmt, registry=no_fetch())
         self._prepared = True
 
     def _tree_accepts(self, value: Any) -> bool:
@@ -393,7 +395,7 @@ class SchemaChecker:
         words an error found without walking the value with ``jsonschema``."""
         if self._worder is None:
             schema, cls, fmt = self._fast_args
-            self._worder = cls(schema, format_checker=fmt)
+            self._worder = cls(schema, format_checker=fmt, registry=no_fetch())
         return self._worder
 
     def _root_type_missed(self, value: Any) -> bool:
