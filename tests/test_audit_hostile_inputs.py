@@ -419,3 +419,40 @@ def test_corrupt_parquet_pages_are_an_unreadable_shard_not_an_abort(tmp_path: Pa
         assert r.returncode == 2, (r.returncode, r.stderr[-500:])
         assert "unreadable shard" in r.stderr and str(path) in r.stderr
         assert json.loads(r.stdout)["outputs"] == 2
+
+
+@pytest.mark.parametrize("command", ["audit", "watch"])
+def test_a_tool_name_with_terminal_escapes_is_shown_escaped(tmp_path: Path, command: str) -> None:
+    """A tool set offered in a logged request names its function with escapes that set the
+    window title and clear the screen; every call to it fails, so the poisoned-schema
+    diagnosis names it: the terminal report wrote the name raw (a mutation run over tool sets,
+    2026-12-05). It is written with visible escapes, in ``audit`` and ``watch --once``."""
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    (reg / "x.json").write_text('{"type": "object"}')
+    name = "\x1b]0;owned\x07\x1b[2J\x1b[31mX"
+    params = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    call = {"id": "c", "type": "function", "function": {"name": name, "arguments": "{}"}}
+    rec = {
+        "request": {
+            "model": "m",
+            "tools": [{"type": "function", "function": {"name": name, "parameters": params}}],
+            "tool_choice": "required",
+        },
+        "response": {"choices": [{"message": {"tool_calls": [call]}}]},
+    }
+    log = tmp_path / "calls.jsonl"
+    log.write_text((json.dumps(rec) + "\n") * 10)
+    extra = ["--once"] if command == "watch" else []
+    res = subprocess.run(
+        [sys.executable, "-m", "schemaops", command, str(log), "--registry", str(reg), *extra],
+        capture_output=True,
+        text=True,
+        timeout=BOUND_S,
+        cwd=REPO,
+    )
+    assert res.returncode == 0, res.stderr
+    out = res.stdout + res.stderr
+    assert "every output fails from" in out  # the diagnosis that names it is shown
+    assert "\\x1b]0;owned\\x07" in out
+    assert "\x1b" not in out and "\x07" not in out

@@ -294,18 +294,25 @@ def poisoned(runs: dict[str, list[int]], by_schema: dict[str, Counter]) -> list[
 
 
 def terminal_lines(doc: dict[str, Any]) -> list[str]:
-    """Rich-markup lines for the terminal report: each diagnosis, its count and its fix."""
+    """Rich-markup lines for the terminal report: each diagnosis, its count and its fix.
+    Names come from logs and file names: control characters are written as escapes
+    (``visible``; a tool name holding ``ESC]0;...`` set the window title), markup escaped."""
     from rich.markup import escape
+
+    from schemaops.audit.report.text import visible
+
+    def shown(text: object) -> str:
+        return escape(visible(text))
 
     lines = []
     for name, d in (doc.get("diagnoses") or {}).items():
         what = f"{d['count']} schema(s)" if name == "poisoned" else f"{d['count']} output(s)"
-        lines.append(f"[yellow]{escape(name)}[/yellow]: {what}; fix: {escape(d['fix'])}")
+        lines.append(f"[yellow]{shown(name)}[/yellow]: {what}; fix: {shown(d['fix'])}")
         for b in d.get("budgets", [])[:10]:
-            lines.append(f"  {escape(budget.line(b))}")
+            lines.append(f"  {shown(budget.line(b))}")
         for s in d.get("schemas", [])[:10]:
             lines.append(
-                f"  {escape(str(s['schema']))}: every output fails from line {s['since_line']} "
+                f"  {shown(s['schema'])}: every output fails from line {s['since_line']} "
                 f"on ({s['failures']} failures, {s['ok_before']} ok before)"
             )
     return lines
