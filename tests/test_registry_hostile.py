@@ -503,3 +503,23 @@ def test_an_integer_of_5000_digits_is_a_per_file_problem(tmp_path: Path) -> None
     assert "huge_max" in proc.stderr and "4300 digits" in proc.stderr
     proc = cli("registry", "diff", str(tmp_path / "huge_max.json"), str(tmp_path / "ok.json"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_json(tmp_path: Path, constant: str) -> None:
+    """Python's json reads ``NaN`` and ``Infinity``; RFC 8259 has neither, and orjson and
+    JavaScript refuse them. A schema and a tool set holding one validated clean, and
+    ``registry export`` wrote ``NaN`` into the wire string (a mutation run over tool sets,
+    2026-12-05): each is now a ``not_json`` problem of its file."""
+    (tmp_path / "s.json").write_text(f'{{"type": "number", "maximum": {constant}}}')
+    params = f'{{"type": "object", "properties": {{"a": {{"maximum": {constant}}}}}}}'
+    tools = f'[{{"type": "function", "function": {{"name": "n", "parameters": {params}}}}}]'
+    (tmp_path / "fz.tools.json").write_text(tools)
+    reg, problems = inspect_registry(tmp_path)
+    assert sorted((Path(p["file"]).name, p["kind"]) for p in problems) == [
+        ("fz.tools.json", "not_json"),
+        ("s.json", "not_json"),
+    ]
+    assert all(f"{constant.lstrip('-')} is not a JSON number" in p["reason"] for p in problems)
+    res = run_cli("registry", "export", "fz", "--registry", str(tmp_path))
+    assert res.returncode != 0 and "NaN" not in res.stdout and "Infinity" not in res.stdout

@@ -197,12 +197,30 @@ def parse(text: str, max_depth: int = MAX_DEPTH) -> tuple[Any, list[tuple[str, s
     return strict_parse(text, max_depth)
 
 
+class _NotJsonConstant(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity``: the stdlib reads them unless told not to."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJsonConstant(name)
+
+
 def strict_parse(text: str, max_depth: int = MAX_DEPTH) -> tuple[Any, list[tuple[str, str, str]]]:
     """``parse`` by the stdlib alone (what ``parse`` answers for every text; the reference
     its orjson path is tested against)."""
     hook = _Duplicates()
     try:
-        data = json.loads(text, object_pairs_hook=hook)
+        data = json.loads(text, object_pairs_hook=hook, parse_constant=_no_constant)
+    except _NotJsonConstant as exc:
+        reason = (
+            f"not JSON: {exc.name} is not a JSON number (RFC 8259 has no NaN or Infinity);"
+            " Python's json reads it, strict parsers (orjson, JavaScript's JSON.parse) refuse it"
+        )
+        return None, [("", "not_json", reason)]
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         return None, [("", "not_json", f"not JSON: {exc.msg} at {where}")]
