@@ -71,6 +71,12 @@ def test_json_names_the_registry_problems_everywhere(tmp_path: Path, args: tuple
         ("audit", "no-such-outputs.jsonl"),
         ("audit", "audits/example-outputs.jsonl", "--max-failure-rate", "2"),
         ("watch", "no-such.log", "--once", "--interval", "soon"),
+        # found by a mutation run over tool sets (2026-12-05): nothing on stdout, and with
+        # --target alone a bad level was not even refused
+        ("check", "--backend", "xgrammar", "--tool-strict-level", "bogus"),
+        ("check", "--target", "openai", "--tool-strict-level", "bogus"),
+        ("compare", "--backends", "xgrammar", "--tool-strict-level", "bogus"),
+        ("check", "--target", "bogus"),
     ],
 )
 def test_json_is_one_document_when_a_command_cannot_start(args: tuple[str, ...]) -> None:

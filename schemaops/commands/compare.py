@@ -16,7 +16,7 @@ import typer
 
 from schemaops.commands._common import Backend, call, emit_json, fail, terminal_lines
 from schemaops.engines.capacity import DEFAULT_HEADROOM_PCT
-from schemaops.errors import EXIT_GATE
+from schemaops.errors import EXIT_GATE, InputError
 from schemaops.providers import TARGETS
 
 _BACKENDS_HELP = "Comma-separated backends: xgrammar, llguidance, outlines."
@@ -101,6 +101,7 @@ def compare_cmd(
     """
     from schemaops.compare.run import run_compare
 
+    strict = call(_strict_level, tool_strict_level, json_out=json_out)  # a usage error first
     report = call(
         run_compare,
         registry,
@@ -116,7 +117,7 @@ def compare_cmd(
         compile_threads=compile_threads,
         ray=ray,
         tool_choice=tool_choice or ["required"],
-        tool_strict_level=_strict_level(tool_strict_level),
+        tool_strict_level=strict,
         json_out=json_out,
     )
     if html is not None:
@@ -219,10 +220,12 @@ def check_cmd(
     """
     from schemaops.check import run_check, write_junit
 
-    if targets:  # a bad target is a usage error before any compile runs
+    # a bad target or strict level is a usage error before any compile runs
+    strict = call(_strict_level, tool_strict_level, json_out=json_out)
+    if targets:
         from schemaops.providers import parse_targets
 
-        targets = call(parse_targets, targets)
+        targets = call(parse_targets, targets, json_out=json_out)
     if targets and (fix or out is not None):
         raise fail("error: --fix/--out lower for a backend; they do not take --target", 2)
     if targets and engine is None and backend is None:
@@ -244,7 +247,7 @@ def check_cmd(
         from schemaops.commands.lower import check_fix
 
         # tool sets are gated under --fix too, in the same modes (lower/fix.py)
-        opts.update(tool_choice=modes, tool_strict_level=_strict_level(tool_strict_level))
+        opts.update(tool_choice=modes, tool_strict_level=strict)
         return check_fix(registry, backend, engine, out, opts, junit, json_out, quiet, fix)
     hosted = None
     if targets:  # --target beside --backend/--engine: both gates, one report; judged first,
@@ -263,7 +266,7 @@ def check_cmd(
             chosen,
             cache_headroom_pct=cache_headroom,
             tool_choice=modes,
-            tool_strict_level=_strict_level(tool_strict_level),
+            tool_strict_level=strict,
             json_out=json_out,
             **opts,
         )
@@ -275,7 +278,7 @@ def check_cmd(
             registry,
             backend.value,
             tool_choice=modes,
-            tool_strict_level=_strict_level(tool_strict_level),
+            tool_strict_level=strict,
             json_out=json_out,
             **opts,
         )
@@ -308,7 +311,7 @@ def _strict_level(name: str) -> int:
     from schemaops.engines.structural_tags import LEVELS
 
     if name.strip().lower() not in LEVELS:
-        raise fail(f"error: --tool-strict-level {name!r}: expected off, function or parameter", 2)
+        raise InputError(f"--tool-strict-level {name!r}: expected off, function or parameter")
     return LEVELS[name.strip().lower()]
 
 
