@@ -169,3 +169,4 @@ def test_cli_check_target_reports_tool_sets(tmp_path: Path) -> None:
     assert text.exit_code == 1
     assert "agent.tools[n]" in text.stdout and "tool set agent (3 tools): refused" in text.stdout
     assert "(tool set, target) pair(s) refused: agent by openai" in text.stderr
+    assert "refused by ;" not in text.stderr  # no schema was refused: none is counted

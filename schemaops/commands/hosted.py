@@ -60,17 +60,19 @@ def write_junit(report: Any, path: Path, extra: str | None = None) -> None:
 def failure_line(report: Any, prefix: str = "check failed: ") -> str:
     """The stderr line of a failed hosted gate (``prefix`` empty when it follows the
     self-hosted gate's own failure line)."""
-    n = len(report.failed)
-    line = (
-        f"{prefix}{n} of {len(report.results)} (schema, target) pair(s) refused by "
-        f"{', '.join(sorted({r.target for r in report.failed}))}"
-    )
+    parts = []
+    if report.failed:
+        parts.append(
+            f"{len(report.failed)} of {len(report.results)} (schema, target) pair(s) refused by "
+            f"{', '.join(sorted({r.target for r in report.failed}))}"
+        )
     bad = getattr(report, "failed_toolsets", [])
     if bad:  # tool sets (NAME.tools.json): providers/tools.py
-        line += (
-            f"; {len(bad)} of {len(report.toolsets)} (tool set, target) pair(s) refused: "
+        parts.append(
+            f"{len(bad)} of {len(report.toolsets)} (tool set, target) pair(s) refused: "
             + ", ".join(f"{t.toolset} by {t.target}" for t in bad[:10])
         )
+    line = prefix + "; ".join(parts)
     return line
 
 

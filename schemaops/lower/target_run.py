@@ -425,15 +425,17 @@ def unproven_line(report: TargetReport) -> str:
         )
     if any(n not in restricted for n in bad):
         why.append("--generate N > 0 proves those without a differential")
-    line = (
-        f"lower unproven: {len(bad)} of {len(report.cases)} schema(s) lowered for "
-        f"{report.target} without proof (served, labelled unproven; {'; '.join(why)}): "
-        f"{', '.join(bad[:10])}"
-    )
+    parts = []
+    if bad:
+        parts.append(
+            f"{len(bad)} of {len(report.cases)} schema(s) lowered for {report.target} without"
+            f" proof (served, labelled unproven; {'; '.join(why)}): {', '.join(bad[:10])}"
+        )
     sets = [t.toolset for t in report.toolsets if t.lowered_ok and t.unproven]
     if sets:  # each tool set's report says why (a restriction, or a tool without proof)
-        line += f"; tool set(s) lowered without proof: {', '.join(sets[:10])}"
-    return line
+        names = ", ".join(sets[:10])
+        parts.append(f"tool set(s) lowered for {report.target} without proof: {names}")
+    return "lower unproven: " + "; ".join(parts)
 
 
 def summary_line(report: TargetReport) -> str:
