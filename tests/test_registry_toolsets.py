@@ -169,3 +169,23 @@ def test_a_registry_of_tool_sets_only(tmp_path: Path) -> None:
         "name": "find",
         "parameters": OBJ,
     }
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["registry", "show", "agnet"],
+        ["registry", "export", "agnet"],
+        ["lower", "agnet", "--target", "openai", "--generate", "0"],
+    ],
+)
+def test_a_typo_of_a_tool_set_name_is_offered_the_tool_set(tmp_path: Path, args: list) -> None:
+    """These commands take a tool set's name too; a typo of one was answered with the schema
+    names only ("known: ticket"), never the set (a mutation run over tool sets, 2026-12-05)."""
+    (tmp_path / "ticket.json").write_text('{"type": "object"}')
+    fn = {"name": "f", "parameters": {"type": "object", "properties": {}}}
+    _write(tmp_path, "agent", [{"type": "function", "function": fn}])
+    r = runner.invoke(app, [*args, "--registry", str(tmp_path)])
+    assert r.exit_code == 2, r.output
+    assert "unknown schema or tool set 'agnet'" in r.output
+    assert "(did you mean 'agent'?)" in r.output and "(tool sets: agent)" in r.output

@@ -142,7 +142,7 @@ def show_cmd(
     if name not in reg and name in reg.toolsets:
         _show_toolset(reg.toolsets[name], json_out)
         return
-    s = call(reg.get, name, json_out=json_out)
+    s = call(reg.get, name, True, json_out=json_out)
     doc = {
         **schema_summary(s),
         "description": s.description,
@@ -253,7 +253,7 @@ def export_cmd(
 
     reg = call(load_registry, registry, timeout, json_out=json_out)
     ts = reg.toolsets.get(name) if name not in reg else None
-    s = call(reg.get, name, json_out=json_out) if ts is None else None
+    s = call(reg.get, name, True, json_out=json_out) if ts is None else None
     # a tool set: the request's ``{"tools": [...]}`` fragment, the same for both APIs
     wire = ts.wire() if ts is not None else s.wire(api.value)
     data = wire.encode("utf-8")

@@ -339,7 +339,7 @@ def lower_registry_target(
         err.problems = exc.problems
         raise err from None
     named_set = name is not None and name in reg.toolsets and name not in reg.schemas
-    schemas = [] if named_set else [reg.get(name)] if name is not None else list(reg)
+    schemas = [] if named_set else [reg.get(name, True)] if name is not None else list(reg)
     cases: list[TargetCase] = []
     for s in schemas:
         if progress:

@@ -155,11 +155,20 @@ class Registry:
     _sorted: SortedNames | None = field(default=None, repr=False, compare=False)
     _sorted_of: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
-    def get(self, name: str) -> Schema:
+    def get(self, name: str, toolsets: bool = False) -> Schema:
+        """The schema ``name``, else ``InputError`` naming the known ones. ``toolsets``: the
+        caller takes a tool set's name too (``registry show/export``, ``lower --target``), so
+        the message offers tool sets as well, and the typo's nearest name among both."""
         try:
             return self.schemas[name]
         except KeyError:
-            raise InputError(unknown_schema_message(name, self.root, self._known())) from None
+            if not toolsets or not self.toolsets:
+                raise InputError(unknown_schema_message(name, self.root, self._known())) from None
+            sets = sorted(self.toolsets)
+            msg = unknown_schema_message(name, self.root, known_names([*self.schemas, *sets]))
+            shown = ", ".join(sets[:KNOWN_SHOWN]) + (" ..." if len(sets) > KNOWN_SHOWN else "")
+            msg = msg.replace("unknown schema ", "unknown schema or tool set ", 1)
+            raise InputError(f"{msg} (tool sets: {shown})") from None
 
     def _known(self) -> SortedNames:
         """The names sorted, sorted again whenever ``schemas`` no longer holds exactly the
