@@ -85,3 +85,16 @@ def test_json_is_one_document_when_a_command_cannot_start(args: tuple[str, ...])
     doc = json.loads(res.stdout)
     assert doc == {"ok": False, "error": doc["error"], "exit_code": 2}
     assert doc["error"] and doc["error"] in res.stderr
+
+
+def test_json_writes_terminal_acting_characters_as_escapes(tmp_path: Path) -> None:
+    """JSON may carry C1 controls, U+2028/2029 and bidi overrides raw; ``--json`` read on a
+    terminal then acted on them (a mutation run over tool sets found them in 261 runs,
+    2026-12-05). They are written as ``\\u`` escapes: the same document, parsed."""
+    title = "a\u202eb\x85c\u2028d\x9be\u2066f"
+    (tmp_path / "ticket.json").write_text(json.dumps({"type": "object", "title": title}))
+    res = run_cli("registry", "show", "ticket", "--registry", str(tmp_path), "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["schema"]["title"] == title
+    assert not any(c in res.stdout for c in "\u202e\x85\u2028\x9b\u2066")
+    assert "\\u202e" in res.stdout
