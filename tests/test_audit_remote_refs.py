@@ -125,3 +125,27 @@ def test_every_jsonschema_validator_refuses_to_fetch(remote: tuple[str, list[str
         validator(schema).is_valid({"a": 1})
     assert checker.check({"b": 1}).category == "ok"  # a value that never reaches the ref
     assert hits == []
+
+
+def test_a_set_is_refused_for_its_own_file_only(
+    tmp_path: Path, remote: tuple[str, list[str]]
+) -> None:
+    """``agent`` is judged though ``xagent`` beside it has problems (the file's name is
+    compared, not a suffix of its path)."""
+    url, hits = remote
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    good = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    fn = {"name": "f", "parameters": good}
+    (reg / "agent.tools.json").write_text(json.dumps([{"type": "function", "function": fn}]))
+    bad = [{"type": "function", "function": {"name": "f", "parameters": {"$ref": url}}}]
+    (reg / "xagent.tools.json").write_text(json.dumps(bad))
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+    log = tmp_path / "calls.jsonl"
+    log.write_text(json.dumps({"choices": [{"message": {"tool_calls": [call]}}]}) + "\n")
+    res = run_cli("audit", str(log), "--registry", str(reg), "--tools", "agent", "--json")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert json.loads(res.stdout)["ok"] == 1
+    res = run_cli("audit", str(log), "--registry", str(reg), "--tools", "xagent", "--json")
+    assert res.returncode == 2 and "tool set 'xagent' has registry problems" in res.stdout
+    assert hits == []

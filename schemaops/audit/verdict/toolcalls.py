@@ -158,6 +158,12 @@ def signature(tools: list[tuple[str, Any]]) -> str:
     return canonical_text(sorted(pairs, key=lambda p: (p[0], canonical_text(p[1]))))
 
 
+def _of_set(problem: dict, name: str) -> bool:
+    """Whether a registry problem is of tool set ``name``'s own file (``agent`` is not
+    ``xagent``: the file's name, not a suffix of its path)."""
+    return Path(str(problem.get("file", ""))).name == f"{name}.tools.json"
+
+
 class ToolJudges:
     """Every tool set an audit judges calls against, and which one judges a record."""
 
@@ -200,7 +206,7 @@ class ToolJudges:
         toolsets, problems = self._load()
         if name not in toolsets:
             known = ", ".join(sorted(toolsets)) or "(none)"
-            bad = [p for p in problems if str(p.get("file", "")).endswith(f"{name}.tools.json")]
+            bad = [p for p in problems if _of_set(p, name)]
             why = f" ({bad[0].get('reason')}; see schemaops registry validate)" if bad else ""
             raise InputError(
                 f"{flag} {name}: no tool set {name!r} in {self.root}{why}; tool sets: {known}"
@@ -208,7 +214,7 @@ class ToolJudges:
         # a set whose own file has problems (a remote or missing $ref, parameters that are
         # not an object schema...) is refused as a schema with problems is: judged against
         # it, every call could read ok for a check that never ran
-        own = [p for p in problems if str(p.get("file", "")).endswith(f"{name}.tools.json")]
+        own = [p for p in problems if _of_set(p, name)]
         if own:
             reasons = "; ".join(f"{p.get('pointer') or '/'}: {p.get('reason')}" for p in own[:3])
             raise InputError(
