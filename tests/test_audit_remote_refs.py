@@ -57,8 +57,22 @@ def remote() -> Iterator[tuple[str, list[str]]]:
         thread.join()
 
 
+def _remote_tools(url: str) -> list[dict]:
+    """One function ``f`` whose parameters are the remote schema at ``url``."""
+    return [{"type": "function", "function": {"name": "f", "parameters": {"$ref": url}}}]
+
+
+def _registry(tmp_path: Path, files: dict[str, object]) -> Path:
+    """A registry folder holding ``files`` (name -> JSON value)."""
+    reg = tmp_path / "reg"
+    reg.mkdir()
+    for name, value in files.items():
+        (reg / name).write_text(json.dumps(value), encoding="utf-8")
+    return reg
+
+
 def _call(arguments: str, url: str) -> dict:
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {"$ref": url}}}]
+    tools = _remote_tools(url)
     call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": arguments}}
     return {
         "request": {"model": "m", "tools": tools},
@@ -70,9 +84,7 @@ def test_a_remote_ref_in_a_logged_request_is_not_fetched(
     tmp_path: Path, remote: tuple[str, list[str]]
 ) -> None:
     url, hits = remote
-    reg = tmp_path / "reg"
-    reg.mkdir()
-    (reg / "x.json").write_text('{"type": "object"}', encoding="utf-8")
+    reg = _registry(tmp_path, {"x.json": {"type": "object"}})
     log = tmp_path / "calls.jsonl"
     lines = [_call('{"a": 1}', url), _call('{"a": "one"}', url), {"schema": "x", "text": "{}"}]
     log.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
@@ -90,10 +102,7 @@ def test_a_registry_tool_set_with_problems_is_refused(
     tmp_path: Path, remote: tuple[str, list[str]]
 ) -> None:
     url, hits = remote
-    reg = tmp_path / "reg"
-    reg.mkdir()
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {"$ref": url}}}]
-    (reg / "agent.tools.json").write_text(json.dumps(tools), encoding="utf-8")
+    reg = _registry(tmp_path, {"agent.tools.json": _remote_tools(url)})
     log = tmp_path / "calls.jsonl"
     log.write_text(json.dumps(_call('{"a": 1}', url)) + "\n", encoding="utf-8")
     res = run_cli("audit", str(log), "--registry", str(reg), "--tools", "agent", "--json")
@@ -133,13 +142,10 @@ def test_a_set_is_refused_for_its_own_file_only(
     """``agent`` is judged though ``xagent`` beside it has problems (the file's name is
     compared, not a suffix of its path)."""
     url, hits = remote
-    reg = tmp_path / "reg"
-    reg.mkdir()
     good = {"type": "object", "properties": {"a": {"type": "integer"}}}
     fn = {"name": "f", "parameters": good}
-    (reg / "agent.tools.json").write_text(json.dumps([{"type": "function", "function": fn}]))
-    bad = [{"type": "function", "function": {"name": "f", "parameters": {"$ref": url}}}]
-    (reg / "xagent.tools.json").write_text(json.dumps(bad))
+    agent = [{"type": "function", "function": fn}]
+    reg = _registry(tmp_path, {"agent.tools.json": agent, "xagent.tools.json": _remote_tools(url)})
     call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
     log = tmp_path / "calls.jsonl"
     log.write_text(json.dumps({"choices": [{"message": {"tool_calls": [call]}}]}) + "\n")
