@@ -8,6 +8,7 @@ surrogate, pointers escaped by hand); one definition keeps reports of the same t
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -108,3 +109,13 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 schema``, ``2 schemas``, ``1 library`` (``many``: an irregular plural), the count
     with thousands separators: reports read "1 libraries" otherwise."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+#: Characters that act on a terminal or hide text instead of showing it: C0/C1 controls and
+#: DEL, line/paragraph separators, and the bidirectional overrides ("Trojan Source"). One
+#: list for every place that writes untrusted text: the reports (``audit.report.text``) and
+#: ``--json`` (``commands._common.emit_json``), which takes them all but C0: JSON writers
+#: escape C0 inside strings already, and outside strings a newline is the layout.
+_BEYOND_C0 = "\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+INVISIBLE = re.compile(f"[\x00-\x1f{_BEYOND_C0}]")
+INVISIBLE_IN_JSON = re.compile(f"[{_BEYOND_C0}]")

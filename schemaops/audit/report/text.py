@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import re
 
-from schemaops.strings import plural
-
-# Characters that act on a terminal or hide text instead of showing it: C0/C1 controls and
-# DEL, line/paragraph separators, and the bidirectional overrides ("Trojan Source").
-_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+from schemaops.strings import INVISIBLE, plural
 
 
 def visible(text: object) -> str:
     """``text`` with every control character written as an escape (``\\x1b``, ``\\u202e``):
     model output and record fields reach reports, and raw they would drive the terminal."""
-    return _INVISIBLE.sub(_escape_char, str(text))
+    return INVISIBLE.sub(_escape_char, str(text))
 
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
