@@ -226,3 +226,38 @@ def test_the_known_names_are_sorted_once_per_registry(
         "(did you mean 'get_order'?)" in messages[0]
         and "known: alpha, get_order, zeta" in messages[1]
     )
+
+
+def test_a_repeated_unknown_name_is_looked_up_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log naming an unknown schema on every line gets the same message each time, and the
+    nearest known name is searched for once per name (``closest_name`` over a platform's
+    9,435 names cost 1.6 ms a line); the kept messages are bounded."""
+    from schemaops.errors import InputError
+    from schemaops.registry import lazy as lazy_mod
+    from schemaops.registry import loader
+    from schemaops.registry.lazy import LazyRegistry
+
+    for n in ("zeta", "alpha", "get_order"):
+        (tmp_path / f"{n}.json").write_text('{"type": "object"}')
+    reg = LazyRegistry(tmp_path)
+    searched: list[str] = []
+    real = loader.closest_name
+
+    def counting(name, known):  # type: ignore[no-untyped-def]
+        searched.append(name)
+        return real(name, known)
+
+    monkeypatch.setattr(loader, "closest_name", counting)
+    monkeypatch.setattr(lazy_mod, "UNKNOWN_KEPT", 3)
+    asked = ["get_ordr", "get_ordr", "x1", "x2", "x3", "x4", "x4", "get_ordr"]
+    messages = []
+    for name in asked:
+        with pytest.raises(InputError) as exc:
+            reg.schema(name)
+        messages.append(str(exc.value))
+    # "get_ordr", "x1", "x2" kept (the bound is 3); "x3" and "x4" are searched each time
+    assert searched == ["get_ordr", "x1", "x2", "x3", "x4", "x4"]
+    names = ["zeta", "alpha", "get_order"]
+    assert messages == [loader.unknown_schema_message(n, tmp_path, names) for n in asked]

@@ -139,3 +139,23 @@ def test_each_violation_is_counted_by_the_way_it_was_explained() -> None:
         checker.check(value)
     assert checker.explained == {ROOT_TYPE: 1, JSONSCHEMA: 1}
     assert set(EXPLAINED_BY) == {ROOT_TYPE, RS_LOCATED, JSONSCHEMA}
+
+
+def test_the_type_is_remembered_by_class_only_where_the_class_decides_it() -> None:
+    """``root_type_error`` remembers per value class whether it is of the root's type, but
+    not for numbers: ``1.0`` is an integer from draft 4 on and ``1.5`` is not, in any
+    order; a ``bool`` is never an integer; each answer is ``best_match``'s."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    schema = {"type": "integer"}
+    checker = SchemaChecker("t", schema)
+    checker.prepare()
+    validator = Draft202012Validator(schema)
+    for value in (1.0, 1.5, 1.0, 2, True, None, None, "1", 1.5, 3.0):
+        found = checker.root_type_error(value)
+        err = best_match(validator.iter_errors(value))
+        if err is None:
+            assert found is None, value
+        else:
+            assert found is not None and found.message == err.message, value

@@ -314,7 +314,11 @@ def audit_lines(
                     continue
             # ``mine``: known to be this worker's line (its one output, then); reset per line
             # with the route's range above, so that a record error before here reads it too
-            if owns is not None and type(rec) is dict:
+            if handed is not None and routed:
+                # the lean test compiled this schema here, or it is hot and the line in this
+                # worker's range: this worker's line (``owns`` would say so)
+                mine = True
+            elif owns is not None and type(rec) is dict:
                 name = rec.get(schema_field)
                 if type(name) is str and type(rec.get("text")) is str:
                     if not owns(name, in_range):
@@ -348,8 +352,9 @@ def audit_lines(
                     continue
             if route is not None:
                 # a response's tool calls stay in one worker (its line range): its step is exact
-                owned = in_range if out.step is not None else route.owns(name, in_range)
-                if not mine and not owned:
+                if not mine and not (
+                    in_range if out.step is not None else route.owns(name, in_range)
+                ):
                     continue
                 tally.order = ordinal
                 if records_out is not None:

@@ -133,6 +133,8 @@ class SchemaChecker:
         #: how this checker's violations were explained, by way (``EXPLAINED_BY``): a count
         #: each, so that ``bench/audit_costs.py`` can say what each way costs on a workload
         self.explained: dict[str, int] = {}
+        #: what ``root_type_error`` reads of the schema (``_plan_root``), on first use
+        self._root_plan: Any = _PENDING
 
     @property
     def _cls(self) -> Any:
@@ -359,35 +361,58 @@ class SchemaChecker:
         Held to ``best_match`` by ``tests/test_audit_root_type.py``. The message is written
         when read (``WordedLater``): a value that is not of the expected type is mostly only
         counted, and ``type``'s message is its ``repr``."""
+        plan = self._root_plan
+        if plan is _PENDING:
+            plan = self._root_plan = self._plan_root()
+        if plan is None:
+            return None
+        expected, before, of_type = plan
+        try:
+            shape = value.__class__
+            fits = of_type.get(shape)
+            if fits is None:
+                is_type = self._cls.TYPE_CHECKER.is_type
+                if type(expected) is str:
+                    fits = is_type(value, expected)
+                else:
+                    fits = any(is_type(value, t) for t in expected)
+                if shape in _CLASS_DECIDES_TYPE:  # the same answer for every such value
+                    of_type[shape] = fits
+            if fits:
+                return None
+            worder = self.worder
+            for fn, v in before:
+                for _ in fn(worder, v, value, self.schema) or ():
+                    return None  # an earlier keyword's error comes first: jsonschema's
+        except (WatchdogTimeout, RecursionError):
+            raise
+        except Exception:  # noqa: BLE001 (an unknown type name, a $ref: jsonschema decides)
+            return None
+        message = Wording(worder, self.schema, "type", value)
+        return WordedLater(f"{VIOLATION}:type", "", lambda: truncate(message(), MESSAGE_LIMIT))
+
+    def _plan_root(self) -> Any:
+        """What ``root_type_error`` reads of the schema, once per checker: (the root's
+        ``type``, the keyword functions ``iter_errors`` runs before it with their values, a
+        per-class memo of whether a value is of that type), or None where the shortcut does
+        not apply (not an object, draft 3, no ``type``, a legacy draft's root ``$ref``)."""
         schema = self.schema
         if type(schema) is not dict or self.label == "draft-03":
             return None
         expected = schema.get("type")
         if expected is None or (self.label in LEGACY_LABELS and "$ref" in schema):
             return None
-        cls = self._cls
-        try:
-            is_type = cls.TYPE_CHECKER.is_type
-            if type(expected) is str:
-                if is_type(value, expected):
-                    return None
-            elif type(expected) is not list or any(is_type(value, t) for t in expected):
-                return None
-            worder = self.worder
-            keywords = cls.VALIDATORS
-            for keyword, v in schema.items():
-                if keyword == "type":
-                    break
-                fn = keywords.get(keyword)
-                if fn is not None:
-                    for _ in fn(worder, v, value, schema) or ():
-                        return None  # an earlier keyword's error comes first: jsonschema's
-        except (WatchdogTimeout, RecursionError):
-            raise
-        except Exception:  # noqa: BLE001 (an unknown type name, a $ref: jsonschema decides)
-            return None
-        message = Wording(worder, schema, "type", value)
-        return WordedLater(f"{VIOLATION}:type", "", lambda: truncate(message(), MESSAGE_LIMIT))
+        if type(expected) is not str and type(expected) is not list:
+            return None  # jsonschema's ``type`` reads such a value otherwise: it explains
+        keywords = self._cls.VALIDATORS
+        before = []
+        for keyword, v in schema.items():
+            if keyword == "type":
+                break
+            fn = keywords.get(keyword)
+            if fn is not None:
+                before.append((fn, v))
+        return expected, tuple(before), {}
 
     @property
     def worder(self) -> Any:
@@ -440,6 +465,11 @@ class SchemaChecker:
 #: (``jsonschema._types``, 4.26.0: ``is_object``, ``is_array``, ``is_string`` are
 #: ``isinstance`` of these; orjson makes no subclass of them)
 _PLAIN_TYPES = {"object": dict, "array": list, "string": str}
+#: the classes of a parsed value for which every draft's type checker answers by the class
+#: alone (``jsonschema._types``, 4.26.0: ``isinstance`` tests, ``bool`` kept out of the
+#: numbers, ``None`` for null); an ``int`` or a ``float`` is asked each time (``1.0`` is an
+#: ``integer`` from draft 4 on)
+_CLASS_DECIDES_TYPE = frozenset((dict, list, str, bool, type(None)))
 
 
 @cache
