@@ -231,16 +231,6 @@ def _drafts_of(key: str) -> str:
     return ", ".join(label for label, kws in KEYWORDS.items() if key in kws)
 
 
-def _children(key: str, value: Any, draft: str) -> Iterator[tuple[Any, list]]:
-    """The subschemas under ``key`` (a keyword of ``draft``) with their path below it."""
-    if key in _SINGLE and isinstance(value, dict):
-        yield value, []
-    if key in _LISTS and isinstance(value, list):
-        yield from ((sub, [i]) for i, sub in enumerate(value))
-    if key in _MAPS and isinstance(value, dict):
-        yield from ((sub, [k]) for k, sub in value.items())
-
-
 def keyword_findings(schema: Any, draft: str) -> list[tuple[str, str, str]]:
     """Each unknown keyword in a schema position as ``(json pointer, kind, reason)``.
 
@@ -248,15 +238,20 @@ def keyword_findings(schema: Any, draft: str) -> list[tuple[str, str, str]]:
     ``unknown_keyword`` (warnings); see the module docstring. Iterative: a deeply nested
     schema cannot reach Python's recursion limit. A misspelled keyword's value is walked as
     the keyword it most likely means, so ``maxLenght`` inside ``proprties`` is found too.
+
+    Each subschema's place is kept as a link to its parent's (``_place``), written out as a
+    pointer only for a finding: a registry's first use walks every subschema of every file
+    here, and a path list per subschema was half of this walk's cost (issue 36, cold).
     """
     known = KEYWORDS[draft]
     out: list[tuple[str, str, str]] = []
-    stack: list[tuple[Any, list]] = [(schema, [])]
+    stack: list[tuple[Any, Any]] = [(schema, None)]
+    child_kind = _CHILD_KIND
     while stack:
-        node, parts = stack.pop()
+        node, where = stack.pop()
         if not isinstance(node, dict):
             continue
-        children: list[tuple[Any, list]] = []
+        children: list[tuple[Any, Any]] = []
         for key, value in node.items():
             if not isinstance(key, str):
                 continue
@@ -265,15 +260,42 @@ def keyword_findings(schema: Any, draft: str) -> list[tuple[str, str, str]]:
                 if key[:2].casefold() == "x-":
                     continue
                 found = _unknown(key, value, draft)
-                out.append((pointer([*parts, key]), *found[:2]))
+                out.append((pointer(_place(where, (key,))), *found[:2]))
                 if found[2] is None:
                     continue
                 as_kw = found[2]
-            children.extend(
-                (sub, [*parts, key, *below]) for sub, below in _children(as_kw, value, draft)
-            )
+            kind = child_kind.get(as_kw)
+            if kind is None:
+                continue
+            # a keyword's subschemas in this order: the one, the list's, the map's
+            if kind & _ONE and isinstance(value, dict):
+                children.append((value, (where, (key,))))
+            if kind & _LIST and isinstance(value, list):
+                children.extend((sub, (where, (key, i))) for i, sub in enumerate(value))
+            if kind & _MAP and isinstance(value, dict):
+                children.extend((sub, (where, (key, k))) for k, sub in value.items())
         stack.extend(reversed(children))
     return out
+
+
+def _place(where: Any, last: tuple) -> list:
+    """The path of a subschema's key from its chain of parent links (``keyword_findings``)."""
+    parts: list = list(last)
+    while where is not None:
+        where, segs = where
+        parts[:0] = segs
+    return parts
+
+
+_ONE, _LIST, _MAP = 1, 2, 4
+#: keyword -> which of the three shapes of subschema it may hold (one dict lookup a key)
+_CHILD_KIND: dict[str, int] = {}
+for _kw in _SINGLE | _LISTS | _MAPS:
+    _CHILD_KIND[_kw] = (
+        (_ONE if _kw in _SINGLE else 0)
+        | (_LIST if _kw in _LISTS else 0)
+        | (_MAP if _kw in _MAPS else 0)
+    )
 
 
 #: a value standing for each shape ``fits`` tells apart (its answer for every keyword is the
