@@ -31,7 +31,6 @@ https://json-schema.org/draft/2020-12/json-schema-core.html (and -validation); t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 

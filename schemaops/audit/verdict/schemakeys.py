@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from schemaops.registry.drafts import LEGACY_LABELS
 
 #: keys that change a subschema's base URI or name it for a dynamic reference: where one is
@@ -19,6 +21,8 @@ from schemaops.registry.drafts import LEGACY_LABELS
 #: ``treecheck.py``). Kept here, free of ``jsonschema`` imports: a warm audit reads a
 #: checker's hints from its cache without importing it (issue 36, start-up).
 ID_KEYWORDS = ("$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef")
+#: each as a member in orjson's compact writing (``schema_hints``)
+_ID_MEMBERS = tuple(b'"%s":' % k.encode() for k in ID_KEYWORDS)
 
 
 def draft4_ids(schema: Any) -> bool:
@@ -55,20 +59,59 @@ def key_sets(root: Any) -> tuple[set[str], set[str]]:
 def schema_hints(schema: Any, label: str) -> dict[str, bool]:
     """``no_ids`` (no ``$id``-family key: the ``$ref``s may be inlined), ``treeable`` (a
     closure check may answer: no ids, a dialect it knows throughout, no draft-04 string
-    ``id``), ``regex`` (a ``pattern``: the watchdog)."""
+    ``id``), ``regex`` (a ``pattern``: the watchdog).
+
+    Read from orjson's compact writing of the schema where it can write it: there a key
+    ``k`` anywhere (data objects included, as ``key_sets`` counts them) is the bytes
+    ``"k":``, since every quote inside a string is escaped; a key holding an escaped quote
+    (``a\\"$id``) can only add a key that is not there, which is the careful answer each
+    time (ids: no inlining; a nested ``$schema``: looked at by walking; a draft-04 string
+    ``id``: no closure tree; a pattern: watched). A walk of every node cost a Python step
+    per node (issue 36, a cold schema's set-up). ``walk_hints`` answers by walking (the
+    reference, and where orjson cannot write the schema)."""
+    try:
+        text = orjson.dumps(schema)
+    except TypeError:  # not JSON-shaped (a non-string key, 256 levels deep): walk it
+        return walk_hints(schema, label)
+    own = 1 if isinstance(schema, dict) and "$schema" in schema else 0
+    return _hints(
+        no_ids=not any(k in text for k in _ID_MEMBERS),
+        label=label,
+        nested_schema=text.count(b'"$schema":') > own,
+        # a string ``id`` (draft 4's base-URI change) is ``"id":"`` (a property named ``id``
+        # maps to a schema: ``"id":{``)
+        string_id=b'"id":"' in text,
+        regex=b'"pattern":' in text or b'"patternProperties":' in text,
+        schema=schema,
+    )
+
+
+def walk_hints(schema: Any, label: str) -> dict[str, bool]:
+    """``schema_hints`` by walking every node (``key_sets``)."""
     top, nested = key_sets(schema)  # one walk answers every question below
     every = top | nested
-    no_ids = every.isdisjoint(ID_KEYWORDS)
+    return _hints(
+        no_ids=every.isdisjoint(ID_KEYWORDS),
+        label=label,
+        nested_schema="$schema" in nested,
+        string_id="id" in every and draft4_ids(schema),
+        regex=not every.isdisjoint(("pattern", "patternProperties")),
+        schema=schema,
+    )
+
+
+def _hints(
+    *, no_ids: bool, label: str, nested_schema: bool, string_id: bool, regex: bool, schema: Any
+) -> dict[str, bool]:
     # From the first output: the closure check (cheap to build) answers "valid?", and
     # explaining a failure skips the subtrees it accepts (``explain.py``), so jsonschema
     # resolves only the refs of a failing part: no need for the inlined copy then.
     treeable = (
         no_ids
         and (label == "2020-12" or label in LEGACY_LABELS)
-        and not ("$schema" in nested and _other_dialect(schema, label))
-        and not (label == "draft-04" and "id" in every and draft4_ids(schema))
+        and not (nested_schema and _other_dialect(schema, label))
+        and not (label == "draft-04" and string_id)
     )
-    regex = not every.isdisjoint(("pattern", "patternProperties"))
     return {"no_ids": no_ids, "treeable": bool(treeable), "regex": regex}
 
 
