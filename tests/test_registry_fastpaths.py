@@ -57,6 +57,36 @@ HARD = [
         "definitions": {"a": True},
         "not": {"$ref": "#/definitions/a"},
     },
+    # a root $id (the document's base is then the id): absolute, relative, with an empty
+    # fragment; beside a draft-07 root $ref (which makes it inert); draft-04's "id"; an
+    # anchor-like "$id" (no base change in draft 7); a missing target and a cycle under one
+    {"$id": "https://example.com/s.json", "$defs": {"a": {}}, "$ref": "#/$defs/a"},
+    {"$id": "sub/s.json", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {}}, "$ref": "#/$defs/a"},
+    {"$id": "https://example.com/s.json#", "properties": {"x": {"$ref": "#"}}},
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": "https://example.com/s.json",
+        "definitions": {"a": {}},
+        "$ref": "#/definitions/a",
+    },
+    {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "id": "https://example.com/s.json",
+        "definitions": {"a": {"type": "string"}},
+        "properties": {"x": {"$ref": "#/definitions/a"}, "y": {"$ref": "#/definitions/b"}},
+    },
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$id": "#top",
+        "definitions": {"a": {}},
+        "properties": {"x": {"$ref": "#/definitions/a"}},
+    },
+    {
+        "$id": "https://example.com/s.json",
+        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+        "$ref": "#/$defs/a",
+    },
+    {"$id": "https://example.com/s.json", "$ref": "#/$defs/missing", "$defs": {}},
 ]
 
 
@@ -96,6 +126,8 @@ def test_pointer_refs_only_refuses_what_needs_a_crawl() -> None:
     assert not ok({"$ref": "#anchor"})  # an anchor: found by a crawl
     assert not ok({"$dynamicRef": "#/$defs/a"})
     assert not ok({"properties": {"a": {"$id": "http://x/a", "$ref": "#/b"}}})  # rebased
+    assert ok({"$id": "http://x/s", "$defs": {"a": {}}, "$ref": "#/$defs/a"})  # the root's
+    assert not ok({"$id": "http://x/s", "$defs": {"a": {"$id": "a"}}, "$ref": "#/$defs/a"})
 
 
 def _shape_always(text: str) -> list:

@@ -168,11 +168,16 @@ def pointer_refs_only(entry: Entry) -> list[tuple[dict, list, str]] | None:
     every lookup as a crawled ref registry does, without building one (the crawl, then the
     registry itself, were most of a platform schema's first-use ref check: issues 15, 24).
 
+    The document's own base is the root's: its file's URI, or the root's ``$id`` joined to it
+    (a third of JSONSchemaBench's files with refs have one, and each built and crawled a ref
+    registry for refs that never leave the document). No other subschema may change it.
+
     Returns the document's subschemas (``iter_subschemas``, which ``refcheck.check_refs`` takes
     instead of walking again) when so, else None."""
     nodes = list(iter_subschemas(entry.contents, entry.base, entry.label))
+    own = nodes[0][2] if nodes else entry.base  # the root's base (``iter_subschemas``)
     for node, _, base in nodes:
-        if base != entry.base:
+        if base != own:
             return None
         for kw in REF_KEYWORDS:
             ref = node.get(kw)
@@ -254,9 +259,12 @@ def own_pointer_lookup(entry: Entry) -> Lookup:
 
     resource = specs()[entry.label].create_resource(entry.contents)
     resolver = referencing.Registry().resolver(base_uri=entry.base)
+    # the root's base: the file's URI, or its ``$id`` joined to it (``pointer_refs_only``),
+    # under which a crawled registry holds the same resource
+    own = {entry.base, _root_base(entry)}
 
     def lookup(base: str, ref: str) -> Any:
-        if not ref.startswith("#") or base != entry.base:
+        if not ref.startswith("#") or base not in own:
             raise ValueError(f"not a pointer into {entry.base}: {ref!r} from {base}")
         fragment = ref[1:]
         if not fragment:
@@ -264,6 +272,13 @@ def own_pointer_lookup(entry: Entry) -> Lookup:
         return resource.pointer(pointer=fragment, resolver=resolver).contents
 
     return lookup
+
+
+def _root_base(entry: Entry) -> str:
+    """The base ``iter_subschemas`` gives the document's root: its ``$id`` joined to the
+    file's URI, else that URI."""
+    root = next(iter_subschemas(entry.contents, entry.base, entry.label), None)
+    return root[2] if root is not None else entry.base
 
 
 def _alias_retriever(owner: dict[str, Entry]) -> Callable[[str], referencing.Resource]:
