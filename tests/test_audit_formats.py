@@ -186,3 +186,29 @@ def test_invalid_schema_file_is_exit_2(tmp_path: Path) -> None:
     out.write_text(json.dumps({"text": '"a"'}) + "\n")
     result = CliRunner().invoke(app, ["audit", str(out), "--schema", str(f)])
     assert result.exit_code == 2, result.output
+
+
+def test_a_regex_answer_is_kept_and_the_same_each_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``is_python_regex`` keeps its answers (a registry's schemas repeat their patterns past
+    ``re``'s own cache): each pattern compiles once while kept, every answer is ``re``'s, and
+    the kept answers are bounded."""
+    import re
+
+    from schemaops import formats
+
+    monkeypatch.setattr(formats, "_REGEX_SEEN", {})
+    monkeypatch.setattr(formats, "_REGEX_KEPT", 3)
+    compiled: list[str] = []
+    real = re.compile
+
+    def counting(pattern, flags=0):  # type: ignore[no-untyped-def]
+        compiled.append(pattern)
+        return real(pattern, flags)
+
+    monkeypatch.setattr(formats.re, "compile", counting)
+    asked = ["^a+$", "(", "^a+$", "(", "[z-a]", "x", "^a+$"]
+    got = [formats.is_python_regex(p) for p in asked]
+    assert got == [True, False, True, False, False, True, True]
+    # "^a+$" and "(" kept; "[z-a]" fills the three; "x" starts the memo afresh
+    assert compiled == ["^a+$", "(", "[z-a]", "x", "^a+$"]
+    assert len(formats._REGEX_SEEN) <= 3
