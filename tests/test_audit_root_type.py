@@ -125,15 +125,22 @@ def test_a_keyword_before_type_that_fails_first_is_left_to_jsonschema() -> None:
 def test_each_violation_is_counted_by_the_way_it_was_explained() -> None:
     """``SchemaChecker.explained`` (what ``bench/audit_costs.py`` splits a workload's failures
     by): the root's type without a walk, located by jsonschema-rs, or jsonschema's own walk
-    (a schema with ``$id``: jsonschema-rs's locations may be relative to another resource)."""
+    (a schema with a nested ``$id``: jsonschema-rs's locations may be relative to another
+    resource; a root ``$id`` alone keeps them the document's)."""
     plain = {"type": "object", "properties": {"a": {"type": "integer"}}}
     checker = SchemaChecker("t", plain, timeout=0)
     checker.fast  # noqa: B018 (compiles jsonschema-rs's check, as the audit does first)
     for value in ([], "x", {"a": "x"}, {"a": 1.5}, {"a": 1}):
         checker.check(value)
     assert checker.explained == {ROOT_TYPE: 2, RS_LOCATED: 2}
-    with_id = {**plain, "$id": "https://example.com/t.json"}
-    checker = SchemaChecker("t", with_id, timeout=0)
+    root_id = {**plain, "$id": "https://example.com/t.json"}
+    checker = SchemaChecker("t", root_id, timeout=0)
+    checker.fast  # noqa: B018
+    for value in ([], {"a": "x"}):
+        checker.check(value)
+    assert checker.explained == {ROOT_TYPE: 1, RS_LOCATED: 1}
+    nested_id = {**plain, "$defs": {"b": {"$id": "https://example.com/b.json"}}}
+    checker = SchemaChecker("t", nested_id, timeout=0)
     checker.fast  # noqa: B018
     for value in ([], {"a": "x"}):
         checker.check(value)

@@ -185,7 +185,44 @@ HARD = [
         {"type": "object", "additionalProperties": False, "patternProperties": {"^a": {}}},
         {"b": 1, "c": 2},
     ),
+    # a root $id (``root_id_only``): refs from its base, into the document, under anyOf too
+    (
+        {
+            "$id": "https://example.com/s.json",
+            "$defs": {"a": {"type": "integer"}},
+            "properties": {"x": {"$ref": "#/$defs/a"}, "y": {"anyOf": [{"$ref": "#/$defs/a"}]}},
+        },
+        {"x": "s", "y": "t"},
+    ),
+    (
+        {
+            "$schema": D7,
+            "$id": "https://example.com/s.json#",
+            "definitions": {"a": {"enum": [1, 2]}},
+            "properties": {"x": {"$ref": "#/definitions/a"}},
+            "required": ["z"],
+        },
+        {"x": 3},
+    ),
+    (
+        {"$schema": D7, "$id": "#top", "properties": {"x": {"$ref": "#top"}}, "type": "object"},
+        {"x": 1},
+    ),
 ]
+
+
+def test_only_a_root_id_is_explained_by_jsonschema_rs() -> None:
+    """A root ``$id`` keeps every subschema's base the document's; a nested ``$id``, an
+    anchor, or an ``$id`` naming an anchor leaves the schema to ``jsonschema``."""
+    from schemaops.audit.verdict.rsexplain import root_id_only
+
+    assert root_id_only({"$id": "https://x/s.json", "type": "object"})
+    assert root_id_only({"$id": "s.json#", "properties": {"a": {"type": "string"}}})
+    assert not root_id_only({"type": "object"})  # no $id: ``no_ids`` says it
+    assert not root_id_only({"$id": "https://x/s", "$defs": {"a": {"$id": "a"}}})
+    assert not root_id_only({"$id": "https://x/s", "$defs": {"a": {"$anchor": "a"}}})
+    assert not root_id_only({"$id": "#top"})
+    assert not root_id_only({"$id": 5})
 
 
 @pytest.mark.parametrize(("schema", "instance"), HARD)

@@ -32,8 +32,9 @@ a JSONSchemaBench sample with mutated instances, field by field). It answers onl
 differential found no disagreement; everything else returns None (``jsonschema`` answers):
 
 - a schema with ``unevaluatedProperties``/``unevaluatedItems`` (``explainable``);
-- a schema with any ``$id``-family key (its refs may change the base: a ``schema_path`` is
-  then relative to another resource), or one jsonschema-rs does not answer for at all;
+- a schema with any ``$id``-family key but a root ``$id`` (``root_id_only``: a nested one may
+  change the base, and a ``schema_path`` is then relative to another resource), or one
+  jsonschema-rs does not answer for at all;
 - errors whose keyword is not in ``TERMINALS`` (``unevaluatedProperties``/``Items``,
   ``propertyNames`` (its errors' instance is a key, not a location), ``minContains``/
   ``maxContains`` (``jsonschema`` reports them as ``contains``), ``dependencies`` mixing
@@ -53,6 +54,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import orjson
+
+from schemaops.audit.verdict.schemakeys import ID_KEYWORDS
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -136,6 +139,28 @@ def explainable(schema: Any) -> bool:
     return b'"unevaluated' not in text and _EMPTY_KEY not in text
 
 
+def root_id_only(schema: Any) -> bool:
+    """Whether the schema's one ``$id``-family key is a string ``$id`` at its root naming no
+    anchor: its base is the root's for every subschema, so jsonschema-rs's keyword locations
+    walk this document as they do one without ``$id``, and ``jsonschema``'s root validator
+    resolves its refs from that same base (a sixth of JSONSchemaBench's schemas, whose
+    failures ``jsonschema`` walked: 8,832 of issue 36's (b) at ~100 µs each). One member
+    ``"$id":`` in orjson's text (inside a string every quote is escaped) and no other of the
+    family; an ``$id`` with a fragment (a draft-07 anchor such as ``#top``) is left out."""
+    if type(schema) is not dict:
+        return False
+    rid = schema.get("$id")
+    if type(rid) is not str or "#" in rid.rstrip("#"):
+        return False
+    try:
+        text = orjson.dumps(schema)
+    except TypeError:
+        return False
+    return text.count(b'"$id":') == 1 and not any(m in text for m in _OTHER_ID_MEMBERS)
+
+
+#: the ``$id`` family but ``$id`` itself, as members in orjson's text
+_OTHER_ID_MEMBERS = tuple(b'"%s":' % k.encode() for k in ID_KEYWORDS if k != "$id")
 #: an empty-string key in orjson's text (inside a string orjson escapes every quote, so only a
 #: key can read so): jsonschema-rs 0.61.2 drops such a key from its instance and keyword
 #: locations (``{"": "x"}`` fails at ``[]``), found by the suite's differential

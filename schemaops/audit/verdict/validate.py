@@ -37,7 +37,7 @@ from schemaops.audit.verdict.classify import (
     WordedLater,
 )
 from schemaops.audit.verdict.rscheck import ascii_text, compile_rs
-from schemaops.audit.verdict.rsexplain import Wording, explainable, rs_best_match
+from schemaops.audit.verdict.rsexplain import Wording, explainable, root_id_only, rs_best_match
 from schemaops.audit.verdict.schemakeys import schema_hints, well_formed
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
@@ -195,7 +195,11 @@ class SchemaChecker:
         if self._fast is _PENDING:
             rs = compile_rs(self.schema, self.label, self._assert_format, self.scanned)
             self._fast, self.fast_reason, self.scanned = rs.is_valid, rs.reason, rs.facts
-            if rs.validator is not None and self.hints["no_ids"] and explainable(self.schema):
+            if (
+                rs.validator is not None
+                and (self.hints["no_ids"] or root_id_only(self.schema))
+                and explainable(self.schema)
+            ):
                 self._rs = rs.validator
             self._rs_ascii = rs.ascii_only
             self.quick = rs.is_valid if not rs.watched else None
