@@ -166,3 +166,28 @@ def test_the_type_is_remembered_by_class_only_where_the_class_decides_it() -> No
             assert found is None, value
         else:
             assert found is not None and found.message == err.message, value
+
+
+def test_a_refused_value_of_another_type_is_answered_as_check_answers() -> None:
+    """``refused`` answers a value whose class the root's ``type`` refuses from the per-class
+    memo, once the checker has explained a failure; a keyword before ``type`` (``enum``
+    here, which fails first) keeps it on the general way. Every answer is ``check``'s."""
+    plain = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    first = {"enum": [{"a": 1}], "type": "object"}
+    for schema in (plain, first):
+        checker = SchemaChecker("t", schema, timeout=0)
+        twin = SchemaChecker("t", schema, timeout=0)
+        checker.fast  # noqa: B018
+        twin.fast  # noqa: B018
+        for value in ("x", [], "y", None, True, 1.5, {"a": "x"}, "z", []):
+            got, want = checker.refused(value), twin.check(value)
+            assert (got.category, got.path, got.message) == (
+                want.category,
+                want.path,
+                want.message,
+            ), (schema, value)
+    memo_checker = SchemaChecker("t", plain, timeout=0)
+    memo_checker.fast  # noqa: B018
+    memo_checker.refused("x")
+    memo_checker.refused("y")  # from the memo: counted the same way
+    assert memo_checker.explained == {ROOT_TYPE: 2}

@@ -119,10 +119,9 @@ class WordedLater(Classification):
     keywords it is used for run no regex)."""
 
     def __init__(self, category: str, path: str, word: Any) -> None:
-        object.__setattr__(self, "category", category)
-        object.__setattr__(self, "subtype", None)
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "_word", word)
+        # the frozen fields written into the instance's dict at once (``object.__setattr__``
+        # per field cost as much again: one is made per located failure)
+        self.__dict__.update(category=category, subtype=None, path=path, _word=word)
 
     @property  # type: ignore[override]
     def message(self) -> str:  # type: ignore[override]

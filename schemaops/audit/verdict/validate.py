@@ -254,6 +254,20 @@ class SchemaChecker:
         audit's lean loop hands its refused outputs here rather than asking jsonschema-rs
         twice. Only for a checker with ``quick`` (its yes/no is not watched, and it answers
         the same each time); the same answer as ``check`` (``tests/test_audit_lean_handoff.py``)."""
+        plan = self._root_plan
+        if (
+            plan is not _PENDING
+            and plan is not None
+            and not plan[1]
+            and plan[2].get(value.__class__) is False
+            and self._prepared
+        ):
+            # the root's type, and no keyword before it: ``_slow``'s first answer, found
+            # without the watchdog (no regex runs) from the per-class memo (a third of a
+            # platform's refused outputs: issue 36's (b))
+            explained = self.explained
+            explained[ROOT_TYPE] = explained.get(ROOT_TYPE, 0) + 1
+            return self._not_of_root_type(value)
         try:
             if not self._prepared:
                 self.prepare()
@@ -392,8 +406,12 @@ class SchemaChecker:
             raise
         except Exception:  # noqa: BLE001 (an unknown type name, a $ref: jsonschema decides)
             return None
-        message = Wording(worder, self.schema, "type", value)
-        return WordedLater(f"{VIOLATION}:type", "", lambda: truncate(message(), MESSAGE_LIMIT))
+        return self._not_of_root_type(value)
+
+    def _not_of_root_type(self, value: Any) -> Classification:
+        """``schema_violation:type`` at the root, its message written when read."""
+        message = Wording(self.worder, self.schema, "type", value)
+        return WordedLater(_ROOT_TYPE_CATEGORY, "", lambda: truncate(message(), MESSAGE_LIMIT))
 
     def _plan_root(self) -> Any:
         """What ``root_type_error`` reads of the schema, once per checker: (the root's
@@ -469,6 +487,7 @@ class SchemaChecker:
 #: (``jsonschema._types``, 4.26.0: ``is_object``, ``is_array``, ``is_string`` are
 #: ``isinstance`` of these; orjson makes no subclass of them)
 _PLAIN_TYPES = {"object": dict, "array": list, "string": str}
+_ROOT_TYPE_CATEGORY = f"{VIOLATION}:type"
 #: the classes of a parsed value for which every draft's type checker answers by the class
 #: alone (``jsonschema._types``, 4.26.0: ``isinstance`` tests, ``bool`` kept out of the
 #: numbers, ``None`` for null); an ``int`` or a ``float`` is asked each time (``1.0`` is an
