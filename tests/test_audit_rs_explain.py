@@ -208,6 +208,32 @@ HARD = [
         {"$schema": D7, "$id": "#top", "properties": {"x": {"$ref": "#top"}}, "type": "object"},
         {"x": 1},
     ),
+    # ``best_match``'s descent into anyOf/oneOf read from jsonschema-rs's branch errors: a
+    # unique least error, a tie (the applicator's own message), branches through $refs, a
+    # nested oneOf, a deeper error, ``oneOf`` valid under two branches (left to jsonschema)
+    ({"anyOf": [{"type": "string"}, {"type": "object", "required": ["a"]}]}, {"b": 1}),
+    ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, 1.5),
+    (
+        {
+            "$defs": {"s": {"type": "string", "minLength": 3}, "n": {"type": "integer"}},
+            "properties": {"x": {"oneOf": [{"$ref": "#/$defs/s"}, {"$ref": "#/$defs/n"}]}},
+        },
+        {"x": "ab"},
+    ),
+    (
+        {"anyOf": [{"oneOf": [{"type": "integer"}, {"minimum": 3}]}, {"type": "string"}]},
+        2.5,
+    ),
+    (
+        {
+            "anyOf": [
+                {"properties": {"a": {"properties": {"b": {"enum": [1]}}}}},
+                {"properties": {"a": {"type": "string"}}},
+            ],
+        },
+        {"a": {"b": 2}},
+    ),
+    ({"oneOf": [{"type": "integer"}, {"minimum": 0}]}, 5),
 ]
 
 
