@@ -60,3 +60,20 @@ def test_more_repeated_locations_than_half_the_cap_keep_the_most_frequent() -> N
     cut = trimmed(table)
     assert len(cut) == PATHS_CAP // 2
     assert min(cut.values()) == 2 + PATHS_CAP + 1 - PATHS_CAP // 2
+
+
+def test_the_cut_keeps_what_most_common_keeps_ties_included() -> None:
+    """Over half the cap repeated, the cut keeps exactly ``Counter.most_common``'s choice, in
+    its order, ties by first insertion (the sort that stands for it is stable): tables with
+    many equal counts, seeded."""
+    import random
+    from collections import Counter
+
+    rng = random.Random(36)
+    for _ in range(20):
+        table = Counter()
+        for i in range(PATHS_CAP + 1):
+            table[("s", "c", f"/{rng.randrange(4 * PATHS_CAP)}/{i}")] = rng.choice([1, 2, 2, 3, 9])
+        repeated = Counter({k: v for k, v in table.items() if v > 1})
+        want = list(repeated.most_common(PATHS_CAP // 2))
+        assert list(trimmed(table).items()) == want

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from schemaops.audit.tally import budget
@@ -47,7 +48,11 @@ def trimmed(paths: Counter) -> Counter:
     repeated = {k: v for k, v in paths.items() if v > 1}
     if len(repeated) <= PATHS_CAP // 2:
         return Counter(repeated)
-    return Counter(dict(Counter(repeated).most_common(PATHS_CAP // 2)))
+    # ``Counter.most_common(n)`` is ``heapq.nlargest``, whose documented equal is this sort
+    # (stable: ties keep their order); nlargest's Python-level heap over 5,000 of 10,000
+    # entries cost 18 ms a cut, the sort in C about a tenth (issue 36's (b): 41 cuts)
+    top = sorted(repeated.items(), key=itemgetter(1), reverse=True)[: PATHS_CAP // 2]
+    return Counter(dict(top))
 
 
 def wilson(ok: int, n: int, z: float = Z95) -> tuple[float, float] | None:
