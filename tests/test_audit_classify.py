@@ -445,10 +445,14 @@ def test_a_parse_failure_is_classified_alike_with_the_strict_decoders_error_reus
     extra = ['{"a": NaN}', "[1, Infinity]", '{"a": 1} {"b": 2}', '{"a": "\\u12', "-", "1."]
     extra += ["```json\n{}\n```", 'Sure: {"a": 1}', '{"a": "x\ty"}', '{"a" 1}', "\u00a0{}"]
     extra += ['"s" is fine', "true story: {}", "[" * 50, '{"a": [1, 2', "nul", "1. item"]
+    extra += ['{"a": "abc  ', '{"a": "abc \n', '{"a": 12 ', '{"a": tru ', '{"a": - \t', "[1, \n"]
     cases = list(extra)
     for t in rng.sample(texts, min(300, len(texts))):
         for cut in {0, 1, len(t) // 2, max(0, len(t) - 1), rng.randrange(len(t) + 1)}:
             cases += [t[:cut], t[:cut] + " ", "\n" + t[:cut], t + " trailing", "x" + t]
+            # cut, then padded with whitespace JSON reads and whitespace it does not
+            for pad in ("\n\t ", "\r\n", "  ", "\x0c", "\u00a0", " \u2028", "\t\x0b"):
+                cases.append(t[:cut] + pad)
     compared = 0
     for text in cases:
         try:

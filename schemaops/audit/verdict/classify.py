@@ -250,7 +250,22 @@ def classify_parse_failure(text: str, failed: Exception | None = None) -> Classi
         inner = s[fence.end() :].lstrip()
         if not isinstance(_raw_decode(inner, 0), Exception):
             return FENCED
-    reuse = failed is not None and len(s) == len(text) and not isinstance(failed, RecursionError)
+    # ``failed`` is also the stripped text's error when only whitespace was cut from the end
+    # and the decoder stopped before it: the decoder reads left to right, so up to that point
+    # it read the same characters (a padded output cut short: half of a platform's parse
+    # failures, each decoded a second time before)
+    reuse = (
+        failed is not None
+        and not isinstance(failed, RecursionError)
+        and (
+            len(s) == len(text)
+            or (
+                isinstance(failed, json.JSONDecodeError)
+                and failed.pos < len(s)
+                and text.startswith(s)
+            )
+        )
+    )
     if reuse and not (isinstance(failed, json.JSONDecodeError) and failed.msg == "Extra data"):
         got: Any = failed
     else:
