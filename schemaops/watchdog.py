@@ -100,3 +100,23 @@ class watched:  # noqa: N801 - used like a function: ``with watched():``
 
     def __exit__(self, *exc: object) -> None:
         _State.active = False
+
+
+class paused:  # noqa: N801 - used like a function: ``with paused():``
+    """Stops the watch of the unit of work under way for the block, and starts the unit
+    afresh after it: for bounded work done on the unit's behalf that judges nothing (the
+    audit builds what explains a failure on the first one that needs it), whose time must
+    not count against the unit nor be cut off as if it were the unit's."""
+
+    __slots__ = ("was",)
+
+    def __init__(self) -> None:
+        self.was = False
+
+    def __enter__(self) -> None:
+        self.was = _State.active
+        _State.active = False
+
+    def __exit__(self, *exc: object) -> None:
+        _State.seq += 1
+        _State.active = self.was

@@ -191,3 +191,30 @@ def test_a_refused_value_of_another_type_is_answered_as_check_answers() -> None:
     memo_checker.refused("x")
     memo_checker.refused("y")  # from the memo: counted the same way
     assert memo_checker.explained == {ROOT_TYPE: 2}
+
+
+def test_the_closure_tree_waits_for_a_failure_jsonschema_must_walk() -> None:
+    """A schema whose failures jsonschema-rs locates does not build its closure tree (and
+    the validator walking it) until a failure it cannot locate (a ``propertyNames`` error,
+    whose instance is a key). The answers are ``check``'s either way."""
+    from schemaops.audit.verdict.validate import _PENDING
+
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "propertyNames": {"maxLength": 2},
+    }
+    checker = SchemaChecker("t", schema, timeout=0)
+    twin = SchemaChecker("t", schema, timeout=0)
+    checker.fast  # noqa: B018
+    twin.fast  # noqa: B018
+    twin.prepare()
+    twin._walkable()
+    assert checker._rs is not None
+    for value in ({"a": "x"}, {"a": 1.5}, [], {"abc": 1}, {"a": "y"}):
+        if value == {"abc": 1}:
+            assert checker._tree is _PENDING  # nothing needed it yet
+        got, want = checker.refused(value), twin.check(value)
+        assert (got.category, got.path, got.message) == (want.category, want.path, want.message)
+    assert checker._tree is not _PENDING  # built for the propertyNames failure
+    assert checker.explained == {ROOT_TYPE: 1, RS_LOCATED: 3, JSONSCHEMA: 1}

@@ -44,7 +44,7 @@ from schemaops.formats import format_checker
 from schemaops.registry.drafts import LEGACY_LABELS, dialect_label, meta_valid, validator_class
 from schemaops.registry.refs import no_fetch
 from schemaops.strings import pointer, truncate
-from schemaops.watchdog import WatchdogTimeout, watched
+from schemaops.watchdog import WatchdogTimeout, paused, watched
 from schemaops.watchdog import timeout as watchdog_timeout
 
 MESSAGE_LIMIT = 300
@@ -293,12 +293,27 @@ class SchemaChecker:
         """Import ``jsonschema`` and build what explains this schema's failures (its closure
         tree and the validators over it): what a checker needs from its first failure on,
         done then outside the watchdog. Public so that it can be done ahead of time, or timed
-        apart from the failures (``bench/audit_costs.py``)."""
-        _ = self._fast_args, self.tree
-        if self._rs is not None and self._worder is None:
+        apart from the failures (``bench/audit_costs.py``).
+
+        Where jsonschema-rs locates the failures (``_rs``) only the validator that words them
+        is built here: the closure tree and its explaining validator (~130 µs a schema on
+        JSONSchemaBench, a platform sets up thousands) wait for a failure jsonschema-rs
+        cannot locate (``_walkable``), which most such schemas never have."""
+        _ = self._fast_args
+        if self._rs is None:
+            _ = self.tree
+        elif self._worder is None:
             schema, cls, fmt = self._fast_args
             self._worder = cls(schema, format_checker=fmt, registry=no_fetch())
         self._prepared = True
+
+    def _walkable(self) -> None:
+        """Build what ``jsonschema``'s walk explains with (the closure tree, the validators,
+        the modules), if ``prepare`` left it: with the unit of work's watchdog paused, since
+        this builds what explains the output rather than judging it, and restarted after."""
+        if self._tree is _PENDING:
+            with paused():
+                _ = self.tree, _late()
 
     def _tree_accepts(self, value: Any) -> bool:
         """The closure tree's yes (a schema jsonschema-rs cannot answer for); a lazy subtree
@@ -310,7 +325,8 @@ class SchemaChecker:
             return False
 
     def _slow(self, value: Any) -> Classification:
-        if self.tree is not None and self.tree.broken:
+        tree = self._tree
+        if tree is not _PENDING and tree is not None and tree.broken:
             self.tree = None  # a lazy subtree could not answer: jsonschema alone from now on
         explained = self.explained
         found, missed = self._root_type(value)
@@ -332,6 +348,7 @@ class SchemaChecker:
                     f"{VIOLATION}:{keyword}", None, pointer(path), truncate(message, MESSAGE_LIMIT)
                 )
         explained[JSONSCHEMA] = explained.get(JSONSCHEMA, 0) + 1
+        self._walkable()
         best_match, explain, _ = _late()
         try:
             if self._explainer is not None:
@@ -474,6 +491,7 @@ class SchemaChecker:
         the report then says how many outputs were counted only in part."""
         counts: Counter = Counter()
         self.prepare()
+        self._walkable()
         try:
             with self._watch:
                 for err in self.validator.iter_errors(value):
