@@ -14,9 +14,9 @@ from corpus_paths import REPO
 
 BENCH = REPO / "bench" / "audit_costs.py"
 PLAIN = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
-# a schema with $id: jsonschema-rs's locations may be relative to another resource, so
-# jsonschema explains its violations itself
-WITH_ID = {**PLAIN, "$id": "https://example.com/with_id.json"}
+# a schema with a nested $id: jsonschema-rs's locations may be relative to another resource,
+# so jsonschema explains its violations itself (a root $id alone is located by jsonschema-rs)
+WITH_ID = {**PLAIN, "$defs": {"b": {"$id": "https://example.com/b.json"}}}
 TEXTS = ['{"a": 1}', "[]", '{"a": "x"}', "{}", '{"a": 1', "Sure: {", '{"a": 2}']
 
 

@@ -18,8 +18,10 @@ BENCH = REPO / "bench" / "audit_floor.py"
 PLAIN = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 SCHEMAS = {
     "plain": PLAIN,
-    # a $id: jsonschema explains its violations itself (no jsonschema-rs locations)
-    "with_id": {**PLAIN, "$id": "https://example.com/with_id.json"},
+    # a nested $id: jsonschema explains its violations itself (no jsonschema-rs locations)
+    "with_id": {**PLAIN, "$defs": {"b": {"$id": "https://example.com/b.json"}}},
+    # a root $id alone: jsonschema-rs locates them
+    "root_id": {**PLAIN, "$id": "https://example.com/root_id.json"},
     # a pattern: the checker runs under the watchdog, without the lean loop's yes/no
     "patterned": {"type": "object", "properties": {"a": {"type": "string", "pattern": "^x+$"}}},
     # a draft jsonschema-rs does not have: the closure tree and jsonschema answer alone
