@@ -234,6 +234,9 @@ HARD = [
         {"a": {"b": 2}},
     ),
     ({"oneOf": [{"type": "integer"}, {"minimum": 0}]}, 5),
+    # a ``false`` branch (its error has no keyword), a branch ``$ref``ing its sibling
+    ({"anyOf": [False, {"type": "string"}]}, 1),
+    ({"anyOf": [{"$ref": "#/anyOf/1"}, {"type": "string", "minLength": 2}]}, "a"),
 ]
 
 

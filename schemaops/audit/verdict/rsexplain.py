@@ -410,11 +410,15 @@ def _descended(
                     where, sp = c.instance_path, c.schema_path
                     if where[:n] != at:
                         return None
-                    if len(sp) > m + 1 and sp[:m] == base and sp[m] == index:
+                    if sp[:m] == base:  # in this branch (a ``false`` one has no keyword)
+                        if len(sp) <= m + 1 or sp[m] != index:
+                            return None
                         found = _locate(branch, sp[m + 1 :])
                     else:  # reached through a $ref: its target's keyword location, as for
                         found = _locate(root, sp)  # ``rs_best_match``'s own errors
-                    if found is None or found[1] not in TERMINALS:
+                    # the whole location walked, ending at the keyword (``_locate`` stops at
+                    # the first segment it does not walk)
+                    if found is None or found[1] not in TERMINALS or sp[-1] != found[1]:
                         return None
                     sub, kw = found
                     rel = where[n:]
