@@ -195,6 +195,18 @@ def test_shipped_schemas_have_no_keyword_findings():
     assert [w for w in reg.warnings if "keyword" in w["kind"]] == []
 
 
+def _corpus_schemas():  # type: ignore[no-untyped-def]
+    """(schema, draft label) of every JSONSchemaBench schema whose draft is known."""
+    for f in sorted(JSB.glob("*.jsonl")):
+        for line in f.open(encoding="utf-8"):
+            schema = json.loads(json.loads(line)["json_schema"])
+            try:
+                draft = draft_label(schema.get("$schema") if isinstance(schema, dict) else None)
+            except UnknownDraft:
+                continue
+            yield schema, draft
+
+
 @pytest.mark.slow
 @pytest.mark.corpus("jsonschemabench")
 def test_jsonschemabench_typos_are_real_typos(record_property):
@@ -203,16 +215,10 @@ def test_jsonschemabench_typos_are_real_typos(record_property):
     suggestion must be a keyword of the schema's draft the key really resembles."""
     schemas = 0
     by_key: Counter = Counter()
-    for f in sorted(JSB.glob("*.jsonl")):
-        for line in f.open(encoding="utf-8"):
-            schema = json.loads(json.loads(line)["json_schema"])
-            try:
-                draft = draft_label(schema.get("$schema") if isinstance(schema, dict) else None)
-            except UnknownDraft:
-                continue
-            typos = [x for x in keyword_findings(schema, draft) if x[1] == TYPO_KIND]
-            schemas += bool(typos)
-            by_key.update(ptr.rsplit("/", 1)[-1] for ptr, _, _ in typos)
+    for schema, draft in _corpus_schemas():
+        typos = [x for x in keyword_findings(schema, draft) if x[1] == TYPO_KIND]
+        schemas += bool(typos)
+        by_key.update(ptr.rsplit("/", 1)[-1] for ptr, _, _ in typos)
     record_property("schemas_with_typo_problems", schemas)
     print(f"\n{schemas} corpus schemas with typo problems; keys: {by_key.most_common(12)}")
     # JSONSchemaBench's switched-off keywords (``_format``) and JSON-LD's ``@type`` are no typo
@@ -294,22 +300,17 @@ def test_the_findings_walk_matches_its_reference_on_the_issue_schema() -> None:
 @pytest.mark.slow
 @pytest.mark.corpus("jsonschemabench")
 def test_the_findings_walk_matches_its_reference_on_the_corpus() -> None:
-    """Every corpus schema, and each with its keys misspelt (a letter dropped from every
-    third key), gives the same findings in the same order as the reference walk."""
+    """Every corpus schema, and each with its ``type`` and ``items`` keys misspelt (``tpye``,
+    ``itms``: typos walked as the keyword they mean), gives the same findings in the same
+    order as the reference walk."""
     compared = found = 0
-    for f in sorted(JSB.glob("*.jsonl")):
-        for line in f.open(encoding="utf-8"):
-            schema = json.loads(json.loads(line)["json_schema"])
-            try:
-                draft = draft_label(schema.get("$schema") if isinstance(schema, dict) else None)
-            except UnknownDraft:
-                continue
-            mutated = json.loads(
-                json.dumps(schema).replace('"type":', '"tpye":').replace('"items":', '"itms":')
-            )
-            for s in (schema, mutated):
-                got = keyword_findings(s, draft)
-                assert got == _reference_findings(s, draft)
-                compared += 1
-                found += len(got)
+    for schema, draft in _corpus_schemas():
+        mutated = json.loads(
+            json.dumps(schema).replace('"type":', '"tpye":').replace('"items":', '"itms":')
+        )
+        for s in (schema, mutated):
+            got = keyword_findings(s, draft)
+            assert got == _reference_findings(s, draft)
+            compared += 1
+            found += len(got)
     assert compared > 15_000 and found > 1_000, (compared, found)
