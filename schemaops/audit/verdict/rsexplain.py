@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema_rs
 import orjson
 
-from schemaops.audit.verdict.schemakeys import ID_KEYWORDS
+from schemaops.audit.verdict.schemakeys import ID_MEMBERS
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -161,7 +161,7 @@ def root_id_only(schema: Any) -> bool:
 
 
 #: the ``$id`` family but ``$id`` itself, as members in orjson's text
-_OTHER_ID_MEMBERS = tuple(b'"%s":' % k.encode() for k in ID_KEYWORDS if k != "$id")
+_OTHER_ID_MEMBERS = tuple(m for m in ID_MEMBERS if m != b'"$id":')
 #: an empty-string key in orjson's text (inside a string orjson escapes every quote, so only a
 #: key can read so): jsonschema-rs 0.61.2 drops such a key from its instance and keyword
 #: locations (``{"": "x"}`` fails at ``[]``), found by the suite's differential

@@ -21,8 +21,8 @@ from schemaops.registry.drafts import LEGACY_LABELS
 #: ``treecheck.py``). Kept here, free of ``jsonschema`` imports: a warm audit reads a
 #: checker's hints from its cache without importing it (issue 36, start-up).
 ID_KEYWORDS = ("$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef")
-#: each as a member in orjson's compact writing (``schema_hints``)
-_ID_MEMBERS = tuple(b'"%s":' % k.encode() for k in ID_KEYWORDS)
+#: each as a member in orjson's compact writing (``schema_hints``, ``rsexplain.root_id_only``)
+ID_MEMBERS = tuple(b'"%s":' % k.encode() for k in ID_KEYWORDS)
 
 
 def draft4_ids(schema: Any) -> bool:
@@ -75,7 +75,7 @@ def schema_hints(schema: Any, label: str) -> dict[str, bool]:
         return walk_hints(schema, label)
     own = 1 if isinstance(schema, dict) and "$schema" in schema else 0
     return _hints(
-        no_ids=not any(k in text for k in _ID_MEMBERS),
+        no_ids=not any(k in text for k in ID_MEMBERS),
         label=label,
         nested_schema=text.count(b'"$schema":') > own,
         # a string ``id`` (draft 4's base-URI change) is ``"id":"`` (a property named ``id``
