@@ -27,7 +27,7 @@ from corpus_paths import JSB, suite_groups
 from schemaops.audit.verdict.classify import parse_output
 from schemaops.audit.verdict.rscheck import NATIVE_FORMATS, RS_DRAFTS, compile_rs, native_formats
 from schemaops.audit.verdict.rspattern import exact_pattern, portable_pattern
-from schemaops.audit.verdict.rsscan import format_names, scan, walk_scan
+from schemaops.audit.verdict.rsscan import format_names, nested_drafts_alike, scan, walk_scan
 from schemaops.audit.verdict.validate import SchemaChecker
 from schemaops.errors import InputError
 from schemaops.formats import format_checker
@@ -203,6 +203,71 @@ def test_jsonschemabench_never_lenient() -> None:
     # exactly the same in Rust (issue 33), 192 of 1,395 here are not (111 for a key using
     # ``$``, ``\\d``, ``\\w`` or ``.``); before, 10 % was the bar and the verdicts were wrong.
     assert stats["not_rs"] < stats["schemas"] / 6, stats
+
+
+def _nested_schema(schema: Any) -> bool:
+    """A ``$schema`` string anywhere below the root (a walk: the reference for the scan)."""
+    stack = list(schema.values()) if isinstance(schema, dict) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$schema"), str):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+@pytest.mark.corpus("jsonschemabench")
+def test_nested_schema_of_the_roots_own_draft_never_lenient() -> None:
+    """Every JSONSchemaBench schema whose nested ``$schema`` values all name the root's own
+    draft (``rsscan.nested_drafts_alike``: 128 of the 179 with one, left to ``jsonschema``
+    whole before) is now judged by jsonschema-rs where its patterns allow, never more
+    leniently, on instances built from its own values and mutated; one that names another
+    draft is still not."""
+    rng = random.Random(36)
+    stats = {"schemas": 0, "instances": 0, "rs_stricter": 0, "not_rs": 0}
+    bad: list[str] = []
+    alike = other = 0
+    for schema in _jsb_sample(1, 0):
+        if not _nested_schema(schema):
+            continue
+        if not nested_drafts_alike(schema):
+            other += 1
+            assert not scan(schema)[0] and not walk_scan(schema)[0], schema
+            continue
+        alike += 1
+        instances = [m for _ in range(3) for m in _mutations(_instance(schema, schema, rng), rng)]
+        bad += _lenient(schema, instances, stats)
+    assert not bad, f"{len(bad)} outputs jsonschema-rs accepts and jsonschema refuses: {bad[:5]}"
+    assert alike >= 100 and other >= 30, (alike, other)
+    assert stats["schemas"] >= 100 and stats["instances"] > 5_000, stats
+
+
+def test_nested_schema_naming_the_roots_draft() -> None:
+    """The strings that count as the root's own draft: its metaschema id with or without the
+    empty fragment, as ``validator_for`` and jsonschema-rs both read it; another draft, an
+    ``https`` spelling ``validator_for`` does not know, or a custom metaschema do not."""
+    d4 = "http://json-schema.org/draft-04/schema"
+    for nested, alike in [
+        (d4, True),
+        (d4 + "#", True),
+        ("https://json-schema.org/draft-04/schema#", False),
+        (D7, False),
+        ("https://example.com/my-meta", False),
+    ]:
+        schema = {"$schema": d4 + "#", "definitions": {"a": {"$schema": nested, "type": "integer"}}}
+        assert nested_drafts_alike(schema) is alike, nested
+        assert scan(schema)[0] is alike and walk_scan(schema)[0] is alike, nested
+    # no $schema at the root: 2020-12, whose own id alone is alike
+    assert nested_drafts_alike({"properties": {"a": {"$schema": D2020}}})
+    assert not nested_drafts_alike({"properties": {"a": {"$schema": D7}}})
+    # both libraries keep the root's draft there: draft-04 ignores ``const`` at either level
+    schema = {"$schema": d4 + "#", "properties": {"a": {"$schema": d4, "const": 1}}}
+    checker = SchemaChecker("t", schema)
+    assert checker.fast is not None and checker.fast({"a": 2}) is True
+    assert checker.validator.is_valid({"a": 2})
 
 
 # Where jsonschema-rs 0.61.2 and jsonschema were found to differ (jsonschema-rs the more

@@ -86,6 +86,14 @@ def draft_uri(label: str) -> str:
     return DRAFTS[label][0]
 
 
+def own_draft_uris(label: str) -> frozenset[str]:
+    """The ``$schema`` strings ``validator_for`` reads as draft ``label``: its metaschema id
+    as ``URIDict`` stores it, with and without the empty fragment (``#``) that ``urlsplit``
+    drops. Empty for a label of no draft."""
+    uris = {uri for uri, found in _VALIDATOR_FOR.items() if found == label}
+    return frozenset(uris | {uri + "#" for uri in uris})
+
+
 def validator_class(label: str) -> type[Validator]:
     """The jsonschema validator class for a draft label (imports ``jsonschema``)."""
     import jsonschema

@@ -187,7 +187,10 @@ def compile_rs(schema: Any, label: str, assert_format: bool, facts: dict | None 
     portable, float_multiple = facts["portable"], facts["float_multiple"]
     regex_format, ascii_only = facts["regex_format"], facts["ascii_only"]
     if not portable and not ascii_only:
-        reason = "a pattern more lenient in ECMA-262 than in Python's re, or a nested $schema"
+        reason = (
+            "a pattern more lenient in ECMA-262 than in Python's re, or a nested $schema of"
+            " another draft"
+        )
         return RsCheck(None, reason, facts=facts)
     options: dict[str, Any] = {
         "validate_formats": assert_format,

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from schemaops.audit.verdict.rspattern import ascii_pattern, exact_pattern, portable_pattern
+from schemaops.registry.drafts import dialect_label, own_draft_uris
 
 # What ``scan`` looks for in orjson's compact writing of a schema. orjson writes a member as
 # ``"key":value`` with no space, and escapes every quote inside a string, so a ``"pattern":"``
@@ -34,6 +35,34 @@ _SCHEMA_VALUE = b'"$schema":"'
 #: (``rspattern.exact_pattern``). A ``$ref`` can lead anywhere, so the test is the schema's.
 NEGATING_KEYWORDS = ("not", "if", "oneOf", "maxContains")
 _NEGATING_MEMBERS = tuple(b'"%s":' % k.encode() for k in NEGATING_KEYWORDS)
+
+
+def nested_drafts_alike(schema: Any) -> bool:
+    """Whether every ``$schema`` string below the root of ``schema`` names the root's own draft
+    as both libraries read it: then neither switches drafts anywhere, and a nested ``$schema``
+    changes nothing. Both do switch at any subschema that names another one: ``jsonschema``'s
+    ``evolve`` picks ``validator_for(subschema, default=its class)`` for every subschema it
+    descends into (4.26.0), and jsonschema-rs detects a draft per subschema
+    (``Draft::detect``, ``crates/jsonschema-referencing/src/draft.rs``), where the two differ
+    (``KNOWN_DIFFERENCES`` in ``tests/test_audit_rs_agreement.py``). The strings allowed are
+    ``drafts.own_draft_uris``: the metaschema id with or without its empty ``#``, which
+    jsonschema-rs reads as that draft too (``Draft::from_schema_uri`` trims the ``#``). On
+    JSONSchemaBench 128 of the 179 schemas with a nested ``$schema`` repeat the root's own
+    draft (draft-04 mostly): they were left to the closure tree and ``jsonschema`` whole."""
+    if type(schema) is not dict:
+        return True
+    same = own_draft_uris(dialect_label(schema))
+    stack: list[Any] = list(schema.values())
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            nested = node.get("$schema")
+            if type(nested) is str and nested not in same:
+                return False
+            stack.extend(node.values())
+        elif type(node) is list:
+            stack.extend(node)
+    return True
 
 
 def patterns_fit(patterns: list[str], keys: list[str], negating: bool) -> bool:
@@ -63,7 +92,7 @@ def scan(schema: Any) -> tuple[bool, bool, bool]:
     if b'"patternProperties":' in text:
         return walk_scan(schema)
     own = 1 if isinstance(schema, dict) and isinstance(schema.get("$schema"), str) else 0
-    portable = text.count(_SCHEMA_VALUE) <= own
+    portable = text.count(_SCHEMA_VALUE) <= own or nested_drafts_alike(schema)
     if portable and b'"pattern":"' in text:
         negating = any(m in text for m in _NEGATING_MEMBERS)
         patterns = [orjson.loads(b'"' + m.group(1) + b'"') for m in _PATTERN_VALUE.finditer(text)]
@@ -79,13 +108,15 @@ def scan(schema: Any) -> tuple[bool, bool, bool]:
 def walk_scan(schema: Any) -> tuple[bool, bool, bool]:
     """``scan`` by walking every node (what ``scan`` falls back to, and its reference)."""
     portable, float_multiple, regex_format, negating = True, False, False, False
+    same = own_draft_uris(dialect_label(schema))
     patterns: list[str] = []
     keys: list[str] = []
     stack: list[tuple[Any, bool]] = [(schema, True)]
     while stack:
         node, root = stack.pop()
         if isinstance(node, dict):
-            if not root and isinstance(node.get("$schema"), str):
+            nested = None if root else node.get("$schema")
+            if isinstance(nested, str) and nested not in same:
                 portable = False
             pat = node.get("pattern")
             if isinstance(pat, str):
@@ -115,11 +146,13 @@ def ascii_fit(schema: Any) -> bool:
     same strings in both and the polarity of a match (``not``, ``if``, ``oneOf``, a key that
     escapes its subschema) cannot make jsonschema-rs more lenient."""
     patterns: list[str] = []
+    same = own_draft_uris(dialect_label(schema))
     stack: list[tuple[Any, bool]] = [(schema, True)]
     while stack:
         node, root = stack.pop()
         if isinstance(node, dict):
-            if not root and isinstance(node.get("$schema"), str):
+            nested = None if root else node.get("$schema")
+            if isinstance(nested, str) and nested not in same:
                 return False
             pat = node.get("pattern")
             if isinstance(pat, str):
