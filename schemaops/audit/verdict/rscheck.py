@@ -9,7 +9,8 @@ never more lenient, and what would make it more lenient is handled here:
 
 - the draft: jsonschema-rs is given the draft Python ``jsonschema`` picked for the schema
   (its ``Draft*Validator`` class, not its own detection); a schema with a ``$schema`` below
-  its root (another dialect inside) is not checked here.
+  its root naming another draft (both libraries switch drafts there, not always alike) is
+  not checked here; one repeating the root's own draft is (``rsscan.nested_drafts_alike``).
 - ``format``: a format whose jsonschema-rs checker was found never more lenient than
   ``schemaops.formats`` (``NATIVE_FORMATS``: a seeded fuzz of mutated values in
   ``tests/test_audit_rs_agreement.py``; its checkers are Rust, about 40x cheaper than a call
