@@ -86,6 +86,7 @@ def draft_uri(label: str) -> str:
     return DRAFTS[label][0]
 
 
+@cache
 def own_draft_uris(label: str) -> frozenset[str]:
     """The ``$schema`` strings ``validator_for`` reads as draft ``label``: its metaschema id
     as ``URIDict`` stores it, with and without the empty fragment (``#``) that ``urlsplit``

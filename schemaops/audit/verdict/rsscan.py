@@ -47,7 +47,7 @@ def nested_drafts_alike(schema: Any) -> bool:
     (``KNOWN_DIFFERENCES`` in ``tests/test_audit_rs_agreement.py``). The strings allowed are
     ``drafts.own_draft_uris``: the metaschema id with or without its empty ``#``, which
     jsonschema-rs reads as that draft too (``Draft::from_schema_uri`` trims the ``#``). On
-    JSONSchemaBench 128 of the 179 schemas with a nested ``$schema`` repeat the root's own
+    JSONSchemaBench 131 of the 182 schemas with a nested ``$schema`` repeat the root's own
     draft (draft-04 mostly): they were left to the closure tree and ``jsonschema`` whole."""
     if type(schema) is not dict:
         return True
@@ -75,8 +75,9 @@ def patterns_fit(patterns: list[str], keys: list[str], negating: bool) -> bool:
 
 
 def scan(schema: Any) -> tuple[bool, bool, bool]:
-    """(every pattern fit for jsonschema-rs and no ``$schema`` below the root, a non-integer
-    ``multipleOf`` somewhere, a ``"format": "regex"``), from the schema's JSON text: written
+    """(every pattern fit for jsonschema-rs and no ``$schema`` below the root naming another
+    draft (``nested_drafts_alike``), a non-integer ``multipleOf`` somewhere, a ``"format":
+    "regex"``), from the schema's JSON text: written
     by orjson in C and searched with bytes scans, where a walk of the schema costs a Python
     step per node (a tenth of a schema's first use on JSONSchemaBench). ``walk_scan`` answers
     the same by walking; a schema with ``patternProperties`` (whose keys are patterns) is
@@ -108,16 +109,14 @@ def scan(schema: Any) -> tuple[bool, bool, bool]:
 def walk_scan(schema: Any) -> tuple[bool, bool, bool]:
     """``scan`` by walking every node (what ``scan`` falls back to, and its reference)."""
     portable, float_multiple, regex_format, negating = True, False, False, False
-    same = own_draft_uris(dialect_label(schema))
     patterns: list[str] = []
     keys: list[str] = []
     stack: list[tuple[Any, bool]] = [(schema, True)]
     while stack:
         node, root = stack.pop()
         if isinstance(node, dict):
-            nested = None if root else node.get("$schema")
-            if isinstance(nested, str) and nested not in same:
-                portable = False
+            if not root and isinstance(node.get("$schema"), str):
+                portable = portable and nested_drafts_alike(schema)
             pat = node.get("pattern")
             if isinstance(pat, str):
                 patterns.append(pat)
@@ -140,20 +139,20 @@ def walk_scan(schema: Any) -> tuple[bool, bool, bool]:
 def ascii_fit(schema: Any) -> bool:
     """Whether every pattern of ``schema`` (``pattern`` values and ``patternProperties`` keys,
     wherever they are) reads the same in jsonschema-rs and Python's ``re`` on printable ASCII
-    strings (``rspattern.ascii_pattern``), with no ``$schema`` below the root: the schemas
-    ``scan`` refuses that jsonschema-rs may still judge for an output ``ascii_text`` admits.
+    strings (``rspattern.ascii_pattern``), with no ``$schema`` below the root naming another
+    draft (``nested_drafts_alike``): the schemas ``scan`` refuses that jsonschema-rs may still
+    judge for an output ``ascii_text`` admits.
     There every string the patterns can meet is such a string, so each pattern matches the
     same strings in both and the polarity of a match (``not``, ``if``, ``oneOf``, a key that
     escapes its subschema) cannot make jsonschema-rs more lenient."""
     patterns: list[str] = []
-    same = own_draft_uris(dialect_label(schema))
     stack: list[tuple[Any, bool]] = [(schema, True)]
     while stack:
         node, root = stack.pop()
         if isinstance(node, dict):
-            nested = None if root else node.get("$schema")
-            if isinstance(nested, str) and nested not in same:
-                return False
+            if not root and isinstance(node.get("$schema"), str):
+                if not nested_drafts_alike(schema):
+                    return False
             pat = node.get("pattern")
             if isinstance(pat, str):
                 patterns.append(pat)
