@@ -217,3 +217,63 @@ def test_numbers_matter_finds_each_keyword_that_reads_a_number() -> None:
     ]:
         assert numbers_matter({"properties": {"x": {keyword: value}}}), keyword
         assert numbers_matter({"$defs": {"x": {"items": {keyword: value}}}}), keyword
+
+
+#: ``dependencies`` is not a 2020-12 keyword: ``jsonschema`` (the authority) ignores it where
+#: jsonschema-rs still reads it, so an output it names is refused by the lean test and ok in
+#: the report (JSONSchemaBench has 228 such outputs among (b)'s 943,500 of issue 36)
+STRICTER_RS = {
+    "type": "object",
+    "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+    "dependencies": {"a": ["b"]},
+    "required": ["a"],
+}
+
+
+def test_the_lean_failure_branch_counts_as_the_general_path_does(tmp_path: Path) -> None:
+    """The lean loop counts a refused output of a plain record itself (issue 36: the general
+    path's per-output tests cost a twentieth of a many-schema audit): every kind of failure,
+    an output jsonschema-rs refuses and the authority accepts, and records that carry what
+    the report reads beside the verdict (SGLang's ``meta_info``, a hosted body's
+    ``finish_reason`` and ``usage``, an agent's episode and step) give the report the
+    general path gives, line by line and repeated (the memo's entries)."""
+    (tmp_path / "s.json").write_text(json.dumps(STRICTER_RS))
+    texts = [  # each line's text distinct (%d), as in a real log, then all of them again
+        '{"a": %d, "b": "x"}',
+        '{"a": %d}',  # jsonschema-rs: dependencies; the authority: ok
+        '{"a": "%d"}',  # type, below the root
+        '{"b": "%d"}',  # required
+        "[%d]",  # the root's type
+        '{"a": %d',  # truncated
+        '```json\n{"a": %d}\n```',
+        'Sure: {"a": %d}',
+        '{"a": %d, "b": "\t"}',  # a raw control character: a parse failure, its diagnosis
+    ]
+    extras: list[dict] = [
+        {},
+        {"meta_info": {"finish_reason": {"type": "length"}, "completion_tokens": 64}},
+        {"meta_info": {"finish_reason": {"type": "stop"}, "completion_tokens": 9}},
+        {"finish_reason": "length"},
+        {"usage": {"completion_tokens": 12}},
+        {"episode_id": "e1", "step": 1},
+        {"episode_id": "e2"},
+    ]
+    lines = [json.dumps({"text": '{"a": 2, "b": "y"}', "schema": "s"})]  # compiles the check
+    # (first number, which record shape a text gets): distinct texts; the same texts again,
+    # each beside another record shape (a memo entry's diagnoses must be the record's own: a
+    # text cut at finish_reason length is seen again in a plain record); distinct again, so
+    # that the report's last run of failures is the lean branch's
+    for rnd, (first, shift) in enumerate([(0, 0), (0, 3), (1000, 0)]):
+        n = first
+        for text in texts:
+            for j in range(len(extras)):
+                n += 1
+                rec = {"id": f"{rnd}.{n}", "text": text % n, "schema": "s"}
+                lines.append(json.dumps(rec | extras[(j + shift) % len(extras)]))
+    f = tmp_path / "o.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    lean = _report(f, None, registry=str(tmp_path))
+    general = _report(f, tmp_path / "rows.jsonl", registry=str(tmp_path))
+    assert lean == general
+    assert lean["ok"] == 1 + 3 * 2 * len(extras)
+    assert lean["categories"]["json_parse_failure"] == 3 * 4 * len(extras)

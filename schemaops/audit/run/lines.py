@@ -312,6 +312,53 @@ def audit_lines(
                                     st = by_step[step] = [0, 0]
                                 st[0] += 1
                     continue
+                if handed is not None and (ep_field is None or rec.get(ep_field) is None):
+                    # The lean failure branch: a plain record's one output that the lean
+                    # test refused, counted here as the general path below counts it (its
+                    # ``find_outputs``, memo and per-output tests answer the same for such a
+                    # record: ``tests/test_audit_lean_handoff.py``).
+                    checker = fixed if fixed is not None else checkers[name]
+                    if handed_value is _UNPARSED:
+                        value, outcome = parse_output(text, orjson_failed=True)
+                    else:
+                        value = handed_value
+                        try:
+                            outcome = checker.refused(value)
+                        except Exception:  # the schema's fault: the general path says so
+                            outcome = None
+                    if outcome is not None:
+                        handed = None
+                        if memo_on and (outcome is OUTCOME_OK or not outcome.timed_out):
+                            hit = [outcome.settled(), None, None]
+                            remember(key, hit)
+                        else:
+                            hit = None
+                        plain = not (
+                            "meta_info" in rec
+                            or "usage" in rec
+                            or "choices" in rec
+                            or "finish_reason" in rec
+                        )
+                        if not plain:
+                            note_length(tally.lengths, name, rec, False)
+                        if outcome is OUTCOME_OK:  # jsonschema-rs stricter than the authority
+                            ok_counts[name] = ok_counts.get(name, 0) + 1
+                            continue
+                        n_fail += 1
+                        count_failure(
+                            tally,
+                            lineno,
+                            rec,
+                            name,
+                            outcome,
+                            Output(text, name),
+                            checker,
+                            value,
+                            opts,
+                            hit if plain else None,
+                        )
+                        note_run(tally.fail_runs, name, lineno, ok_counts.get(name, 0))
+                        continue
             # ``mine``: known to be this worker's line (its one output, then); reset per line
             # with the route's range above, so that a record error before here reads it too
             if handed is not None and routed:
