@@ -109,14 +109,16 @@ def scan(schema: Any) -> tuple[bool, bool, bool]:
 def walk_scan(schema: Any) -> tuple[bool, bool, bool]:
     """``scan`` by walking every node (what ``scan`` falls back to, and its reference)."""
     portable, float_multiple, regex_format, negating = True, False, False, False
+    alike: bool | None = None  # ``nested_drafts_alike(schema)``, asked at the first nested one
     patterns: list[str] = []
     keys: list[str] = []
     stack: list[tuple[Any, bool]] = [(schema, True)]
     while stack:
         node, root = stack.pop()
         if isinstance(node, dict):
-            if not root and isinstance(node.get("$schema"), str):
-                portable = portable and nested_drafts_alike(schema)
+            if not root and isinstance(node.get("$schema"), str) and alike is None:
+                alike = nested_drafts_alike(schema)  # once: it walks the whole schema
+                portable = portable and alike
             pat = node.get("pattern")
             if isinstance(pat, str):
                 patterns.append(pat)
@@ -146,13 +148,15 @@ def ascii_fit(schema: Any) -> bool:
     same strings in both and the polarity of a match (``not``, ``if``, ``oneOf``, a key that
     escapes its subschema) cannot make jsonschema-rs more lenient."""
     patterns: list[str] = []
+    checked = False  # ``nested_drafts_alike(schema)`` held (asked at the first nested one)
     stack: list[tuple[Any, bool]] = [(schema, True)]
     while stack:
         node, root = stack.pop()
         if isinstance(node, dict):
-            if not root and isinstance(node.get("$schema"), str):
-                if not nested_drafts_alike(schema):
+            if not root and isinstance(node.get("$schema"), str) and not checked:
+                if not nested_drafts_alike(schema):  # once: it walks the whole schema
                     return False
+                checked = True
             pat = node.get("pattern")
             if isinstance(pat, str):
                 patterns.append(pat)
