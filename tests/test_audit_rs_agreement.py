@@ -257,6 +257,31 @@ def test_nested_schema_naming_the_roots_draft() -> None:
     assert checker.validator.is_valid({"a": 2})
 
 
+def test_nested_schemas_are_judged_with_one_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``walk_scan`` and ``ascii_fit`` ask ``nested_drafts_alike`` (a walk of the whole schema)
+    once, however many subschemas carry a ``$schema``: asked at each one, a schema with many
+    was walked that many times (6 % of a cold audit's first use of JSONSchemaBench)."""
+    from schemaops.audit.verdict import rsscan
+
+    d4 = "http://json-schema.org/draft-04/schema#"
+    defs = {f"d{i}": {"$schema": d4, "type": "string", "pattern": "^a"} for i in range(40)}
+    schema = {"$schema": d4, "patternProperties": {"^x": {}}, "definitions": defs}
+    calls: list[object] = []
+    real = rsscan.nested_drafts_alike
+
+    def counted(s: object) -> bool:
+        calls.append(s)
+        return real(s)
+
+    monkeypatch.setattr(rsscan, "nested_drafts_alike", counted)
+    assert rsscan.walk_scan(schema)[0] is True and len(calls) == 1
+    calls.clear()
+    assert rsscan.ascii_fit(schema) is True and len(calls) == 1
+    # and a nested other draft still refuses, whichever subschema the walk meets first
+    defs["d7"] = {"$schema": D7}
+    assert rsscan.walk_scan(schema)[0] is False and rsscan.ascii_fit(schema) is False
+
+
 # Where jsonschema-rs 0.61.2 and jsonschema were found to differ (jsonschema-rs the more
 # lenient), each with an instance only jsonschema refuses: the audit must still say invalid.
 KNOWN_DIFFERENCES = [
