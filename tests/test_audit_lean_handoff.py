@@ -277,3 +277,31 @@ def test_the_lean_failure_branch_counts_as_the_general_path_does(tmp_path: Path)
     assert lean == general
     assert lean["ok"] == 1 + 3 * 2 * len(extras)
     assert lean["categories"]["json_parse_failure"] == 3 * 4 * len(extras)
+
+
+def test_a_checker_that_raises_is_the_records_input_error_on_either_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An explanation that raises is the schema's fault, not the output's: the record is an
+    input error naming the schema, on the lean loop as on the general path. A test double
+    stands in for the fault (``_slow`` raising): the registry refuses the schemas that make
+    ``jsonschema`` raise (a missing or remote ``$ref``) before any output is judged."""
+    from schemaops.audit.verdict.validate import SchemaChecker
+
+    real = SchemaChecker._slow
+
+    def faulty(self: SchemaChecker, value: object) -> object:
+        if isinstance(value, dict) and value.get("a") == 13:
+            raise ValueError("explanation failed")
+        return real(self, value)
+
+    monkeypatch.setattr(SchemaChecker, "_slow", faulty)
+    (tmp_path / "s.json").write_text(json.dumps(STRICTER_RS))
+    texts = ['{"a": 1, "b": "x"}', '{"a": 13, "b": 1}', '{"a": "x"}', '{"a": 13, "b": 2}']
+    f = tmp_path / "o.jsonl"
+    f.write_text("".join(json.dumps({"text": t, "schema": "s"}) + "\n" for t in texts))
+    lean = _report(f, None, registry=str(tmp_path))
+    general = _report(f, tmp_path / "rows.jsonl", registry=str(tmp_path))
+    assert lean == general
+    assert lean["input_errors"] == 2 and lean["ok"] == 1
+    assert "cannot validate against schema 's'" in lean["input_error_groups"][0]["reason"]

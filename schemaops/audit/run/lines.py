@@ -324,8 +324,12 @@ def audit_lines(
                         value = handed_value
                         try:
                             outcome = checker.refused(value)
-                        except Exception:  # the schema's fault: the general path says so
-                            outcome = None
+                        except Exception as exc:  # the schema, not the output (as below)
+                            msg = unusable_schema(name, exc)
+                            input_error(
+                                tally, None, lineno, record_id(rec), msg[:300], shard, first_line
+                            )
+                            continue
                     if outcome is not None:
                         handed = None
                         if memo_on and (outcome is OUTCOME_OK or not outcome.timed_out):
