@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from corpus_paths import JSTS
+from spies import calls_to
 
 from schemaops.audit import AuditOptions, run_audit
 from schemaops.audit.verdict.classify import parse_output
@@ -192,23 +193,14 @@ def test_a_regex_answer_is_kept_and_the_same_each_time(monkeypatch: pytest.Monke
     """``is_python_regex`` keeps its answers (a registry's schemas repeat their patterns past
     ``re``'s own cache): each pattern compiles once while kept, every answer is ``re``'s, and
     the kept answers are bounded."""
-    import re
-
     from schemaops import formats
 
     monkeypatch.setattr(formats, "_REGEX_SEEN", {})
     monkeypatch.setattr(formats, "_REGEX_KEPT", 3)
-    compiled: list[str] = []
-    real = re.compile
-
-    def counting(pattern, flags=0):  # type: ignore[no-untyped-def]
-        compiled.append(pattern)
-        return real(pattern, flags)
-
-    monkeypatch.setattr(formats.re, "compile", counting)
+    compiled = calls_to(monkeypatch, formats.re, "compile")
     asked = ["^a+$", "(", "^a+$", "(", "[z-a]", "x", "^a+$"]
     got = [formats.is_python_regex(p) for p in asked]
     assert got == [True, False, True, False, False, True, True]
     # "^a+$" and "(" kept; "[z-a]" fills the three; "x" starts the memo afresh
-    assert compiled == ["^a+$", "(", "[z-a]", "x", "^a+$"]
+    assert [args[0] for args in compiled] == ["^a+$", "(", "[z-a]", "x", "^a+$"]
     assert len(formats._REGEX_SEEN) <= 3

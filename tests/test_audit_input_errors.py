@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from spies import calls_to
 from typer.testing import CliRunner
 
 from schemaops.cli import app
@@ -166,18 +167,10 @@ def test_suggestions_cost_a_few_comparisons_whatever_the_registry_size(monkeypat
     of one-character deletions), never with all of a platform's thousands (difflib over 9,435
     names cost 31 ms a line). Counted, not timed: the comparisons made for 500 distinct names
     against 5,000 known ones."""
-    import difflib
 
     from schemaops.registry import loader
 
-    made = []
-    real = difflib.SequenceMatcher
-
-    def counting(*a, **k):  # type: ignore[no-untyped-def]
-        made.append(1)
-        return real(*a, **k)
-
-    monkeypatch.setattr(loader.difflib, "SequenceMatcher", counting)
+    made = calls_to(monkeypatch, loader.difflib, "SequenceMatcher")
     known = tuple(sorted(f"tool_{i:05d}_args" for i in range(5000)))
     for i in range(500):
         assert loader.closest_name(f"req-{i:08d}", known) is None
@@ -204,14 +197,7 @@ def test_the_known_names_are_sorted_once_per_registry(
     for n in ("zeta", "alpha", "get_order"):
         (tmp_path / f"{n}.json").write_text('{"type": "object"}')
     reg = LazyRegistry(tmp_path) if lazy else load_registry(tmp_path)
-    sorts = []
-    real = loader.known_names
-
-    def counting(names):  # type: ignore[no-untyped-def]
-        sorts.append(1)
-        return real(names)
-
-    monkeypatch.setattr(lazy_mod if lazy else loader, "known_names", counting)
+    sorts = calls_to(monkeypatch, lazy_mod if lazy else loader, "known_names")
     messages = []
     for name in ("get_ordr", "req-1", "req-2"):
         with pytest.raises(InputError) as exc:
@@ -242,14 +228,7 @@ def test_a_repeated_unknown_name_is_looked_up_once(
     for n in ("zeta", "alpha", "get_order"):
         (tmp_path / f"{n}.json").write_text('{"type": "object"}')
     reg = LazyRegistry(tmp_path)
-    searched: list[str] = []
-    real = loader.closest_name
-
-    def counting(name, known):  # type: ignore[no-untyped-def]
-        searched.append(name)
-        return real(name, known)
-
-    monkeypatch.setattr(loader, "closest_name", counting)
+    searched = calls_to(monkeypatch, loader, "closest_name")
     monkeypatch.setattr(lazy_mod, "UNKNOWN_KEPT", 3)
     asked = ["get_ordr", "get_ordr", "x1", "x2", "x3", "x4", "x4", "get_ordr"]
     messages = []
@@ -258,6 +237,6 @@ def test_a_repeated_unknown_name_is_looked_up_once(
             reg.schema(name)
         messages.append(str(exc.value))
     # "get_ordr", "x1", "x2" kept (the bound is 3); "x3" and "x4" are searched each time
-    assert searched == ["get_ordr", "x1", "x2", "x3", "x4", "x4"]
+    assert [args[0] for args in searched] == ["get_ordr", "x1", "x2", "x3", "x4", "x4"]
     names = ["zeta", "alpha", "get_order"]
     assert messages == [loader.unknown_schema_message(n, tmp_path, names) for n in asked]

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from spies import calls_to
 
 from schemaops.audit import AuditOptions, run_audit
 
@@ -166,14 +167,7 @@ def test_colons_as_many_as_keys_decide_as_the_walk_does(
     from schemaops.audit.run import lines as lines_module
     from schemaops.audit.verdict.rsscan import numbers_matter
 
-    walks: list[object] = []
-    real = lines_module.plain_key_count
-
-    def counting(value: object) -> int:
-        walks.append(value)
-        return real(value)
-
-    monkeypatch.setattr(lines_module, "plain_key_count", counting)
+    walks = calls_to(monkeypatch, lines_module, "plain_key_count")
     (tmp_path / "s.json").write_text(json.dumps(schema))
     walked: dict[str, bool] = {}
     for i, text in enumerate(PLAIN_TEXTS):

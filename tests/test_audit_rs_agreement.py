@@ -23,6 +23,7 @@ from typing import Any
 import jsonschema_rs
 import pytest
 from corpus_paths import JSB, suite_groups
+from spies import calls_to
 
 from schemaops.audit.verdict.classify import parse_output
 from schemaops.audit.verdict.rscheck import NATIVE_FORMATS, RS_DRAFTS, compile_rs, native_formats
@@ -266,14 +267,7 @@ def test_nested_schemas_are_judged_with_one_walk(monkeypatch: pytest.MonkeyPatch
     d4 = "http://json-schema.org/draft-04/schema#"
     defs = {f"d{i}": {"$schema": d4, "type": "string", "pattern": "^a"} for i in range(40)}
     schema = {"$schema": d4, "patternProperties": {"^x": {}}, "definitions": defs}
-    calls: list[object] = []
-    real = rsscan.nested_drafts_alike
-
-    def counted(s: object) -> bool:
-        calls.append(s)
-        return real(s)
-
-    monkeypatch.setattr(rsscan, "nested_drafts_alike", counted)
+    calls = calls_to(monkeypatch, rsscan, "nested_drafts_alike")
     assert rsscan.walk_scan(schema)[0] is True and len(calls) == 1
     calls.clear()
     assert rsscan.ascii_fit(schema) is True and len(calls) == 1

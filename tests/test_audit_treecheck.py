@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from corpus_paths import JSB
 from jsonschema.exceptions import best_match
+from spies import calls_to
 
 from schemaops.audit.verdict.validate import SchemaChecker
 
@@ -77,14 +78,7 @@ def test_explaining_descends_only_into_failing_subtrees(
     checker = SchemaChecker("s", SCHEMA)
     plain = best_match(checker.validator.iter_errors(value))
     cls = type(checker._explainer)
-    descents: list[int] = []
-    original = cls.descend
-
-    def counting(self: Any, *a: Any, **k: Any) -> Any:
-        descents.append(1)
-        return original(self, *a, **k)
-
-    monkeypatch.setattr(cls, "descend", counting)
+    descents = calls_to(monkeypatch, cls, "descend")
     got = checker.check(value)
     assert (got.category, got.path) == (category, path)
     assert got.category == f"schema_violation:{plain.validator}"

@@ -30,6 +30,7 @@ from typing import Any
 import jsonschema
 import pytest
 from corpus_paths import JSB, JSTS
+from spies import calls_to
 
 from schemaops.formats import format_checker
 from schemaops.registry import drafts
@@ -375,14 +376,7 @@ def test_hand_picked_edges() -> None:
 def test_valid_schema_never_reaches_jsonschema(monkeypatch: pytest.MonkeyPatch) -> None:
     """A schema the fast path accepts costs no ``iter_errors`` (milliseconds); a refused one
     still gets jsonschema's problems."""
-    calls = []
-    original = jsonschema.Draft202012Validator.iter_errors
-
-    def counting(self: Any, *a: Any, **k: Any) -> Any:
-        calls.append(1)
-        return original(self, *a, **k)
-
-    monkeypatch.setattr(jsonschema.Draft202012Validator, "iter_errors", counting)
+    calls = calls_to(monkeypatch, jsonschema.Draft202012Validator, "iter_errors")
     schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^x"}}}
     assert metaschema_problems(schema, "2020-12") == []
     assert calls == []
