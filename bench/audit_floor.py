@@ -236,8 +236,9 @@ def main() -> int:
     ap.add_argument(
         "--many",
         type=Path,
-        help="the many-schema workload's folder (audit_many_schemas.py --build-only): layers"
-        " L1 to L3 only",
+        help="the many-schema workload's folder (audit_many_schemas.py --build-only, or"
+        " audit_scale.py's (b) file as outputs.jsonl beside its registry/): L4 sets each schema"
+        " up through the audit's own resolver",
     )
     ap.add_argument(
         "--warm",
